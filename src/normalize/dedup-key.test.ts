@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { describe, it, expect } from 'vitest';
+import { canonicalJson, dedupKey } from './dedup-key.js';
+
+describe('canonicalJson', () => {
+  it('sorts keys recursively and drops whitespace', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}',
+    );
+  });
+
+  it('gives the same text whatever the insertion order', () => {
+    expect(canonicalJson({ x: 1, y: 2 })).toBe(canonicalJson({ y: 2, x: 1 }));
+  });
+
+  it('orders keys by code point, not by UTF-16 unit', () => {
+    // U+FF5E is one unit, 0xFF5E; U+1F600 starts with the unit 0xD83D, which sorts lower by unit.
+    expect(canonicalJson({ '\u{1F600}': 1, '\uFF5E': 2, a: 3 })).toBe('{"a":3,"\uFF5E":2,"\u{1F600}":1}');
+  });
+
+  it('writes an own __proto__ key as data', () => {
+    const value = JSON.parse('{"__proto__":{"polluted":1},"a":1}');
+    expect(canonicalJson(value)).toBe('{"__proto__":{"polluted":1},"a":1}');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('ignores inherited properties', () => {
+    const child = Object.create({ inherited: 1 }) as Record<string, unknown>;
+    child.own = 2;
+    expect(canonicalJson(child)).toBe('{"own":2}');
+  });
+
+  it('follows JSON.stringify for scalars, undefined and toJSON', () => {
+    expect(canonicalJson('a"\u0001')).toBe(JSON.stringify('a"\u0001'));
+    expect(canonicalJson(-0)).toBe('0');
+    expect(canonicalJson(1e21)).toBe('1e+21');
+    expect(canonicalJson(Number.NaN)).toBe('null');
+    expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b":1}');
+    expect(canonicalJson([undefined, () => 1])).toBe('[null,null]');
+    expect(canonicalJson(undefined)).toBe('null');
+    expect(canonicalJson({ at: new Date('2026-11-21T10:00:00Z') })).toBe('{"at":"2026-11-21T10:00:00.000Z"}');
+  });
+
+  it('refuses cycles but not shared values', () => {
+    const shared = { a: 1 };
+    expect(canonicalJson([shared, shared])).toBe('[{"a":1},{"a":1}]');
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => canonicalJson(cyclic)).toThrow('cyclic');
+  });
+});
+
+describe('dedupKey', () => {
+  const fields = ['call_id', 'order_id'];
+
+  it('uses the first present field, from data before extra', () => {
+    expect(dedupKey(fields, { order_id: 'ORD-1' }, { call_id: 'c-9' })).toBe('call_id:c-9');
+    expect(dedupKey(fields, { order_id: ' ORD-1 ' }, {})).toBe('order_id:ORD-1');
+    expect(dedupKey(['order_id'], { order_id: 'A' }, { order_id: 'B' })).toBe('order_id:A');
+  });
+
+  it('writes numbers and booleans as text', () => {
+    expect(dedupKey(fields, { call_id: 12345 }, {})).toBe('call_id:12345');
+    expect(dedupKey(['flag'], {}, { flag: false })).toBe('flag:false');
+  });
+
+  it('skips missing and structured values', () => {
+    expect(dedupKey(fields, {}, { call_id: '  ', order_id: 'ORD-2' })).toBe('order_id:ORD-2');
+    expect(dedupKey(fields, {}, { call_id: null, order_id: ['x'] })).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(dedupKey(fields, {}, { call_id: { id: 1 } })).toMatch(/^sha256:/);
+  });
+
+  it('does not read fields through the prototype chain', () => {
+    expect(dedupKey(['constructor', 'toString'], {}, {})).toMatch(/^sha256:/);
+  });
+
+  it('hashes the canonical data and extra when no field is present', () => {
+    const data = { first_name: 'Asha', call_duration: 184 };
+    const extra = { campaign: 'diwali' };
+    const expected = createHash('sha256')
+      .update('{"data":{"call_duration":184,"first_name":"Asha"},"extra":{"campaign":"diwali"}}')
+      .digest('hex');
+    expect(dedupKey(fields, data, extra)).toBe(`sha256:${expected}`);
+    expect(dedupKey([], { call_duration: 184, first_name: 'Asha' }, extra)).toBe(`sha256:${expected}`);
+  });
+
+  it('tells data from extra in the hash', () => {
+    expect(dedupKey([], { a: '1' }, {})).not.toBe(dedupKey([], {}, { a: '1' }));
+  });
+
+  it('passes over a value holding a NUL, which no store column can hold', () => {
+    expect(dedupKey(['call_id', 'order_id'], {}, { call_id: 'a\u0000b', order_id: 'ORD-1' })).toBe('order_id:ORD-1');
+    expect(dedupKey(['call_id'], {}, { call_id: '\u0000' })).toMatch(/^sha256:/);
+  });
+});
