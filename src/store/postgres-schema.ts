@@ -1,0 +1,100 @@
+import type { ClientBase } from 'pg';
+
+/**
+ * PostgreSQL migrations, applied in order; `schema_migrations` holds one row per migration that has run.
+ * Append only: a released migration is never edited, a change is a new entry.
+ *
+ * The tables mirror sqlite-schema.ts, with three deliberate differences:
+ * - `record` and `raw` are `json`, not `jsonb`: json keeps the text as written, so sinks get the same key order
+ *   from either store, and it accepts `\u0000` in a string, which jsonb refuses (a sender's "\u0000" would
+ *   otherwise turn into a 503 forever).
+ * - ids compare with `COLLATE "C"`, byte order, so the time-ordered UUIDv7 cursor of listCalls sorts the same
+ *   as in SQLite whatever the database's locale.
+ * - received_at and started_at are timestamptz, so purge and the admin date filters compare times, not text;
+ *   the worker's clock values (next_attempt_at, lease_until, updated_at) stay epoch milliseconds in bigint,
+ *   compared against the same Date.now() the worker uses for retryAt.
+ */
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE calls (
+    id text COLLATE "C" PRIMARY KEY,
+    hook text NOT NULL,
+    dedup_key text NOT NULL,
+    status text NOT NULL,
+    source text NOT NULL,
+    received_at timestamptz NOT NULL,
+    record json NOT NULL,
+    raw json NOT NULL,
+    duplicates integer NOT NULL DEFAULT 0,
+    UNIQUE (hook, dedup_key)
+  );
+  CREATE TABLE deliveries (
+    id bigserial PRIMARY KEY,
+    call_id text COLLATE "C" NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+    sink text NOT NULL,
+    state text NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint NOT NULL,
+    lease_until bigint,
+    last_error text,
+    updated_at bigint NOT NULL,
+    UNIQUE (call_id, sink)
+  );
+  CREATE INDEX deliveries_due ON deliveries (sink, state, next_attempt_at);
+  CREATE TABLE attempts (
+    id bigserial PRIMARY KEY,
+    delivery_id bigint NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+    attempt integer NOT NULL,
+    started_at timestamptz NOT NULL,
+    duration_ms double precision NOT NULL,
+    outcome text NOT NULL,
+    http_status integer,
+    error text
+  );
+  CREATE INDEX attempts_delivery ON attempts (delivery_id);
+  CREATE TABLE receipts (
+    id bigserial PRIMARY KEY,
+    hook text NOT NULL,
+    received_at timestamptz NOT NULL,
+    method text NOT NULL,
+    content_type text,
+    size integer NOT NULL,
+    status integer NOT NULL,
+    outcome text NOT NULL,
+    call_id text COLLATE "C",
+    error text,
+    raw_body bytea
+  );
+  CREATE INDEX receipts_call ON receipts (call_id);
+  CREATE INDEX receipts_received ON receipts (received_at);
+  CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+  `,
+];
+
+/** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Runs the migrations that have not run yet, in one transaction holding an advisory lock: replicas that start
+ * together queue on the lock, and each one after the first finds the work done. The lock is transaction-scoped
+ * so a crash mid-migration releases it with the rollback.
+ */
+export async function migratePostgres(client: ClientBase, schema: string | undefined): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`callhook.migrate.${schema ?? ''}`]);
+    // Under the lock: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide on pg_namespace.
+    if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+    for (let v = rows[0]?.version ?? 0; v < POSTGRES_MIGRATIONS.length; v++) {
+      await client.query(POSTGRES_MIGRATIONS[v]!);
+      await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v + 1]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}

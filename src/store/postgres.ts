@@ -1,0 +1,239 @@
+import pg from 'pg';
+import type { CallRecord, RawRequest } from '../record.js';
+import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
+import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, ListCallsQuery, Receipt, Store, StoredCall } from './store.js';
+
+export interface PostgresStoreOptions {
+  /** A `postgres://` connection string (contract section 1: `DATABASE_URL`). */
+  url: string;
+  /** Keep every table in this schema, created if missing; tests isolate themselves in a fresh one. */
+  schema?: string;
+  poolSize?: number;
+  /** How long a request waits for a connection before its commit fails (and the reply is 503), well inside 10 s. */
+  connectTimeoutMs?: number;
+}
+
+interface CallRow {
+  record: CallRecord;
+  status: StoredCall['status'];
+  raw: RawRequest;
+  duplicates: number;
+}
+
+const INT8 = 20;
+
+/**
+ * Epoch milliseconds, bigserial ids and counts are bigint, which pg hands back as strings to be safe beyond
+ * 2^53; none of ours come near that. Set on this pool only, so a postgres sink sharing the process keeps pg's default.
+ */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export async function openPostgresStore({ url, schema, poolSize = 10, connectTimeoutMs = 5000 }: PostgresStoreOptions): Promise<Store> {
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`postgres store: option "schema" must be a lower-case SQL identifier, got ${JSON.stringify(schema)}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    types,
+    // Set at connection start-up so no statement can ever run before it, whichever client the pool hands out.
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client whose server went away emits 'error' on the pool; unhandled, that would kill the process.
+  // The next query fails on its own and its caller answers 503, so there is nothing more to do here.
+  pool.on('error', () => undefined);
+
+  try {
+    await withClient(pool, (client) => migratePostgres(client, schema));
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+
+  return {
+    kind: 'postgres',
+    commitCall: (input) => inTransaction(pool, (client) => commit(client, input)),
+    recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
+    claimDeliveries: (sink, limit, leaseMs) => claim(pool, sink, limit, leaseMs),
+    finishAttempt: (id, result, retryAt) => finish(pool, id, result, retryAt),
+    // PostgreSQL is shared by replicas: an in_flight row may belong to one that is alive, so leases are never
+    // taken back at start-up; a dead replica's leases expire and claimDeliveries picks them up then.
+    resumeInFlight: async () => 0,
+    releaseLeases: async (ids) => {
+      await pool.query(
+        `UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
+         WHERE state = 'in_flight' AND id = ANY($1::bigint[])`,
+        [ids],
+      );
+    },
+    nextDueIn: async (sink) => {
+      const { rows } = await pool.query<{ at: number | null }>(
+        `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END) AS at
+         FROM deliveries WHERE sink = $1 AND state IN ('pending', 'in_flight')`,
+        [sink],
+      );
+      const at = rows[0]?.at;
+      return at == null ? undefined : Math.max(0, at - Date.now());
+    },
+    getCall: async (id) => {
+      const { rows } = await pool.query<CallRow>('SELECT record, status, raw, duplicates FROM calls WHERE id = $1', [id]);
+      return rows[0];
+    },
+    listCalls: (query) => listCalls(pool, query),
+    countDeliveries: () => countDeliveries(pool),
+    // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.
+    ping: async () => {
+      await pool.query(
+        `INSERT INTO meta (key, value) VALUES ('heartbeat', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+        [new Date().toISOString()],
+      );
+    },
+    // pg refuses a second end(); shutdown paths may close twice.
+    close: () => (closing ??= pool.end()),
+  };
+}
+
+/**
+ * A client checked out of the pool has lost the pool's own 'error' listener; one unheard 'error' event (the server
+ * went away mid-transaction) would kill the process, so this one is kept until release. After any failure the
+ * session may be mid-transaction or gone: it is discarded, as a fresh connection is cheaper than doubt.
+ */
+async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => void (broken ??= err);
+  client.on('error', onError);
+  try {
+    return await work(client);
+  } catch (err) {
+    broken ??= err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.removeListener('error', onError);
+    client.release(broken);
+  }
+}
+
+function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  });
+}
+
+/**
+ * Contract section 4. ON CONFLICT waits for a concurrent inserter of the same (hook, dedup_key) to finish; if it
+ * committed, the UPDATE (a fresh snapshot under READ COMMITTED) finds its row. Only if that row vanished between
+ * the two statements (a purge) is the insert tried again.
+ */
+async function commit(client: pg.PoolClient, { record, status, raw, sinks, receipt }: CommitInput): Promise<CommitResult> {
+  for (let tries = 0; tries < 3; tries++) {
+    const inserted = await client.query(
+      `INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (hook, dedup_key) DO NOTHING RETURNING id`,
+      [record.id, record.hook, record.dedup_key, status, record.source, record.received_at, JSON.stringify(record), JSON.stringify(raw)],
+    );
+    if (inserted.rowCount === 1) {
+      const now = Date.now();
+      if (sinks.length > 0) {
+        await client.query(
+          `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at)
+           SELECT $1, sink, 'pending', $2, $2 FROM unnest($3::text[]) AS sink`,
+          [record.id, now, sinks],
+        );
+      }
+      await client.query(RECEIPT_INSERT, receiptParams({ ...receipt, status: 200, outcome: status }, record.id));
+      return { outcome: status, id: record.id };
+    }
+    const first = await client.query<{ id: string }>(
+      'UPDATE calls SET duplicates = duplicates + 1 WHERE hook = $1 AND dedup_key = $2 RETURNING id',
+      [record.hook, record.dedup_key],
+    );
+    const firstId = first.rows[0]?.id;
+    if (firstId !== undefined) {
+      await client.query(RECEIPT_INSERT, receiptParams({ ...receipt, status: 200, outcome: 'duplicate' }, firstId));
+      return { outcome: 'duplicate', id: firstId };
+    }
+  }
+  throw new Error(`postgres store: the call ${record.hook} ${record.dedup_key} neither inserts nor exists`);
+}
+
+const RECEIPT_INSERT = `
+  INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
+function receiptParams(r: Receipt, callId: string | null): unknown[] {
+  const rawBody = r.rawBody ? Buffer.from(r.rawBody.buffer, r.rawBody.byteOffset, r.rawBody.byteLength) : null;
+  return [r.hook, r.receivedAt, r.method, r.contentType, r.size, r.status, r.outcome, callId, pgText(r.error), rawBody];
+}
+
+/** PostgreSQL text cannot hold U+0000; error messages may quote hostile input, so it is written escaped. */
+function pgText(text: string | undefined): string | null {
+  return text === undefined ? null : text.replaceAll('\u0000', '\\u0000');
+}
+
+/**
+ * SKIP LOCKED lets replicas claim side by side without waiting on each other. A row another replica claimed and
+ * committed after this statement's snapshot is re-checked against the WHERE clause before it is locked, finds
+ * itself in_flight under a live lease, and is left out: one delivery is never leased twice.
+ */
+async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const now = Date.now();
+  const { rows } = await pool.query<{ id: number; sink: string; attempts: number; record: CallRecord }>(
+    `WITH due AS (
+       SELECT id FROM deliveries
+       WHERE sink = $1 AND ((state = 'pending' AND next_attempt_at <= $2) OR (state = 'in_flight' AND lease_until <= $2))
+       ORDER BY next_attempt_at, id LIMIT $4
+       FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE deliveries d SET state = 'in_flight', lease_until = $3, attempts = d.attempts + 1, updated_at = $2
+       FROM due WHERE d.id = due.id
+       RETURNING d.id, d.sink, d.attempts, d.call_id)
+     SELECT claimed.id, claimed.sink, claimed.attempts, c.record
+     FROM claimed JOIN calls c ON c.id = claimed.call_id ORDER BY claimed.id`,
+    [sink, now, now + leaseMs, limit],
+  );
+  return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: r.record }));
+}
+
+/** One statement, so the attempt row and the state change commit together without a transaction round trip. */
+async function finish(pool: pg.Pool, id: number, result: AttemptResult, retryAt?: number): Promise<void> {
+  const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
+  const now = Date.now();
+  await pool.query(
+    `WITH d AS (
+       UPDATE deliveries SET state = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = $5
+       WHERE id = $1 RETURNING id, attempts)
+     INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
+     SELECT id, attempts, $6, $7, $8, $9, $4 FROM d`,
+    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null],
+  );
+}
+
+async function listCalls(pool: pg.Pool, { hook, limit = 100, after }: ListCallsQuery): Promise<StoredCall[]> {
+  const { rows } = await pool.query<CallRow>(
+    `SELECT record, status, raw, duplicates FROM calls
+     WHERE ($1::text IS NULL OR hook = $1) AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3`,
+    [hook ?? null, after ?? null, limit],
+  );
+  return rows;
+}
+
+async function countDeliveries(pool: pg.Pool): Promise<Record<DeliveryState, number>> {
+  const counts: Record<DeliveryState, number> = { pending: 0, in_flight: 0, done: 0, dead: 0 };
+  const { rows } = await pool.query<{ state: DeliveryState; n: number }>('SELECT state, count(*) AS n FROM deliveries GROUP BY state');
+  for (const row of rows) counts[row.state] = row.n;
+  return counts;
+}

@@ -1,0 +1,59 @@
+/**
+ * SQLite migrations, applied in order; `PRAGMA user_version` holds how many have run.
+ * Append only: a released migration is never edited, a change is a new entry.
+ */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE calls (
+    id TEXT PRIMARY KEY,
+    hook TEXT NOT NULL,
+    dedup_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    source TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    record TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    duplicates INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (hook, dedup_key)
+  );
+  CREATE TABLE deliveries (
+    id INTEGER PRIMARY KEY,
+    call_id TEXT NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+    sink TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    last_error TEXT,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (call_id, sink)
+  );
+  CREATE INDEX deliveries_due ON deliveries (sink, state, next_attempt_at);
+  CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    delivery_id INTEGER NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    duration_ms REAL NOT NULL,
+    outcome TEXT NOT NULL,
+    http_status INTEGER,
+    error TEXT
+  );
+  CREATE INDEX attempts_delivery ON attempts (delivery_id);
+  CREATE TABLE receipts (
+    id INTEGER PRIMARY KEY,
+    hook TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    method TEXT NOT NULL,
+    content_type TEXT,
+    size INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    call_id TEXT,
+    error TEXT,
+    raw_body BLOB
+  );
+  CREATE INDEX receipts_call ON receipts (call_id);
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  `,
+];

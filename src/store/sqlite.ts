@@ -1,0 +1,203 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { CallRecord, RawRequest } from '../record.js';
+import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
+import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, ListCallsQuery, Receipt, Store, StoredCall } from './store.js';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:' for tests that need no durability. */
+  path: string;
+  /** How long a writer waits for another process's lock before the commit fails (and the reply is 503). */
+  busyTimeoutMs?: number;
+}
+
+type Db = Database.Database;
+
+interface CallRow {
+  record: string;
+  status: StoredCall['status'];
+  raw: string;
+  duplicates: number;
+}
+
+export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  // Contract section 2: a 200 leaves only after a commit that survives power loss, so WAL with FULL sync.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+
+  const commit = prepareCommit(db);
+  const stmts = prepareStatements(db);
+
+  return {
+    kind: 'sqlite',
+    commitCall: async (input) => commit(input),
+    recordRejection: async (receipt) => void stmts.insertReceipt.run(receiptParams(receipt, null)),
+    claimDeliveries: async (sink, limit, leaseMs) => claim(db, stmts, sink, limit, leaseMs),
+    finishAttempt: async (id, result, retryAt) => finish(db, stmts, id, result, retryAt),
+    resumeInFlight: async () => stmts.resume.run().changes,
+    releaseLeases: async (ids) => void stmts.release.run(JSON.stringify(ids)),
+    nextDueIn: async (sink) => {
+      const row = stmts.nextDue.get(sink) as { at: number | null } | undefined;
+      return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
+    },
+    getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
+    listCalls: async (query) => listCalls(db, query),
+    countDeliveries: async () => countDeliveries(stmts),
+    ping: async () => void stmts.heartbeat.run(new Date().toISOString()),
+    close: async () => void db.close(),
+  };
+}
+
+function migrate(db: Db): void {
+  // The version is read inside the write lock, so two processes opening a new file migrate it once.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (let v = version; v < SQLITE_MIGRATIONS.length; v++) db.exec(SQLITE_MIGRATIONS[v]!);
+    if (version < SQLITE_MIGRATIONS.length) db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+  }).immediate();
+}
+
+function prepareCommit(db: Db): (input: CommitInput) => CommitResult {
+  const insertCall = db.prepare(`
+    INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
+    VALUES (@id, @hook, @dedup_key, @status, @source, @received_at, @record, @raw)
+    ON CONFLICT (hook, dedup_key) DO NOTHING`);
+  const findFirst = db.prepare('SELECT id FROM calls WHERE hook = ? AND dedup_key = ?').pluck();
+  const countDuplicate = db.prepare('UPDATE calls SET duplicates = duplicates + 1 WHERE id = ?');
+  const insertDelivery = db.prepare(`
+    INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at) VALUES (?, ?, 'pending', ?, ?)`);
+  const insertReceipt = db.prepare(receiptInsertSql);
+
+  // IMMEDIATE takes the write lock up front, so two processes never deadlock upgrading a read lock.
+  const transaction = db.transaction((input: CommitInput): CommitResult => {
+    const { record, status, raw, sinks, receipt } = input;
+    const inserted = insertCall.run({
+      id: record.id,
+      hook: record.hook,
+      dedup_key: record.dedup_key,
+      status,
+      source: record.source,
+      received_at: record.received_at,
+      record: JSON.stringify(record),
+      raw: JSON.stringify(raw),
+    });
+    if (inserted.changes === 0) {
+      const firstId = findFirst.get(record.hook, record.dedup_key) as string;
+      countDuplicate.run(firstId);
+      insertReceipt.run(receiptParams({ ...receipt, status: 200, outcome: 'duplicate' }, firstId));
+      return { outcome: 'duplicate', id: firstId };
+    }
+    const now = Date.now();
+    for (const sink of sinks) insertDelivery.run(record.id, sink, now, now);
+    insertReceipt.run(receiptParams({ ...receipt, status: 200, outcome: status }, record.id));
+    return { outcome: status, id: record.id };
+  });
+  return (input) => transaction.immediate(input);
+}
+
+const receiptInsertSql = `
+  INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body)
+  VALUES (@hook, @received_at, @method, @content_type, @size, @status, @outcome, @call_id, @error, @raw_body)`;
+
+function receiptParams(r: Receipt, callId: string | null) {
+  return {
+    hook: r.hook,
+    received_at: r.receivedAt,
+    method: r.method,
+    content_type: r.contentType,
+    size: r.size,
+    status: r.status,
+    outcome: r.outcome,
+    call_id: callId,
+    error: r.error ?? null,
+    raw_body: r.rawBody ? Buffer.from(r.rawBody.buffer, r.rawBody.byteOffset, r.rawBody.byteLength) : null,
+  };
+}
+
+function prepareStatements(db: Db) {
+  return {
+    insertReceipt: db.prepare(receiptInsertSql),
+    claim: db.prepare(`
+      UPDATE deliveries SET state = 'in_flight', lease_until = @lease_until, attempts = attempts + 1, updated_at = @now
+      WHERE id IN (
+        SELECT id FROM deliveries
+        WHERE sink = @sink AND ((state = 'pending' AND next_attempt_at <= @now) OR (state = 'in_flight' AND lease_until <= @now))
+        ORDER BY next_attempt_at, id LIMIT @limit)
+      RETURNING id`).pluck(),
+    claimed: db.prepare(`
+      SELECT d.id, d.sink, d.attempts, c.record FROM deliveries d JOIN calls c ON c.id = d.call_id
+      WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.id`),
+    insertAttempt: db.prepare(`
+      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
+      SELECT id, attempts, @started_at, @duration_ms, @outcome, @http_status, @error FROM deliveries WHERE id = @id`),
+    finish: db.prepare(`
+      UPDATE deliveries SET state = @state, next_attempt_at = @next_attempt_at, lease_until = NULL, last_error = @error, updated_at = @now
+      WHERE id = @id`),
+    release: db.prepare(`
+      UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
+      WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),
+    resume: db.prepare(`UPDATE deliveries SET state = 'pending', lease_until = NULL WHERE state = 'in_flight'`),
+    nextDue: db.prepare(`SELECT MIN(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END) AS at
+      FROM deliveries WHERE sink = ? AND state IN ('pending', 'in_flight')`),
+    getCall: db.prepare('SELECT record, status, raw, duplicates FROM calls WHERE id = ?'),
+    countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
+    heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+function claim(db: Db, stmts: Statements, sink: string, limit: number, leaseMs: number): ClaimedDelivery[] {
+  return db.transaction(() => {
+    const now = Date.now();
+    const ids = stmts.claim.all({ sink, now, lease_until: now + leaseMs, limit }) as number[];
+    if (ids.length === 0) return [];
+    const rows = stmts.claimed.all(JSON.stringify(ids)) as { id: number; sink: string; attempts: number; record: string }[];
+    return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: JSON.parse(r.record) as CallRecord }));
+  }).immediate();
+}
+
+function finish(db: Db, stmts: Statements, id: number, result: AttemptResult, retryAt?: number): void {
+  const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
+  db.transaction(() => {
+    stmts.insertAttempt.run({
+      id,
+      started_at: result.startedAt,
+      duration_ms: result.durationMs,
+      outcome: result.outcome,
+      http_status: result.httpStatus ?? null,
+      error: result.error ?? null,
+    });
+    stmts.finish.run({ id, state, next_attempt_at: retryAt ?? Date.now(), error: result.error ?? null, now: Date.now() });
+  }).immediate();
+}
+
+function toStoredCall(row: CallRow | undefined): StoredCall | undefined {
+  if (!row) return undefined;
+  return {
+    record: JSON.parse(row.record) as CallRecord,
+    status: row.status,
+    raw: JSON.parse(row.raw) as RawRequest,
+    duplicates: row.duplicates,
+  };
+}
+
+function listCalls(db: Db, { hook, limit = 100, after }: ListCallsQuery): StoredCall[] {
+  const rows = db
+    .prepare(`SELECT record, status, raw, duplicates FROM calls
+      WHERE (@hook IS NULL OR hook = @hook) AND (@after IS NULL OR id > @after) ORDER BY id LIMIT @limit`)
+    .all({ hook: hook ?? null, after: after ?? null, limit }) as CallRow[];
+  return rows.map((r) => toStoredCall(r)!);
+}
+
+function countDeliveries(stmts: Statements): Record<DeliveryState, number> {
+  const counts: Record<DeliveryState, number> = { pending: 0, in_flight: 0, done: 0, dead: 0 };
+  for (const row of stmts.countDeliveries.all() as { state: DeliveryState; n: number }[]) counts[row.state] = row.n;
+  return counts;
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../src/store/postgres.js';
+import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
+import { commitInput, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow } from './store-contract.js';
+
+// CI sets TEST_DATABASE_URL and fails on skipped tests, so a skip here only ever means "no server on this laptop".
+const url = process.env.TEST_DATABASE_URL;
+const freshSchema = () => `callhook_test_${randomBytes(6).toString('hex')}`;
+
+describe.skipIf(!url)('postgres store', () => {
+  const schema = freshSchema();
+  const dropped: string[] = [schema];
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    for (const name of dropped) await admin.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+    await admin.end();
+  });
+
+  storeContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), {
+    receipts: async (hook) => {
+      const { rows } = await admin.query<ReceiptRow>(
+        `SELECT outcome, status, call_id AS "callId", raw_body AS "rawBody" FROM "${schema}".receipts WHERE hook = $1 ORDER BY id`,
+        [hook],
+      );
+      return rows;
+    },
+    deliveries: async (callId) => {
+      const { rows } = await admin.query<DeliveryRow>(
+        `SELECT sink, state, attempts FROM "${schema}".deliveries WHERE call_id = $1 ORDER BY sink`,
+        [callId],
+      );
+      return rows;
+    },
+    attempts: async (deliveryId) => {
+      const { rows } = await admin.query<AttemptRow>(
+        `SELECT attempt, outcome, http_status AS "httpStatus" FROM "${schema}".attempts WHERE delivery_id = $1 ORDER BY id`,
+        [deliveryId],
+      );
+      return rows;
+    },
+  });
+
+  describe('postgres only', () => {
+    it('migrates a fresh schema exactly once when replicas start together', async () => {
+      const fresh = freshSchema();
+      dropped.push(fresh);
+      const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore({ url: url!, schema: fresh, poolSize: 2 })));
+      try {
+        const { rows } = await admin.query<{ version: number }>(`SELECT version FROM "${fresh}".schema_migrations ORDER BY version`);
+        expect(rows.map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+        const results = await Promise.all(stores.map((s) => s.commitCall(commitInput('end-of-call', 'call_id:1', ['log']))));
+        expect(results.filter((r) => r.outcome === 'accepted')).toHaveLength(1);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+    });
+
+    it('keeps its tables in the given schema only', async () => {
+      const { rows } = await admin.query(
+        `SELECT table_schema FROM information_schema.tables WHERE table_name = 'deliveries' AND table_schema = $1`,
+        [schema],
+      );
+      expect(rows).toHaveLength(1);
+    });
+
+    it('refuses a schema name it could not quote safely', async () => {
+      await expect(openPostgresStore({ url: url!, schema: 'Robert"; DROP' })).rejects.toThrow(/"schema"/);
+    });
+
+    it('fails to open, rather than hangs, when the server is unreachable', async () => {
+      const unreachable = new URL(url!);
+      unreachable.port = '1';
+      await expect(openPostgresStore({ url: unreachable.href, connectTimeoutMs: 2000 })).rejects.toThrow();
+    });
+
+    it('rejects every call after close, and closes twice without error', async () => {
+      const store = await openPostgresStore({ url: url!, schema, poolSize: 1 });
+      await store.close();
+      await store.close();
+      await expect(store.commitCall(commitInput('end-of-call', 'call_id:closed', []))).rejects.toThrow();
+    });
+  });
+});

@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/ids.js';
+import type { CallRecord } from '../src/record.js';
+import type { CommitInput, Store } from '../src/store/store.js';
+
+/**
+ * The behaviour every Store keeps, run against each implementation. Tests share one database, so each one works
+ * under its own hook and sink names and measures counts as differences.
+ */
+
+/** What the Store interface does not read back, taken straight from the implementation's tables. */
+export interface StorePeek {
+  receipts(hook: string): Promise<ReceiptRow[]>;
+  deliveries(callId: string): Promise<DeliveryRow[]>;
+  attempts(deliveryId: number): Promise<AttemptRow[]>;
+}
+export type ReceiptRow = { outcome: string; status: number; callId: string | null; rawBody: Uint8Array | null };
+export type DeliveryRow = { sink: string; state: string; attempts: number };
+export type AttemptRow = { attempt: number; outcome: string; httpStatus: number | null };
+
+const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function commitInput(hook: string, dedupKey: string, sinks: readonly string[], at = Date.now()): CommitInput {
+  const record: CallRecord = {
+    id: newId(at),
+    hook,
+    dedup_key: dedupKey,
+    received_at: new Date(at).toISOString(),
+    source: 'webhook',
+    data: { first_name: 'Asha', call_duration: 184 },
+    extra: {},
+    problems: [],
+  };
+  return {
+    record,
+    status: 'accepted',
+    raw: { method: 'POST', content_type: 'application/json', query: {}, body: '{"first_name":"Asha"}' },
+    sinks,
+    receipt: { hook, receivedAt: record.received_at, method: 'POST', contentType: 'application/json', size: 21 },
+  };
+}
+
+const attemptOk = { startedAt: new Date().toISOString(), durationMs: 12.5, outcome: 'ok' as const, httpStatus: 200 };
+
+export function storeContract(name: string, open: () => Promise<Store>, peek: StorePeek): void {
+  describe(`${name} store contract`, () => {
+    let a: Store;
+    let b: Store;
+    beforeAll(async () => {
+      a = await open();
+      b = await open();
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+    });
+
+    /** Commits one call with a delivery to a fresh sink, and returns that sink's name. */
+    async function oneDelivery(store: Store): Promise<string> {
+      const sink = unique('sink');
+      await store.commitCall(commitInput(unique('hook'), 'call_id:1', [sink]));
+      return sink;
+    }
+
+    it('commits a call, then answers a duplicate with the first id and counts it', async () => {
+      const hook = unique('hook');
+      const first = await a.commitCall(commitInput(hook, 'call_id:c1', ['log', 'jsonl']));
+      const again = await a.commitCall(commitInput(hook, 'call_id:c1', ['log', 'jsonl']));
+      expect(first.outcome).toBe('accepted');
+      expect(again).toEqual({ outcome: 'duplicate', id: first.id });
+      expect((await a.getCall(first.id))?.duplicates).toBe(1);
+      const deliveries = await peek.deliveries(first.id);
+      expect(deliveries.map((d) => d.sink).sort()).toEqual(['jsonl', 'log']);
+      expect(deliveries.every((d) => d.state === 'pending' && d.attempts === 0)).toBe(true);
+      const receipts = await peek.receipts(hook);
+      expect(receipts.map((r) => [r.outcome, r.status, r.callId])).toEqual([
+        ['accepted', 200, first.id],
+        ['duplicate', 200, first.id],
+      ]);
+    });
+
+    it('keeps one record and one delivery per sink for 50 concurrent commits from two instances', async () => {
+      const hook = unique('hook');
+      const inputs = Array.from({ length: 50 }, () => commitInput(hook, 'order_id:ORD-1', ['log', 'jsonl']));
+      const results = await Promise.all(inputs.map((input, i) => (i % 2 ? a : b).commitCall(input)));
+      const accepted = results.filter((r) => r.outcome === 'accepted');
+      expect(accepted).toHaveLength(1);
+      expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(49);
+      const id = accepted[0]!.id;
+      expect(new Set(results.map((r) => r.id))).toEqual(new Set([id]));
+      expect(await a.listCalls({ hook })).toHaveLength(1);
+      expect((await b.getCall(id))?.duplicates).toBe(49);
+      expect((await peek.deliveries(id)).map((d) => d.sink).sort()).toEqual(['jsonl', 'log']);
+      expect(await peek.receipts(hook)).toHaveLength(50);
+    });
+
+    it('rolls the whole commit back when any part fails', async () => {
+      const hook = unique('hook');
+      // Two outbox rows for one sink break UNIQUE (call_id, sink) after the call row is written.
+      const broken = commitInput(hook, 'call_id:x', ['log', 'log']);
+      await expect(a.commitCall(broken)).rejects.toThrow();
+      expect(await a.getCall(broken.record.id)).toBeUndefined();
+      expect(await peek.receipts(hook)).toEqual([]);
+      expect((await a.commitCall(commitInput(hook, 'call_id:x', ['log']))).outcome).toBe('accepted');
+    });
+
+    it('stores a held call with no deliveries, and reads record and raw back as written', async () => {
+      const hook = unique('hook');
+      const input = { ...commitInput(hook, 'call_id:h', []), status: 'held' as const };
+      // JSON.parse gives an own "__proto__" key, as a sender's body would; NUL is legal in a JSON string.
+      input.record.extra = JSON.parse('{"__proto__":"x","constructor":{"a":1},"nul":"a\\u0000b","emoji":"😀"}');
+      input.record.problems = [{ field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required' }];
+      const { outcome, id } = await a.commitCall(input);
+      expect(outcome).toBe('held');
+      const stored = await a.getCall(id);
+      expect(stored?.status).toBe('held');
+      expect(JSON.stringify(stored?.record)).toBe(JSON.stringify(input.record));
+      expect(stored?.raw).toEqual(input.raw);
+      expect(await peek.deliveries(id)).toEqual([]);
+      expect(await a.getCall(newId())).toBeUndefined();
+    });
+
+    it('lists calls of a hook in id order, after a cursor', async () => {
+      const hook = unique('hook');
+      const start = Date.now();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await a.commitCall(commitInput(hook, `call_id:${i}`, [], start + i))).id);
+      await a.commitCall(commitInput(unique('hook'), 'call_id:0', [], start + 1));
+      const page = await a.listCalls({ hook, limit: 2 });
+      expect(page.map((c) => c.record.id)).toEqual(ids.slice(0, 2));
+      expect((await a.listCalls({ hook, after: ids[1] })).map((c) => c.record.id)).toEqual(ids.slice(2));
+      expect(await a.listCalls({ hook, after: ids[2] })).toEqual([]);
+      expect((await a.listCalls({ after: ids[0], limit: 1000 })).some((c) => c.record.id === ids[0])).toBe(false);
+    });
+
+    it('moves a delivery through ok, retry and dead, recording each attempt', async () => {
+      const sink = unique('sink');
+      const hook = unique('hook');
+      await a.commitCall(commitInput(hook, 'call_id:1', [sink]));
+      await a.commitCall(commitInput(hook, 'call_id:2', [sink]));
+      const claimed = await a.claimDeliveries(sink, 10, 60_000);
+      expect(claimed.map((d) => [d.sink, d.attempt])).toEqual([[sink, 1], [sink, 1]]);
+      expect(claimed.map((d) => d.record.dedup_key)).toEqual(['call_id:1', 'call_id:2']);
+      const [done, retried] = claimed as [(typeof claimed)[0], (typeof claimed)[0]];
+      expect(await a.claimDeliveries(sink, 10, 60_000)).toEqual([]);
+
+      await a.finishAttempt(done.id, attemptOk);
+      await a.finishAttempt(retried.id, { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' }, Date.now() + 300);
+      expect((await peek.deliveries(done.record.id))[0]?.state).toBe('done');
+      expect((await peek.deliveries(retried.record.id))[0]?.state).toBe('pending');
+      expect(await b.claimDeliveries(sink, 10, 60_000)).toEqual([]);
+      const dueIn = await a.nextDueIn(sink);
+      expect(dueIn).toBeGreaterThan(100);
+      expect(dueIn).toBeLessThanOrEqual(300);
+
+      await sleep(350);
+      const second = await a.claimDeliveries(sink, 10, 60_000);
+      expect(second.map((d) => [d.id, d.attempt])).toEqual([[retried.id, 2]]);
+      await a.finishAttempt(retried.id, { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' });
+      expect((await peek.deliveries(retried.record.id))[0]).toMatchObject({ state: 'dead', attempts: 2 });
+      expect(await a.nextDueIn(sink)).toBeUndefined();
+      expect(await peek.attempts(retried.id)).toEqual([
+        { attempt: 1, outcome: 'retry', httpStatus: 503 },
+        { attempt: 2, outcome: 'dead', httpStatus: 400 },
+      ]);
+      expect(await peek.attempts(done.id)).toEqual([{ attempt: 1, outcome: 'ok', httpStatus: 200 }]);
+    });
+
+    it('never leases one delivery to two instances claiming at once', async () => {
+      const sink = unique('sink');
+      const hook = unique('hook');
+      for (let i = 0; i < 40; i++) await a.commitCall(commitInput(hook, `call_id:${i}`, [sink]));
+      const seen: number[] = [];
+      const drain = async (store: Store) => {
+        for (;;) {
+          const batch = await store.claimDeliveries(sink, 3, 60_000);
+          if (batch.length === 0) return;
+          seen.push(...batch.map((d) => d.id));
+        }
+      };
+      await Promise.all([drain(a), drain(b), drain(a), drain(b)]);
+      expect(seen).toHaveLength(40);
+      expect(new Set(seen).size).toBe(40);
+    });
+
+    it('claims a delivery again once its lease has expired, as attempt 2', async () => {
+      const sink = await oneDelivery(a);
+      const [first] = await a.claimDeliveries(sink, 1, 400);
+      expect(first?.attempt).toBe(1);
+      expect(await b.claimDeliveries(sink, 1, 400)).toEqual([]);
+      expect(await b.nextDueIn(sink)).toBeLessThanOrEqual(400);
+      await sleep(450);
+      const [again] = await b.claimDeliveries(sink, 1, 60_000);
+      expect(again).toMatchObject({ id: first?.id, attempt: 2 });
+    });
+
+    it('releases leases back to pending without counting an attempt', async () => {
+      const sink = await oneDelivery(a);
+      const [first] = await a.claimDeliveries(sink, 1, 60_000);
+      await a.releaseLeases([first!.id]);
+      await a.releaseLeases([]);
+      const [again] = await a.claimDeliveries(sink, 1, 60_000);
+      expect(again).toMatchObject({ id: first!.id, attempt: 1 });
+    });
+
+    it('counts deliveries by state', async () => {
+      const before = await a.countDeliveries();
+      const sink = await oneDelivery(a);
+      await oneDelivery(a);
+      const [claimed] = await a.claimDeliveries(sink, 1, 60_000);
+      const after = await a.countDeliveries();
+      expect(after.pending - before.pending).toBe(1);
+      expect(after.in_flight - before.in_flight).toBe(1);
+      await a.finishAttempt(claimed!.id, attemptOk);
+      const done = await a.countDeliveries();
+      expect(done.done - before.done).toBe(1);
+      expect(Object.keys(done).sort()).toEqual(['dead', 'done', 'in_flight', 'pending']);
+    });
+
+    it('keeps the raw bytes of a rejected request', async () => {
+      const hook = unique('hook');
+      const rawBody = new Uint8Array([0x7b, 0x22, 0xff, 0x00, 0xfe]);
+      await a.recordRejection({
+        hook, receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json',
+        size: rawBody.length, status: 400, outcome: 'rejected', error: 'invalid UTF-8', rawBody: rawBody.subarray(1),
+      });
+      const [receipt] = await peek.receipts(hook);
+      expect(receipt).toMatchObject({ outcome: 'rejected', status: 400, callId: null });
+      expect([...receipt!.rawBody!]).toEqual([0x22, 0xff, 0x00, 0xfe]);
+    });
+
+    it('pings with a write', async () => {
+      await expect(a.ping()).resolves.toBeUndefined();
+      await expect(b.ping()).resolves.toBeUndefined();
+    });
+
+    it('opens twice at once on a migrated database', async () => {
+      const [x, y] = await Promise.all([open(), open()]);
+      try {
+        const { id } = await x.commitCall(commitInput(unique('hook'), 'call_id:1', []));
+        expect((await y.getCall(id))?.record.id).toBe(id);
+      } finally {
+        await Promise.all([x.close(), y.close()]);
+      }
+    });
+  });
+}
