@@ -1,0 +1,84 @@
+import { Command } from 'commander';
+import type { CallRecord } from '../record.js';
+import { openStore } from '../store/open.js';
+import type { StoredCall } from '../store/store.js';
+import { commandConfig } from './context.js';
+
+/** `callhook calls list|show|export`: reads the store directly, without a running server. */
+export function callsCommand(): Command {
+  const calls = new Command('calls').description('read the stored calls');
+  calls
+    .command('list')
+    .description('one line per call: id, received, hook, status, dedup key')
+    .option('--hook <name>', 'only this hook')
+    .option('--limit <n>', 'at most this many', '50')
+    .option('--after <id>', 'calls after this id (cursor)')
+    .option('-c, --config <file>', 'config file')
+    .action(async (opts: { hook?: string; limit: string; after?: string; config?: string }) => {
+      await withStore(opts.config, async (store) => {
+        for (const call of await store.listCalls({ hook: opts.hook, after: opts.after, limit: positive(opts.limit, '--limit') })) {
+          const r = call.record;
+          console.log([r.id, r.received_at, r.hook, call.status, r.dedup_key, call.duplicates > 0 ? `+${call.duplicates} duplicates` : ''].join('\t').trimEnd());
+        }
+      });
+    });
+  calls
+    .command('show')
+    .description('one call with its raw request, as JSON')
+    .argument('<id>')
+    .option('-c, --config <file>', 'config file')
+    .action(async (id: string, opts: { config?: string }) => {
+      await withStore(opts.config, async (store) => {
+        const call = await store.getCall(id);
+        if (!call) throw new Error(`no call with id ${id}`);
+        console.log(JSON.stringify(call, null, 2));
+      });
+    });
+  calls
+    .command('export')
+    .description('every call as JSON lines (the record shape) or CSV')
+    .option('--format <format>', 'jsonl or csv', 'jsonl')
+    .option('--hook <name>', 'only this hook')
+    .option('-c, --config <file>', 'config file')
+    .action(async (opts: { format: string; hook?: string; config?: string }) => {
+      if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
+      await withStore(opts.config, async (store) => {
+        const rows: CallRecord[] = [];
+        for (let after: string | undefined, page: StoredCall[]; (page = await store.listCalls({ hook: opts.hook, after, limit: 1000 })).length > 0; after = page.at(-1)!.record.id) {
+          if (opts.format === 'jsonl') for (const c of page) process.stdout.write(`${JSON.stringify(c.record)}\n`);
+          else rows.push(...page.map((c) => c.record));
+        }
+        if (opts.format === 'csv') process.stdout.write(toCsv(rows));
+      });
+    });
+  return calls;
+}
+
+async function withStore(configPath: string | undefined, work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<void>): Promise<void> {
+  const store = await openStore(commandConfig(configPath));
+  try {
+    await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function positive(text: string, option: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${option} must be a positive whole number, not ${text}`);
+  return n;
+}
+
+/** RFC 4180 CSV: one column per data field seen in any record, after the record's own fields. */
+export function toCsv(records: readonly CallRecord[]): string {
+  const fields = [...new Set(records.flatMap((r) => Object.keys(r.data)))];
+  const header = ['id', 'hook', 'dedup_key', 'received_at', 'source', ...fields, 'problems'];
+  const cell = (v: unknown) => {
+    const s = v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  const lines = records.map((r) =>
+    [r.id, r.hook, r.dedup_key, r.received_at, r.source, ...fields.map((f) => r.data[f]), r.problems.map((p) => `${p.field}:${p.code}`).join(' ')].map(cell).join(','),
+  );
+  return [header.join(','), ...lines].map((l) => `${l}\r\n`).join('');
+}

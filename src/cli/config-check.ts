@@ -1,0 +1,37 @@
+import { Command } from 'commander';
+import { type Config, maskSecrets } from '../config.js';
+import { checkSinkConfigs } from '../sinks/registry.js';
+import { adminToken, commandConfig, webhookKey } from './context.js';
+
+export function configCommand(): Command {
+  return new Command('config').description('inspect the configuration').addCommand(
+    new Command('check')
+      .description('validate the config and print the resolved hooks and sinks, secrets masked')
+      .option('-c, --config <file>', 'config file, YAML or JSON (also CALLHOOK_CONFIG)')
+      .action((opts: { config?: string }) => {
+        const config = commandConfig(opts.config);
+        checkSinkConfigs(config.sinks);
+        console.log(describeConfig(config));
+      }),
+  );
+}
+
+/** The resolved configuration as JSON, every secret replaced by `***`. */
+export function describeConfig(config: Config): string {
+  const key = webhookKey(config);
+  const token = adminToken(config);
+  const secrets = [...config.secrets, ...(key ? [key] : []), ...(token ? [token] : [])];
+  const resolved = {
+    config_file: config.configPath ?? null,
+    listen: `${config.host}:${config.port}`,
+    data_dir: config.dataDir,
+    store: config.databaseUrl ? { type: 'postgres', url: config.databaseUrl } : { type: 'sqlite' },
+    phone_region: config.phoneRegion,
+    body_limit: config.bodyLimit,
+    api_keys: config.apiKeys.length > 0 ? config.apiKeys : key ? [`${key} (generated)`] : '(generated on first start)',
+    admin_token: config.adminToken ?? (token ? `${token} (generated)` : '(generated on first start)'),
+    hooks: Object.fromEntries([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' }])),
+    sinks: config.sinks,
+  };
+  return maskSecrets(JSON.stringify(resolved, null, 2), secrets);
+}

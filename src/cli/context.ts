@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Config, loadConfig } from '../config.js';
+import { ADMIN_TOKEN_FILE, API_KEYS_FILE, readKeyFile } from '../keys.js';
+
+/** What most commands start from: the config as `serve` would load it, with the keys it would use. */
+export function commandConfig(configPath?: string): Config {
+  return loadConfig(process.env, configPath ?? process.env.CALLHOOK_CONFIG);
+}
+
+/** The webhook key `serve` accepts: configured, else the one generated into the data dir. */
+export function webhookKey(config: Config): string | undefined {
+  return config.apiKeys[0] ?? readIfExists(join(config.dataDir, API_KEYS_FILE));
+}
+
+export function adminToken(config: Config): string | undefined {
+  return config.adminToken ?? readIfExists(join(config.dataDir, ADMIN_TOKEN_FILE));
+}
+
+function readIfExists(path: string): string | undefined {
+  return existsSync(path) ? readKeyFile(path)[0] : undefined;
+}

@@ -1,0 +1,24 @@
+import { Command } from 'commander';
+import { adminToken, commandConfig, webhookKey } from './context.js';
+import { replay } from './replay.js';
+
+export function replayCommand(): Command {
+  return new Command('replay')
+    .description('send fixture files as the calling service would, and compare each reply with its expect')
+    .argument('<paths...>', 'fixture files or directories')
+    .option('--url <url>', 'base URL of the receiver', 'http://localhost:8787')
+    .option('--key <key>', 'webhook key (default: the configured or generated one)')
+    .option('--admin-token <token>', 'admin token, to compare stored data (default: the configured or generated one)')
+    .option('--hook <name>', 'send every fixture to this hook')
+    .option('-c, --config <file>', 'config file, to find the keys')
+    .action(async (paths: string[], opts: { url: string; key?: string; adminToken?: string; hook?: string; config?: string }) => {
+      const config = commandConfig(opts.config);
+      const results = await replay(paths, {
+        url: opts.url,
+        key: opts.key ?? webhookKey(config),
+        adminToken: opts.adminToken ?? adminToken(config),
+        hook: opts.hook,
+      });
+      if (results.some((r) => !r.ok)) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,255 @@
+import { readFileSync } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
+
+/**
+ * Settings come from environment variables, then from an optional YAML or JSON file (contract section 1).
+ * This module is the only reader of process.env: everything else receives a Config.
+ */
+
+const HOOK_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+/** RFC 6750 section 2.1: a bearer token is token68, so a key outside it could never be presented. */
+const TOKEN68 = /^[A-Za-z0-9._~+/-]+=*$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const keySchema = z.string().regex(TOKEN68, 'a key must be a bearer token: letters, digits and -._~+/ (RFC 6750)').min(16, 'a key must be at least 16 characters');
+
+const hookSchema = z.strictObject({
+  description: z.string().default(''),
+  parameters: parametersSchema.optional(),
+  keys: z.array(keySchema).min(1).optional(),
+  dedup: z.array(z.string().min(1)).min(1).default(['call_id', 'order_id']),
+  on_problem: z.enum(['deliver', 'hold']).default('deliver'),
+  sinks: z.array(z.string().min(1)).optional(),
+  allow_files: z.boolean().default(false),
+});
+
+/** A sink's own options are checked by its factory (sinks/registry.ts); here only what every sink has. */
+const sinkSchema = z.looseObject({
+  name: z.string().regex(HOOK_NAME, 'a sink name is lowercase letters, digits, - and _'),
+  type: z.string().min(1),
+});
+
+const fileSchema = z.strictObject({
+  port: z.number().int().min(0).max(65535).optional(),
+  host: z.string().min(1).optional(),
+  data_dir: z.string().min(1).optional(),
+  log_level: z.enum(LOG_LEVELS).optional(),
+  api_keys: z.array(keySchema).optional(),
+  admin_token: keySchema.optional(),
+  database_url: z.string().startsWith('postgres').optional(),
+  phone_region: z.string().regex(/^[A-Z]{2}$/, 'a two-letter ISO 3166 region such as IN').default('IN'),
+  body_limit: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  hooks: z.record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema).optional(),
+  sinks: z.array(sinkSchema).optional(),
+});
+
+export interface HookConfig {
+  name: string;
+  description: string;
+  parameters: Parameter[];
+  /** Keys accepted on this hook; the global keys when the hook declares none. */
+  keys: string[];
+  dedup: string[];
+  on_problem: 'deliver' | 'hold';
+  sinks: string[];
+  allow_files: boolean;
+}
+
+export interface SinkConfig {
+  name: string;
+  type: string;
+  [option: string]: unknown;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** Global webhook keys from CALLHOOK_API_KEYS or the file; empty means "generate one". */
+  apiKeys: string[];
+  adminToken: string | undefined;
+  databaseUrl: string | undefined;
+  phoneRegion: string;
+  bodyLimit: number;
+  hooks: Map<string, HookConfig>;
+  sinks: SinkConfig[];
+  /** Every secret value, so logs and the config check can mask them. */
+  secrets: string[];
+  configPath: string | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
+  const file = path ? readConfigFile(path, env) : {};
+  const parsed = fileSchema.safeParse(file);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, path));
+  const f = parsed.data;
+
+  const dataDir = resolve(env.CALLHOOK_DATA_DIR || f.data_dir || './data');
+  const apiKeys = env.CALLHOOK_API_KEYS !== undefined ? parseKeyList(env.CALLHOOK_API_KEYS) : (f.api_keys ?? []);
+  const adminToken = env.CALLHOOK_ADMIN_TOKEN || f.admin_token;
+  if (adminToken !== undefined) checkEnvKey('CALLHOOK_ADMIN_TOKEN', adminToken);
+  const sinks = (f.sinks ?? defaultSinks()) as SinkConfig[];
+  const sinkNames = sinks.map((s) => s.name);
+  const duplicateSink = sinkNames.find((n, i) => sinkNames.indexOf(n) !== i);
+  if (duplicateSink) throw new ConfigError(`sinks: the name "${duplicateSink}" is used twice`);
+
+  const hooks = new Map<string, HookConfig>();
+  for (const [name, h] of Object.entries(f.hooks ?? { 'end-of-call': hookSchema.parse({}) })) {
+    const unknownSink = h.sinks?.find((s) => !sinkNames.includes(s));
+    if (unknownSink) throw new ConfigError(`hooks.${name}.sinks: no sink is named "${unknownSink}" (sinks: ${sinkNames.join(', ')})`);
+    hooks.set(name, {
+      name,
+      description: h.description,
+      parameters: h.parameters ?? RECOMMENDED_PARAMETERS,
+      keys: h.keys ?? apiKeys,
+      dedup: h.dedup,
+      on_problem: h.on_problem,
+      sinks: h.sinks ?? sinkNames,
+      allow_files: h.allow_files,
+    });
+  }
+
+  const port = env.PORT !== undefined ? parsePort(env.PORT) : (f.port ?? 8787);
+  const logLevel = env.LOG_LEVEL ?? f.log_level ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL: "${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const databaseUrl = env.DATABASE_URL || f.database_url;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL: must start with postgres:// or postgresql://');
+  }
+
+  return {
+    port,
+    host: env.HOST || f.host || '0.0.0.0',
+    dataDir,
+    logLevel: logLevel as Config['logLevel'],
+    apiKeys,
+    adminToken,
+    databaseUrl,
+    phoneRegion: f.phone_region,
+    bodyLimit: f.body_limit,
+    hooks,
+    sinks,
+    secrets: collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks),
+    configPath: path ? resolve(path) : undefined,
+  };
+}
+
+function defaultSinks(): SinkConfig[] {
+  return [
+    { name: 'log', type: 'log' },
+    { name: 'jsonl', type: 'jsonl' },
+  ];
+}
+
+function readConfigFile(path: string, env: Env): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let doc: unknown;
+  try {
+    doc = extname(path).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  return interpolate(doc ?? {}, env, []);
+}
+
+/** `${VAR}` in any string of the file is replaced by that environment variable; `$${` keeps a literal `${`. */
+export function interpolate(value: unknown, env: Env, path: (string | number)[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (match, name: string) => {
+      if (match.startsWith('$$')) return match.slice(1);
+      const v = env[name];
+      if (v === undefined) throw new ConfigError(`${formatPath(path)}: environment variable ${name} is not set`);
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...path, i]));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k])]));
+  }
+  return value;
+}
+
+function parseKeyList(text: string): string[] {
+  const keys = text.split(',').map((k) => k.trim()).filter(Boolean);
+  for (const key of keys) checkEnvKey('CALLHOOK_API_KEYS', key);
+  return keys;
+}
+
+function checkEnvKey(variable: string, key: string): void {
+  const result = keySchema.safeParse(key);
+  // The message names the variable, never the key itself: it is a secret.
+  if (!result.success) throw new ConfigError(`${variable}: ${result.error.issues[0]?.message}`);
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: "${text}" is not a port number`);
+  return port;
+}
+
+const SECRET_OPTION = /secret|token|password|passwd|api_?key|authorization|credential|webhook_url/i;
+
+function collectSecrets(apiKeys: string[], adminToken: string | undefined, databaseUrl: string | undefined, hooks: HookConfig[], sinks: SinkConfig[]): string[] {
+  const secrets = new Set<string>([...apiKeys, ...hooks.flatMap((h) => h.keys)]);
+  if (adminToken) secrets.add(adminToken);
+  const dbPassword = databaseUrl ? safeUrl(databaseUrl)?.password : undefined;
+  if (dbPassword) secrets.add(decodeURIComponent(dbPassword));
+  const visit = (value: unknown, secret: boolean): void => {
+    if (typeof value === 'string' && secret && value.length >= 4) secrets.add(value);
+    else if (Array.isArray(value)) value.forEach((v) => visit(v, secret));
+    else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) visit(v, secret || SECRET_OPTION.test(k));
+    }
+  };
+  visit(sinks, false);
+  return [...secrets];
+}
+
+/** Replaces every configured secret inside `text` (URLs, headers, whole values) with `***`. */
+export function maskSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join('***');
+  return out;
+}
+
+function safeUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(top level)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+function describeIssues(error: z.ZodError, path: string | undefined): string {
+  const lines = error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return `${formatPath([...issue.path, issue.keys[0]!])}: unknown key${issue.keys.length > 1 ? ` (also ${issue.keys.slice(1).join(', ')})` : ''}`;
+    }
+    return `${formatPath(issue.path)}: ${issue.message}`;
+  });
+  return `config file ${path}: ${lines.join('; ')}`;
+}

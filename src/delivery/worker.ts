@@ -1,0 +1,178 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Sink } from '../sinks/sink.js';
+import { PermanentError, RetryableError } from '../sinks/sink.js';
+import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
+import { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './backoff.js';
+
+/**
+ * The outbox worker: takes due deliveries from the store and hands each to its sink, off the request path.
+ * Each sink has its own loop, so a slow or hanging sink never holds back another (or the replies).
+ */
+
+export interface WorkerOptions {
+  store: Store;
+  sinks: ReadonlyMap<string, Sink>;
+  log: Logger;
+  /** How long a claimed delivery stays ours; a killed process's leases are taken again after it. */
+  leaseMs?: number;
+  /** Deliveries of one sink attempted at once. */
+  concurrency?: number;
+  /** How long one attempt may take before it counts as failed. */
+  timeoutMs?: number;
+  /** Longest sleep between looks at the outbox when nothing woke the worker. */
+  idleMs?: number;
+  retry?: RetryPolicy;
+}
+
+export interface DeliveryWorker {
+  start(): void;
+  /** Called after a commit: the new deliveries are due now. */
+  notify(): void;
+  /** Lets attempts in flight finish within `graceMs`, then aborts the rest and returns them to pending. */
+  stop(graceMs?: number): Promise<void>;
+  readonly running: boolean;
+}
+
+interface SinkLoop {
+  name: string;
+  sink: Sink;
+  wake: () => void;
+  /** Set by notify() while the loop is busy, so a wake-up between a look and a sleep is not missed. */
+  woken: boolean;
+  inFlight: Map<number, AbortController>;
+  done: Promise<void>;
+}
+
+const SHUTDOWN = new Error('shutting down');
+
+export function createDeliveryWorker({
+  store,
+  sinks,
+  log,
+  leaseMs = 60_000,
+  concurrency = 8,
+  timeoutMs = 30_000,
+  idleMs = 1_000,
+  retry = DEFAULT_RETRY_POLICY,
+}: WorkerOptions): DeliveryWorker {
+  if (leaseMs <= timeoutMs) throw new Error('delivery worker: leaseMs must be longer than timeoutMs');
+  const loops: SinkLoop[] = [];
+  let running = false;
+
+  async function runLoop(loop: SinkLoop): Promise<void> {
+    while (running) {
+      loop.woken = false;
+      let claimed: ClaimedDelivery[] = [];
+      try {
+        claimed = await store.claimDeliveries(loop.name, concurrency, leaseMs);
+      } catch (err) {
+        log.error({ err, sink: loop.name }, 'cannot read the outbox');
+      }
+      if (claimed.length > 0) {
+        await Promise.all(claimed.map((delivery) => attempt(loop, delivery)));
+        continue;
+      }
+      const dueIn = await store.nextDueIn(loop.name).catch(() => undefined);
+      await idle(loop, Math.min(dueIn ?? idleMs, idleMs));
+    }
+  }
+
+  function idle(loop: SinkLoop, ms: number): Promise<void> {
+    if (loop.woken || !running) return Promise.resolve();
+    const timer = new AbortController();
+    loop.wake = () => timer.abort();
+    return sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined);
+  }
+
+  async function attempt(loop: SinkLoop, delivery: ClaimedDelivery): Promise<void> {
+    const controller = new AbortController();
+    loop.inFlight.set(delivery.id, controller);
+    const startedAt = new Date();
+    const started = performance.now();
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    try {
+      await untilAborted(
+        loop.sink.deliver(delivery.record, {
+          attempt: delivery.attempt,
+          idempotencyKey: `${delivery.record.id}:${delivery.sink}`,
+          signal: controller.signal,
+          log: log.child({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt }),
+        }),
+        controller.signal,
+      );
+      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok' });
+    } catch (err) {
+      if (controller.signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
+      const result = classify(err, delivery.attempt, retry);
+      const durationMs = performance.now() - started;
+      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt);
+      log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');
+    } finally {
+      clearTimeout(timer);
+      loop.inFlight.delete(delivery.id);
+    }
+  }
+
+  async function finish(delivery: ClaimedDelivery, result: AttemptResult, retryAt?: number): Promise<void> {
+    try {
+      await store.finishAttempt(delivery.id, result, retryAt);
+    } catch (err) {
+      // The lease expires and the delivery is attempted again: at least once, never lost.
+      log.error({ err, sink: delivery.sink, callId: delivery.record.id }, 'cannot record a delivery attempt');
+    }
+  }
+
+  return {
+    get running() {
+      return running;
+    },
+    start() {
+      if (running) return;
+      running = true;
+      for (const [name, sink] of sinks) {
+        const loop: SinkLoop = { name, sink, wake: () => {}, woken: false, inFlight: new Map(), done: Promise.resolve() };
+        loop.done = runLoop(loop);
+        loops.push(loop);
+      }
+    },
+    notify() {
+      for (const loop of loops) {
+        loop.woken = true;
+        loop.wake();
+      }
+    },
+    async stop(graceMs = 10_000) {
+      if (!running) return;
+      running = false;
+      for (const loop of loops) loop.wake();
+      const all = Promise.all(loops.map((l) => l.done));
+      const timedOut = await Promise.race([all.then(() => false), sleep(graceMs, true)]);
+      if (timedOut) {
+        const ids = loops.flatMap((l) => [...l.inFlight.keys()]);
+        for (const loop of loops) for (const c of loop.inFlight.values()) c.abort(SHUTDOWN);
+        await store.releaseLeases(ids).catch((err) => log.error({ err }, 'cannot release delivery leases'));
+        await all;
+      }
+      loops.length = 0;
+    },
+  };
+}
+
+/** Settles with the sink's promise, or rejects when the signal aborts: a sink that ignores it cannot hang us. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function classify(err: unknown, attempt: number, policy: RetryPolicy): { attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>; retryAt?: number } {
+  const error = err instanceof Error ? err.message : String(err);
+  const httpStatus = err instanceof RetryableError || err instanceof PermanentError ? err.status : undefined;
+  if (err instanceof PermanentError) return { attempt: { outcome: 'dead', error, httpStatus } };
+  const delay = retryDelay(attempt, policy, err instanceof RetryableError ? err.retryAfterMs : undefined);
+  if (delay === undefined) return { attempt: { outcome: 'dead', error, httpStatus } };
+  return { attempt: { outcome: 'retry', error, httpStatus }, retryAt: Date.now() + delay };
+}

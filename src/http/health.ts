@@ -1,0 +1,28 @@
+import { Hono } from 'hono';
+import type { Store } from '../store/store.js';
+
+export interface HealthDeps {
+  store: Store;
+  /** Whether the delivery worker is running; readiness needs both intake and delivery. */
+  workerRunning: () => boolean;
+  /** False once shutdown began, so a load balancer stops sending new calls here. */
+  accepting: () => boolean;
+}
+
+/** `/healthz` says the process runs; `/readyz` that a call sent now would be committed and delivered. */
+export function healthRoutes({ store, workerRunning, accepting }: HealthDeps): Hono {
+  return new Hono()
+    .get('/healthz', (c) => c.json({ status: 'ok' }))
+    .get('/readyz', async (c) => {
+      const checks = { store: 'ok', delivery: workerRunning() ? 'ok' : 'stopped', intake: accepting() ? 'ok' : 'draining' };
+      try {
+        await store.ping();
+      } catch (err) {
+        checks.store = `failing: ${(err as Error).message}`;
+      }
+      const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
+      if (failing.length === 0) return c.json({ status: 'ready', checks });
+      const message = `not ready: ${failing.map(([k, v]) => `${k} ${v}`).join(', ')}`;
+      return c.json({ error: 503, message, checks }, 503);
+    });
+}

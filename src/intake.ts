@@ -1,0 +1,70 @@
+import type { CountryCode } from 'libphonenumber-js';
+import type { Config, HookConfig } from './config.js';
+import { newId } from './ids.js';
+import { compileParameters, dedupKey, normalize, type CompiledHook } from './normalize/index.js';
+import type { CallRecord, Problem, RawRequest, RecordSource } from './record.js';
+import type { CommitInput, Store } from './store/store.js';
+
+/**
+ * From fields to a committed record: normalise against the hook's declared parameters, derive the dedup key,
+ * and commit record, outbox rows and receipt in one transaction. Shared by the webhook route and by anything
+ * else that stores calls (reconciliation), so every call is treated alike.
+ */
+
+export interface Hook {
+  config: HookConfig;
+  /** Built once at start-up, reused for every request. */
+  parameters: CompiledHook;
+}
+
+export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion'>): Map<string, Hook> {
+  const region = config.phoneRegion as CountryCode;
+  return new Map([...config.hooks].map(([name, hook]) => [name, { config: hook, parameters: compileParameters(hook.parameters, { region }) }]));
+}
+
+export interface IntakeInput {
+  hook: Hook;
+  fields: Record<string, unknown>;
+  raw: RawRequest;
+  source: RecordSource;
+  receipt: CommitInput['receipt'];
+  receivedAt?: Date;
+}
+
+export type IntakeReply =
+  | { status: 'accepted' | 'held'; id: string; dedup_key: string; problems: Problem[] }
+  | { status: 'duplicate'; id: string; dedup_key: string };
+
+export interface IntakeDeps {
+  store: Store;
+  /** Told after each commit that created deliveries, so they go out at once rather than at the next poll. */
+  onCommitted?: () => void;
+}
+
+export function createIntake({ store, onCommitted }: IntakeDeps): (input: IntakeInput) => Promise<IntakeReply> {
+  return async function ingest({ hook, fields, raw, source, receipt, receivedAt = new Date() }) {
+    const { data, extra, problems } = normalize(fields, hook.parameters);
+    const record: CallRecord = {
+      id: newId(receivedAt.getTime()),
+      hook: hook.config.name,
+      dedup_key: dedupKey(hook.config.dedup, data, extra),
+      received_at: receivedAt.toISOString(),
+      source,
+      data,
+      extra,
+      problems,
+    };
+    const held = problems.length > 0 && hook.config.on_problem === 'hold';
+    const result = await store.commitCall({
+      record,
+      status: held ? 'held' : 'accepted',
+      raw,
+      // A held call gets its deliveries when it is released.
+      sinks: held ? [] : hook.config.sinks,
+      receipt,
+    });
+    if (result.outcome === 'duplicate') return { status: 'duplicate', id: result.id, dedup_key: record.dedup_key };
+    if (result.outcome === 'accepted') onCommitted?.();
+    return { status: result.outcome, id: result.id, dedup_key: record.dedup_key, problems };
+  };
+}

@@ -1,0 +1,25 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { maskSecrets } from './config.js';
+
+export interface LoggerOptions {
+  level: string;
+  /** Configured secrets: any that reaches a line anyway (inside an error message, a URL) is masked. */
+  secrets?: readonly string[];
+  destination?: DestinationStream;
+}
+
+/** pino JSON logs; the Authorization header is never written, whatever object carries it (contract section 6). */
+export function createLogger({ level, secrets = [], destination }: LoggerOptions): Logger {
+  return pino(
+    {
+      level,
+      base: undefined,
+      redact: {
+        paths: ['authorization', 'headers.authorization', 'req.headers.authorization', '*.headers.authorization', '*.authorization'],
+        censor: '[redacted]',
+      },
+      hooks: secrets.length > 0 ? { streamWrite: (line) => maskSecrets(line, secrets) } : {},
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}

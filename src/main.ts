@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import { serve as listen, type ServerType } from '@hono/node-server';
+import closeWithGrace from 'close-with-grace';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { type Config, loadConfig } from './config.js';
+import { createDeliveryWorker } from './delivery/worker.js';
+import { compileHooks, createIntake } from './intake.js';
+import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys.js';
+import { createLogger } from './log.js';
+import { checkSinkConfigs, createSinks } from './sinks/registry.js';
+import { openStore } from './store/open.js';
+
+/**
+ * The process, and only the process: load config → open store → create app → serve → close gracefully.
+ */
+
+export interface ServeOptions {
+  env: Record<string, string | undefined>;
+  configPath?: string;
+  /** Where the start-up banner goes (the generated key is printed there once, never logged). */
+  print?: (line: string) => void;
+}
+
+export interface Running {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`) }: ServeOptions): Promise<Running> {
+  const loaded = loadConfig(env, configPath);
+  checkSinkConfigs(loaded.sinks);
+  const { config, generated } = withKeys(loaded);
+  const log = createLogger({ level: config.logLevel, secrets: config.secrets });
+
+  const store = await openStore(config);
+  const resumed = await store.resumeInFlight();
+  if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
+  const sinks = await createSinks(config.sinks, { dataDir: config.dataDir, log });
+  const worker = createDeliveryWorker({ store, sinks, log });
+  worker.start();
+
+  let accepting = true;
+  const hooks = compileHooks(config);
+  const ingest = createIntake({ store, onCommitted: () => worker.notify() });
+  const app = createApp({ hooks, ingest, store, log, bodyLimitBytes: config.bodyLimit, adminToken: config.adminToken!, secrets: config.secrets, workerRunning: () => worker.running, accepting: () => accepting });
+
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = listen(
+      {
+        fetch: app.fetch,
+        port: config.port,
+        hostname: config.host,
+        // A client that trickles its headers or body cannot hold a connection for ever.
+        serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000 },
+      },
+      () => resolve(s),
+    );
+  });
+  const port = (server.address() as AddressInfo).port;
+  banner(print, config, port, generated);
+  log.info({ port, host: config.host, store: store.kind, hooks: [...hooks.keys()], sinks: [...sinks.keys()] }, 'callhook listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      // Stop intake first: in-flight requests are answered, new connections refused, readiness turns 503.
+      accepting = false;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      });
+      await worker.stop(10_000);
+      await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
+      await store.close();
+      log.info('callhook stopped');
+      log.flush();
+    })());
+  return { port, close };
+}
+
+/** Fills in generated keys where none is configured (contract section 1). */
+function withKeys(config: Config): { config: Config; generated: { apiKey?: string; adminToken?: string } } {
+  const generated: { apiKey?: string; adminToken?: string } = {};
+  let { apiKeys, adminToken } = config;
+  if (apiKeys.length === 0) {
+    const file = ensureKeyFile(config.dataDir, API_KEYS_FILE, 'chk');
+    apiKeys = file.keys;
+    if (file.created) generated.apiKey = file.keys[0];
+  }
+  if (adminToken === undefined) {
+    const file = ensureKeyFile(config.dataDir, ADMIN_TOKEN_FILE, 'cha');
+    adminToken = file.keys[0];
+    if (file.created) generated.adminToken = adminToken;
+  }
+  const hooks = new Map([...config.hooks].map(([name, hook]) => [name, hook.keys.length > 0 ? hook : { ...hook, keys: apiKeys }]));
+  const secrets = [...new Set([...config.secrets, ...apiKeys, adminToken!])];
+  return { config: { ...config, apiKeys, adminToken, hooks, secrets }, generated };
+}
+
+function banner(print: (line: string) => void, config: Config, port: number, generated: { apiKey?: string; adminToken?: string }): void {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  print(`callhook is listening on http://${host}:${port}`);
+  for (const name of config.hooks.keys()) print(`  webhook URL: http://${host}:${port}/webhooks/${name}`);
+  if (generated.apiKey) {
+    print(`  generated webhook key (shown once, kept in ${join(config.dataDir, API_KEYS_FILE)}):`);
+    print(`    Authorization: Bearer ${generated.apiKey}`);
+  }
+  if (generated.adminToken) print(`  generated admin token kept in ${join(config.dataDir, ADMIN_TOKEN_FILE)}`);
+}
+
+/** `callhook serve`: runs until SIGTERM or SIGINT, then drains and exits 0. */
+export async function runServer(options: ServeOptions): Promise<void> {
+  const running = await serve(options);
+  closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
+    if (err) process.stderr.write(`callhook: ${err.stack ?? err.message}\n`);
+    else if (signal) process.stderr.write(`callhook: ${signal} received, draining\n`);
+    await running.close();
+  });
+}

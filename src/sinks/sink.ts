@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { CallRecord } from '../record.js';
+
+/**
+ * The plugin interface, shaped like a pino transport: `{ type, options }` → factory → an object with
+ * `deliver` and a `close()` that flushes. A sink knows nothing of HTTP intake or of the store.
+ */
+
+export interface DeliveryContext {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** `<record id>:<sink name>`: the same on every attempt, so a receiver can drop repeats (contract section 5). */
+  idempotencyKey: string;
+  /** Aborted when the attempt times out or the process shuts down. */
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export interface Sink {
+  deliver(record: CallRecord, context: DeliveryContext): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export interface SinkContext {
+  name: string;
+  dataDir: string;
+  log: Logger;
+}
+
+export interface SinkType<Schema extends z.ZodType = z.ZodType> {
+  /** Options after `name` and `type`, checked once at start-up; a bad one stops start-up naming the option. */
+  options: Schema;
+  create(options: z.output<Schema>, context: SinkContext): Sink | Promise<Sink>;
+}
+
+/** Declares a sink type with its options' types inferred from the schema. */
+export function defineSinkType<Schema extends z.ZodType>(type: SinkType<Schema>): SinkType<Schema> {
+  return type;
+}
+
+/** Throw from `deliver` when trying again later may succeed: network errors, 408, 425, 429, 5xx. */
+export class RetryableError extends Error {
+  readonly status: number | undefined;
+  /** From a `Retry-After` header, when the receiver gave one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'RetryableError';
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Throw from `deliver` when the same record can never succeed (most 4xx): the delivery is dead at once. */
+export class PermanentError extends Error {
+  readonly status: number | undefined;
+
+  constructor(message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'PermanentError';
+    this.status = options.status;
+  }
+}

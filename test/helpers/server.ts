@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve, type Running } from '../../src/main.js';
+
+export const KEY = 'test-key-0123456789abcdef';
+export const OTHER_KEY = 'test-key-rotated-fedcba9876543210';
+export const ADMIN = 'test-admin-0123456789abcdef';
+
+export function tempDir(prefix = 'callhook-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface TestServer extends Running {
+  url: string;
+  dataDir: string;
+  printed: string[];
+}
+
+/** A real receiver in this process on a free port, with its own data dir. */
+export async function startServer({ env = {}, config, dataDir = tempDir() }: { env?: Record<string, string>; config?: unknown; dataDir?: string } = {}): Promise<TestServer> {
+  let configPath: string | undefined;
+  if (config !== undefined) {
+    configPath = join(dataDir, 'config.json');
+    writeFileSync(configPath, JSON.stringify(config));
+  }
+  const printed: string[] = [];
+  const running = await serve({
+    env: { PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'silent', ...env },
+    configPath,
+    print: (line) => printed.push(line),
+  });
+  return { ...running, url: `http://127.0.0.1:${running.port}`, dataDir, printed };
+}
+
+export interface ChildServer {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `callhook serve` as its own process, for tests that kill it. */
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
+    const onData = () => {
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!.replace('localhost', '127.0.0.1'));
+      }
+    };
+    child.stderr!.on('data', onData);
+    child.on('exit', () => reject(new Error(`server exited:\n${out}`)));
+  });
+  return { child, url, output: () => out, exited };
+}
+
+export function post(url: string, body: unknown, { key = KEY, hook = 'end-of-call' }: { key?: string; hook?: string } = {}): Promise<Response> {
+  return fetch(`${url}/webhooks/${hook}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A complete call as the recommended parameters describe it (spec section 6.4). */
+export function sampleCall(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    call_id: `call-${Math.random().toString(36).slice(2)}`,
+    first_name: 'Asha',
+    last_name: 'Verma',
+    phone_number: '+91 98123 45678',
+    call_date: '2026-11-21',
+    call_duration: '184',
+    call_outcome: 'order placed',
+    call_summary: 'Ordered two kettles.',
+    sentiment_analysis: 'positive',
+    ...overrides,
+  };
+}
+
+export async function until<T>(probe: () => T | Promise<T>, { timeoutMs = 10_000, everyMs = 25 } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+
+/** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
+
+const jsonlIds = (dataDir: string): string[] => {
+  try {
+    return readFileSync(join(dataDir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).id);
+  } catch {
+    return [];
+  }
+};
+
+async function sendCalls(url: string, count: number, prefix: string): Promise<string[]> {
+  const replies = await Promise.all(
+    Array.from({ length: count }, (_, i) => post(url, sampleCall({ call_id: `${prefix}-${i}` })).then(async (r) => ({ status: r.status, body: await r.json() }))),
+  );
+  expect(replies.every((r) => r.status === 200 && r.body.status === 'accepted')).toBe(true);
+  return replies.map((r) => r.body.id as string);
+}
+
+describe('a killed receiver', () => {
+  it('loses nothing it acknowledged: after SIGKILL and a restart every call is stored and reaches the JSONL file once', async () => {
+    const dataDir = tempDir();
+    const first = await spawnServer(dataDir);
+    const acknowledged = await sendCalls(first.url, 200, 'kill');
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toBeNull();
+
+    const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
+    const stored = new Set((db.prepare('SELECT id FROM calls').pluck().all() as string[]));
+    db.close();
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+
+    const second = await spawnServer(dataDir);
+    try {
+      await until(() => acknowledged.every((id) => jsonlIds(dataDir).includes(id)), { timeoutMs: 20_000 });
+      const lines = jsonlIds(dataDir);
+      expect(lines.length).toBe(new Set(lines).size);
+      expect(new Set(lines)).toEqual(new Set(acknowledged));
+      const again = await post(second.url, sampleCall({ call_id: 'kill-0' }));
+      expect(await again.json()).toMatchObject({ status: 'duplicate', id: acknowledged[0] });
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+});
+
+describe('SIGTERM', () => {
+  it('stops intake, delivers what was accepted and exits 0', async () => {
+    const dataDir = tempDir();
+    const server = await spawnServer(dataDir);
+    const acknowledged = await sendCalls(server.url, 50, 'term');
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
+    const waiting = db.prepare(`SELECT call_id FROM deliveries WHERE sink = 'jsonl' AND state = 'pending'`).pluck().all() as string[];
+    expect(db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state = 'in_flight'`).pluck().get()).toBe(0);
+    db.close();
+    // A delivery not made before exit is left pending, never half done, and the next start resumes it.
+    const delivered = new Set(jsonlIds(dataDir));
+    expect(acknowledged.filter((id) => !delivered.has(id)).sort()).toEqual(waiting.sort());
+    expect(server.output()).toContain('SIGTERM received, draining');
+  });
+});
