@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { ADMIN, KEY, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
 
@@ -65,5 +65,25 @@ describe('SIGTERM', () => {
     const delivered = new Set(jsonlIds(dataDir));
     expect(acknowledged.filter((id) => !delivered.has(id)).sort()).toEqual(waiting.sort());
     expect(server.output()).toContain('SIGTERM received, draining');
+  });
+});
+
+describe('logs', () => {
+  it('are pino JSON with a request id, and never carry the Authorization header or a key', async () => {
+    const dataDir = tempDir();
+    const server = await spawnServer(dataDir, { LOG_LEVEL: 'trace' });
+    await sendCalls(server.url, 3, 'logs');
+    await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: 'Bearer not-the-key-0123456789' }, body: '{}' });
+    await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{broken' });
+    await fetch(`${server.url}/admin/calls`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    server.child.kill('SIGTERM');
+    await server.exited;
+    const output = server.output();
+    for (const secret of [KEY, ADMIN, 'not-the-key-0123456789']) expect(output).not.toContain(secret);
+    expect(output.toLowerCase()).not.toContain('authorization');
+    const requests = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(requests.length).toBeGreaterThanOrEqual(6);
+    for (const line of requests) expect(line).toMatchObject({ level: expect.any(Number), reqId: expect.any(String), method: expect.any(String), status: expect.any(Number) });
+    expect(requests.filter((l) => l.outcome === 'accepted')).toHaveLength(3);
   });
 });

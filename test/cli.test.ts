@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ADMIN, KEY, post, sampleCall, startServer, tempDir } from './helpers/server.js';
+
+/** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
+
+const run = promisify(execFile);
+
+async function callhook(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('callhook config check', () => {
+  it('prints the resolved hooks and sinks with every secret masked', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'callhook.yaml');
+    writeFileSync(path, 'hooks:\n  end-of-call: {}\n  orders:\n    keys: ["${ORDERS_KEY}"]\n    dedup: [order_id]\n');
+    const secretKey = 'orders-secret-key-0123456789';
+    const { code, stdout } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, ORDERS_KEY: secretKey, DATABASE_URL: 'postgres://app:pw-0123456789@db.internal/calls' });
+    expect(code).toBe(0);
+    const resolved = JSON.parse(stdout);
+    expect(Object.keys(resolved.hooks)).toEqual(['end-of-call', 'orders']);
+    expect(resolved.hooks.orders).toMatchObject({ dedup: ['order_id'], keys: ['***'] });
+    expect(resolved.sinks.map((s: { type: string }) => s.type)).toEqual(['log', 'jsonl']);
+    for (const secret of [KEY, ADMIN, secretKey, 'pw-0123456789']) expect(stdout).not.toContain(secret);
+    expect(resolved.store.url).toBe('postgres://app:***@db.internal/calls');
+  });
+
+  it('exits non-zero with one line naming the bad key', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'callhook.yaml');
+    writeFileSync(path, 'hooks:\n  end-of-call:\n    on_problem: ignore\n');
+    const { code, stdout, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^callhook: .*hooks\.end-of-call\.on_problem/);
+  });
+
+  it('refuses an unknown sink type, listing the known ones', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'c.json');
+    writeFileSync(path, JSON.stringify({ sinks: [{ name: 'crm', type: 'salesforce' }] }));
+    const { code, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown sink type "salesforce" \(known types: log, jsonl/);
+  });
+});
+
+describe('callhook keys', () => {
+  it('generates keys for rotation, kept with mode 0600, and shows them', async () => {
+    const dir = tempDir();
+    const env = { CALLHOOK_DATA_DIR: dir };
+    const first = await callhook(['keys', 'generate'], env);
+    const second = await callhook(['keys', 'generate'], env);
+    expect(first.code).toBe(0);
+    const shown = await callhook(['keys', 'show'], env);
+    expect(shown.stdout.trim().split('\n')).toEqual([second.stdout.trim(), first.stdout.trim()]);
+    expect(statSync(join(dir, 'api-keys')).mode & 0o777).toBe(0o600);
+    await callhook(['keys', 'generate', '--replace'], env);
+    expect((await callhook(['keys', 'show'], env)).stdout.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('says so when there is no key yet', async () => {
+    const { code, stderr } = await callhook(['keys', 'show'], { CALLHOOK_DATA_DIR: tempDir() });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^callhook: no webhook key yet/);
+  });
+});
+
+describe('callhook calls', () => {
+  it('lists, shows and exports what the store holds', async () => {
+    const server = await startServer();
+    const ids: string[] = [];
+    for (const name of ['Asha', 'Ravi, Jr.']) ids.push((await (await post(server.url, sampleCall({ first_name: name }))).json()).id);
+    await server.close();
+    const env = { CALLHOOK_DATA_DIR: server.dataDir };
+
+    const list = await callhook(['calls', 'list'], env);
+    expect(list.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(ids);
+    const show = JSON.parse((await callhook(['calls', 'show', ids[0]!], env)).stdout);
+    expect(show).toMatchObject({ status: 'accepted', record: { id: ids[0], data: { first_name: 'Asha' } }, raw: { method: 'POST' } });
+    const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(jsonl.map((r) => r.id)).toEqual(ids);
+    const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');
+    expect(csv[0]).toMatch(/^id,hook,dedup_key,received_at,source,first_name,/);
+    expect(csv[2]).toContain('"Ravi, Jr."');
+
+    expect((await callhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
+    expect((await callhook(['calls', 'export', '--format', 'xml'], env)).code).toBe(2);
+  });
+});
+
+describe('callhook replay', () => {
+  it('exits 1 and says what differs when a reply does not match the fixture', async () => {
+    const server = await startServer();
+    const dir = tempDir();
+    writeFileSync(join(dir, 'wrong.json'), JSON.stringify({ description: 'expects a 401 that will not come', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 401 } }));
+    writeFileSync(join(dir, 'right.json'), JSON.stringify({ description: 'accepted', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 200, reply: { status: 'accepted' } } }));
+    // `data` is compared exactly: a fixture that lists only some fields fails.
+    writeFileSync(join(dir, 'some-data.json'), JSON.stringify({ description: 'partial data', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 200, data: { first_name: 'Asha' } } }));
+    const { code, stdout } = await callhook(['replay', dir, '--url', server.url, '--key', KEY, '--admin-token', ADMIN], { CALLHOOK_DATA_DIR: server.dataDir });
+    await server.close();
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^ok {3}.*right\.json/m);
+    expect(stdout).toMatch(/^FAIL .*wrong\.json/m);
+    expect(stdout).toMatch(/status: expected 401, got 200/);
+    expect(stdout).toMatch(/data: expected \{"first_name":"Asha"\}, stored \{"first_name":"Asha",/);
+    expect(stdout.trim().split('\n').at(-1)).toBe('1 passed, 2 failed');
+  });
+
+  it('exits non-zero with one line for a fixture that is not valid', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ request: { method: 'POST' }, expect: { status: 200 } }));
+    const { code, stderr } = await callhook(['replay', dir], { CALLHOOK_DATA_DIR: dir });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^callhook: .*bad\.json: description/);
+  });
+});
