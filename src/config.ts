@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
+import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
@@ -40,7 +41,10 @@ const fileSchema = z.strictObject({
   api_keys: z.array(keySchema).optional(),
   admin_token: keySchema.optional(),
   database_url: z.string().startsWith('postgres').optional(),
-  phone_region: z.string().regex(/^[A-Z]{2}$/, 'a two-letter ISO 3166 region such as IN').default('IN'),
+  phone_region: z
+    .string()
+    .refine((r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r), 'a two-letter ISO 3166 region that has phone numbers, such as IN')
+    .default('IN'),
   body_limit: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   hooks: z.record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema).optional(),
   sinks: z.array(sinkSchema).optional(),

@@ -1,18 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ADMIN, KEY, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { ADMIN, KEY, jsonlRecords, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
 
-const jsonlIds = (dataDir: string): string[] => {
-  try {
-    return readFileSync(join(dataDir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).id);
-  } catch {
-    return [];
-  }
-};
+const jsonlIds = (dataDir: string): string[] => jsonlRecords(dataDir).map((r) => r.id);
 
 async function sendCalls(url: string, count: number, prefix: string): Promise<string[]> {
   const replies = await Promise.all(

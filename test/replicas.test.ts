@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { jsonlRecords, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
 
 /** Two receivers sharing one PostgreSQL, as replicas behind a load balancer would (contract section 4). */
 
@@ -32,13 +30,7 @@ describe.skipIf(!url)('replicas sharing PostgreSQL', () => {
     await admin.end();
   });
 
-  const jsonlIds = (r: TestServer): string[] => {
-    try {
-      return readFileSync(join(r.dataDir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).id);
-    } catch {
-      return [];
-    }
-  };
+  const jsonlIds = (r: TestServer): string[] => jsonlRecords(r.dataDir).map((record) => record.id);
 
   it('stores one record and makes one delivery per sink for twenty copies of a call spread over both', async () => {
     const call = sampleCall({ call_id: 'replica-burst' });

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, KEY, OTHER_KEY, post, sampleCall, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, OTHER_KEY, jsonlRecords, post, sampleCall, startServer, tempDir, until, type TestServer } from './helpers/server.js';
 
 /** The receiving side end to end over real HTTP: contract section 2, every reply and every failure row. */
 
@@ -10,13 +10,7 @@ let server: TestServer;
 const hook = (path = 'end-of-call') => `${server.url}/webhooks/${path}`;
 const auth = (key = KEY) => ({ authorization: `Bearer ${key}` });
 const db = () => new Database(join(server.dataDir, 'callhook.db'), { readonly: true });
-const jsonlLines = () => {
-  try {
-    return readFileSync(join(server.dataDir, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  } catch {
-    return [];
-  }
-};
+const jsonlLines = () => jsonlRecords(server.dataDir);
 
 beforeAll(async () => {
   server = await startServer({ env: { CALLHOOK_API_KEYS: `${KEY},${OTHER_KEY}` } });
@@ -142,7 +136,8 @@ describe('failures', () => {
 
   it('refuses a missing, malformed or wrong key with 401 and WWW-Authenticate, storing nothing', async () => {
     const before = receipts().length;
-    for (const headers of [{}, { authorization: 'Bearer wrong-key-0000000000000' }, { authorization: `Basic ${KEY}` }, { authorization: 'Bearer' }, { authorization: `Bearer ${KEY}x` }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-key-0000000000000' }, { authorization: `Basic ${KEY}` }, { authorization: 'Bearer' }, { authorization: `Bearer ${KEY}x` }];
+    for (const headers of attempts) {
       const res = await fetch(hook(), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(sampleCall({ call_id: 'unauth' })) });
       await expectError(res, 401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);

@@ -63,8 +63,25 @@ export function loadFixtures(paths: readonly string[]): LoadedFixture[] {
       const issue = parsed.error.issues[0]!;
       throw new Error(`${file}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
     }
-    return { file, fixture: parsed.data };
+    return { file, fixture: withOriginalObjects(parsed.data, json as Fixture) };
   });
+}
+
+/**
+ * zod's record schema drops an own `__proto__` key (to keep the prototype safe), but a fixture may send one on
+ * purpose: the bodies and expectations are kept exactly as JSON.parse read them, after validation.
+ */
+function withOriginalObjects(fixture: Fixture, original: Fixture): Fixture {
+  return {
+    ...fixture,
+    request: { ...fixture.request, ...(original.request.body && { body: original.request.body }) },
+    expect: {
+      ...fixture.expect,
+      ...(original.expect.reply && { reply: original.expect.reply }),
+      ...(original.expect.data && { data: original.expect.data }),
+      ...(original.expect.extra && { extra: original.expect.extra }),
+    },
+  };
 }
 
 /** A token unique to one replay run; `{{run}}` in a fixture becomes it, so a second run is not all duplicates. */

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type Running } from '../../src/main.js';
@@ -98,4 +98,15 @@ export async function until<T>(probe: () => T | Promise<T>, { timeoutMs = 10_000
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** The records in a data dir's JSONL file, in file order (none when it does not exist yet). */
+export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: string; dedup_key: string; [key: string]: unknown }[] {
+  let text: string;
+  try {
+    text = readFileSync(join(dataDir, file), 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
