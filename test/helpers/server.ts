@@ -100,7 +100,7 @@ export async function until<T>(probe: () => T | Promise<T>, { timeoutMs = 10_000
   }
 }
 
-/** The records in a data dir's JSONL file, in file order (none when it does not exist yet). */
+/** The complete records in a data dir's JSONL file, in file order (none when it does not exist yet). */
 export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: string; dedup_key: string; [key: string]: unknown }[] {
   let text: string;
   try {
@@ -108,5 +108,6 @@ export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: strin
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  // The sink may be mid-append while a test reads: only lines ended by a newline are complete.
+  return text.split('\n').slice(0, -1).map((line) => JSON.parse(line));
 }
