@@ -34,7 +34,7 @@ export function readKeyFile(path: string): string[] {
 }
 
 export function writeKeyFile(dataDir: string, name: string, keys: readonly string[]): void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, name);
   writeFileSync(path, `${keys.join('\n')}\n`, { mode: 0o600 });
   chmodSync(path, 0o600); // writeFileSync keeps the mode of a file that already exists

@@ -128,3 +128,28 @@ describe('callhook replay', () => {
     expect(stderr).toMatch(/^callhook: .*bad\.json: description/);
   });
 });
+
+describe('callhook purge', () => {
+  it('deletes nothing younger than the age, and refuses an age it cannot read', async () => {
+    const server = await startServer();
+    await post(server.url, sampleCall());
+    await server.close();
+    const env = { CALLHOOK_DATA_DIR: server.dataDir };
+    const kept = await callhook(['purge', '--older-than', '90d'], env);
+    expect(kept.stdout).toMatch(/^purged 0 calls and 0 receipts received before \d{4}-/);
+    const bad = await callhook(['purge', '--older-than', 'ninety days'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('callhook: --older-than takes a number and a unit m, h, d or w (like 90d), not "ninety days"\n');
+    expect((await callhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('bad input', () => {
+  it('gives one line and a non-zero exit for an unknown command or option', async () => {
+    for (const args of [['frobnicate'], ['calls', 'list', '--bogus']]) {
+      const { code, stderr } = await callhook(args);
+      expect(code, args.join(' ')).not.toBe(0);
+      expect(stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+    }
+  });
+});

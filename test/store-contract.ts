@@ -231,6 +231,24 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       expect([...receipt!.rawBody!]).toEqual([0x22, 0xff, 0x00, 0xfe]);
     });
 
+    it('purges calls and receipts older than a date, keeping calls still owed to a sink', async () => {
+      const hook = unique('hook');
+      const longAgo = Date.parse('2001-03-01T00:00:00Z');
+      const delivered = await a.commitCall(commitInput(hook, 'call_id:old-done', ['s'], longAgo));
+      const owed = await a.commitCall(commitInput(hook, 'call_id:old-owed', ['s'], longAgo));
+      const recent = await a.commitCall(commitInput(hook, 'call_id:recent', [], Date.parse('2001-06-01T00:00:00Z')));
+      const [first] = await a.claimDeliveries('s', 1, 60_000);
+      await a.finishAttempt(first!.id, attemptOk);
+      expect(first!.record.id).toBe(delivered.id);
+
+      expect(await a.purge(new Date('2001-04-01T00:00:00Z'))).toEqual({ calls: 1, receipts: 2 });
+      expect(await a.getCall(delivered.id)).toBeUndefined();
+      expect(await peek.deliveries(delivered.id)).toEqual([]);
+      expect(await a.getCall(owed.id)).toBeDefined();
+      expect(await a.getCall(recent.id)).toBeDefined();
+      expect((await peek.receipts(hook)).map((r) => r.callId)).toEqual([recent.id]);
+    });
+
     it('pings with a write', async () => {
       await expect(a.ping()).resolves.toBeUndefined();
       await expect(b.ping()).resolves.toBeUndefined();

@@ -1,8 +1,7 @@
 import { Command } from 'commander';
 import type { CallRecord } from '../record.js';
-import { openStore } from '../store/open.js';
 import type { StoredCall } from '../store/store.js';
-import { commandConfig } from './context.js';
+import { commandConfig, withStore } from './context.js';
 
 /** `callhook calls list|show|export`: reads the store directly, without a running server. */
 export function callsCommand(): Command {
@@ -15,7 +14,7 @@ export function callsCommand(): Command {
     .option('--after <id>', 'calls after this id (cursor)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { hook?: string; limit: string; after?: string; config?: string }) => {
-      await withStore(opts.config, async (store) => {
+      await withStore(commandConfig(opts.config), async (store) => {
         for (const call of await store.listCalls({ hook: opts.hook, after: opts.after, limit: positive(opts.limit, '--limit') })) {
           const r = call.record;
           console.log([r.id, r.received_at, r.hook, call.status, r.dedup_key, call.duplicates > 0 ? `+${call.duplicates} duplicates` : ''].join('\t').trimEnd());
@@ -28,7 +27,7 @@ export function callsCommand(): Command {
     .argument('<id>')
     .option('-c, --config <file>', 'config file')
     .action(async (id: string, opts: { config?: string }) => {
-      await withStore(opts.config, async (store) => {
+      await withStore(commandConfig(opts.config), async (store) => {
         const call = await store.getCall(id);
         if (!call) throw new Error(`no call with id ${id}`);
         console.log(JSON.stringify(call, null, 2));
@@ -42,7 +41,7 @@ export function callsCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { format: string; hook?: string; config?: string }) => {
       if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
-      await withStore(opts.config, async (store) => {
+      await withStore(commandConfig(opts.config), async (store) => {
         const rows: CallRecord[] = [];
         for (let after: string | undefined, page: StoredCall[]; (page = await store.listCalls({ hook: opts.hook, after, limit: 1000 })).length > 0; after = page.at(-1)!.record.id) {
           if (opts.format === 'jsonl') for (const c of page) process.stdout.write(`${JSON.stringify(c.record)}\n`);
@@ -52,15 +51,6 @@ export function callsCommand(): Command {
       });
     });
   return calls;
-}
-
-async function withStore(configPath: string | undefined, work: (store: Awaited<ReturnType<typeof openStore>>) => Promise<void>): Promise<void> {
-  const store = await openStore(commandConfig(configPath));
-  try {
-    await work(store);
-  } finally {
-    await store.close();
-  }
 }
 
 function positive(text: string, option: string): number {

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, loadConfig } from '../config.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE, readKeyFile } from '../keys.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
 
 /** What most commands start from: the config as `serve` would load it, with the keys it would use. */
 export function commandConfig(configPath?: string): Config {
@@ -19,4 +21,14 @@ export function adminToken(config: Config): string | undefined {
 
 function readIfExists(path: string): string | undefined {
   return existsSync(path) ? readKeyFile(path)[0] : undefined;
+}
+
+/** Opens the store the config names for one command, and closes it whatever happens. */
+export async function withStore(config: Config, work: (store: Store) => Promise<void>): Promise<void> {
+  const store = await openStore(config);
+  try {
+    await work(store);
+  } finally {
+    await store.close();
+  }
 }

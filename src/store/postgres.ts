@@ -86,6 +86,16 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     },
     listCalls: (query) => listCalls(pool, query),
     countDeliveries: () => countDeliveries(pool),
+    purge: (before) =>
+      inTransaction(pool, async (client) => {
+        const calls = await client.query(
+          `DELETE FROM calls WHERE received_at < $1 AND NOT EXISTS (
+             SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`,
+          [before.toISOString()],
+        );
+        const receipts = await client.query('DELETE FROM receipts WHERE received_at < $1', [before.toISOString()]);
+        return { calls: calls.rowCount ?? 0, receipts: receipts.rowCount ?? 0 };
+      }),
     // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.
     ping: async () => {
       await pool.query(

@@ -22,7 +22,8 @@ interface CallRow {
 }
 
 export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  // The data dir holds callers' personal data: readable by its owner only when callhook creates it.
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path);
   // Contract section 2: a 200 leaves only after a commit that survives power loss, so WAL with FULL sync.
   db.pragma('journal_mode = WAL');
@@ -49,6 +50,13 @@ export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptio
     getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
     listCalls: async (query) => listCalls(db, query),
     countDeliveries: async () => countDeliveries(stmts),
+    purge: async (before) => {
+      const cutoff = before.toISOString();
+      return db.transaction(() => ({
+        calls: stmts.purgeCalls.run(cutoff).changes,
+        receipts: stmts.purgeReceipts.run(cutoff).changes,
+      })).immediate();
+    },
     ping: async () => void stmts.heartbeat.run(new Date().toISOString()),
     close: async () => void db.close(),
   };
@@ -147,6 +155,9 @@ function prepareStatements(db: Db) {
       FROM deliveries WHERE sink = ? AND state IN ('pending', 'in_flight')`),
     getCall: db.prepare('SELECT record, status, raw, duplicates FROM calls WHERE id = ?'),
     countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
+    purgeCalls: db.prepare(`DELETE FROM calls WHERE received_at < ? AND NOT EXISTS (
+      SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`),
+    purgeReceipts: db.prepare('DELETE FROM receipts WHERE received_at < ?'),
     heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
   };
 }

@@ -90,6 +90,11 @@ export interface Store {
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
   countDeliveries(): Promise<Record<DeliveryState, number>>;
+  /**
+   * Deletes calls received before `before` with their deliveries and attempts, and receipts received before it.
+   * A call with a delivery still pending or in flight is kept: purging never drops what is owed to a sink.
+   */
+  purge(before: Date): Promise<{ calls: number; receipts: number }>;
   /** Resolves when a write can be committed now; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
