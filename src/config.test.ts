@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test/helpers/server.js';
-import { ConfigError, loadConfig, maskSecrets } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
+import { maskSecrets } from './secrets.js';
 import { RECOMMENDED_PARAMETERS } from './normalize/index.js';
 import { checkSinkConfigs } from './sinks/registry.js';
 

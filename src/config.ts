@@ -4,6 +4,7 @@ import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
+import { collectSecrets } from './secrets.js';
 
 /**
  * Settings come from environment variables, then from an optional YAML or JSON file (contract section 1).
@@ -209,39 +210,6 @@ function parsePort(text: string): number {
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: "${text}" is not a port number`);
   return port;
-}
-
-const SECRET_OPTION = /secret|token|password|passwd|api_?key|authorization|credential|webhook_url/i;
-
-function collectSecrets(apiKeys: string[], adminToken: string | undefined, databaseUrl: string | undefined, hooks: HookConfig[], sinks: SinkConfig[]): string[] {
-  const secrets = new Set<string>([...apiKeys, ...hooks.flatMap((h) => h.keys)]);
-  if (adminToken) secrets.add(adminToken);
-  const dbPassword = databaseUrl ? safeUrl(databaseUrl)?.password : undefined;
-  if (dbPassword) secrets.add(decodeURIComponent(dbPassword));
-  const visit = (value: unknown, secret: boolean): void => {
-    if (typeof value === 'string' && secret && value.length >= 4) secrets.add(value);
-    else if (Array.isArray(value)) value.forEach((v) => visit(v, secret));
-    else if (value !== null && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) visit(v, secret || SECRET_OPTION.test(k));
-    }
-  };
-  visit(sinks, false);
-  return [...secrets];
-}
-
-/** Replaces every configured secret inside `text` (URLs, headers, whole values) with `***`. */
-export function maskSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join('***');
-  return out;
-}
-
-function safeUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { maskSecrets } from './config.js';
+import { maskSecrets } from './secrets.js';
 
 export interface LoggerOptions {
   level: string;

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { type Config, maskSecrets } from '../config.js';
+import type { Config } from '../config.js';
+import { maskSecrets } from '../secrets.js';
 import { checkSinkConfigs } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
 

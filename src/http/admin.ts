@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { maskSecrets } from '../config.js';
+import { maskSecrets } from '../secrets.js';
 import { CallhookError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { requireBearer } from './auth.js';
