@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { compileHooks, createIntake } from '../src/intake.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import { ADMIN, KEY } from './helpers/server.js';
+
+/**
+ * Whatever a client sends through the whole intake path (route, key, body, normalise, commit), the answer is a
+ * 200 of the reply shape or a 4xx with the Error object: never a 500, never a throw, never a polluted prototype.
+ */
+
+const store = openSqliteStore({ path: ':memory:' });
+const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
+const app = createApp({
+  hooks: compileHooks(config),
+  ingest: createIntake({ store }),
+  store,
+  log: pino({ level: 'silent' }),
+  bodyLimitBytes: 64 * 1024,
+  adminToken: ADMIN,
+  secrets: [],
+  workerRunning: () => true,
+  accepting: () => true,
+});
+
+const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'first_name', 'call_id', 'phone_number', 'call_duration', 'sentiment_analysis', 'call_date');
+const value = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(''), fc.jsonValue({ maxDepth: 3 }));
+const fields = fc.dictionary(fc.oneof(hostileKey, fc.string()), value, { maxKeys: 12 });
+
+const textual = (f: Record<string, unknown>) => Object.entries(f).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`).join('&');
+
+const body = fc.oneof(
+  fields.map((f) => ({ type: 'application/json', bytes: new TextEncoder().encode(JSON.stringify(f)) })),
+  fields.map((f) => ({ type: 'application/x-www-form-urlencoded', bytes: new TextEncoder().encode(textual(f)) })),
+  fc.record({ type: fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b', 'multipart/form-data', 'text/plain', 'application/json; charset=latin1', ''), bytes: fc.uint8Array({ maxLength: 512 }) }),
+  fc.record({ type: fc.constant('application/json'), bytes: fc.string().map((s) => new TextEncoder().encode(`{"first_name": ${s}`)) }),
+  fields.map((f) => ({
+    type: 'multipart/form-data; boundary=XyZ',
+    bytes: new TextEncoder().encode(`${Object.entries(f).map(([k, v]) => `--XyZ\r\nContent-Disposition: form-data; name="${k.replace(/["\r\n]/g, '')}"\r\n\r\n${String(v)}\r\n`).join('')}--XyZ--\r\n`),
+  })),
+);
+
+describe('intake under arbitrary requests', () => {
+  it('answers 200 or a 4xx with the Error object, and never changes Object.prototype', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('POST', 'PUT', 'GET', 'DELETE', 'PATCH'), body, fields, fc.boolean(), async (method, { type, bytes }, query, authorised) => {
+        const headers: Record<string, string> = authorised ? { authorization: `Bearer ${KEY}` } : {};
+        if (type) headers['content-type'] = type;
+        const hasBody = method !== 'GET' && method !== 'DELETE';
+        const res = await app.request(`/webhooks/end-of-call?${textual(query)}`, { method, headers, body: hasBody ? bytes : undefined });
+        const reply = (await res.json()) as Record<string, unknown>;
+        if (res.status === 200) {
+          expect(['accepted', 'duplicate', 'held']).toContain(reply.status);
+          expect(typeof reply.id).toBe('string');
+        } else {
+          expect([400, 401, 405, 413, 415]).toContain(res.status);
+          expect(reply).toEqual({ error: res.status, message: expect.any(String) });
+        }
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        expect(Object.keys(Object.prototype)).toEqual([]);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
