@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import type { CallRecord } from '../record.js';
+import { sendRequest } from './http-response.js';
+import { defineSinkType } from './sink.js';
+
+/** Block Kit limits (https://api.slack.com/reference/block-kit/blocks): longer text makes Slack refuse the whole message. */
+const SECTION_TEXT = 3000;
+const FIELD_TEXT = 2000;
+const HEADER_TEXT = 150;
+/** Slack truncates `text` past 40,000 characters; a notification needs far less. */
+const FALLBACK_TEXT = 300;
+
+const SENTIMENT_EMOJI: Readonly<Record<string, string>> = {
+  positive: ':slightly_smiling_face:',
+  neutral: ':neutral_face:',
+  negative: ':slightly_frowning_face:',
+};
+
+/** The webhook URL is itself the credential, so only https leaves the machine; plain http is for a local fake. */
+const webhookUrl = z.url({
+  protocol: /^https?$/,
+  error: 'webhook_url must be an https:// Slack incoming webhook URL',
+}).refine((value) => {
+  // zod runs this check even after the URL check failed; that failure is the one worth reporting.
+  if (!URL.canParse(value)) return true;
+  const { protocol, hostname } = new URL(value);
+  return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
+}, { error: 'webhook_url must be https:// (plain http only to localhost)' });
+
+/** Posts a readable summary of each call to a Slack channel through an incoming webhook. */
+export const slackSink = defineSinkType({
+  options: z.strictObject({
+    webhook_url: webhookUrl,
+    // Honoured only by legacy webhooks; a Slack app's webhook always posts as the app to its own channel.
+    channel: z.string().min(1, { error: 'channel must not be empty' }).optional(),
+    username: z.string().min(1, { error: 'username must not be empty' }).optional(),
+    icon_emoji: z.string().regex(/^:[a-z0-9_+'-]+:$/, { error: 'icon_emoji must look like :telephone_receiver:' }).optional(),
+  }),
+  create({ webhook_url: url, channel, username, icon_emoji }) {
+    return {
+      async deliver(record, { signal }) {
+        const body = JSON.stringify({ ...slackMessage(record), channel, username, icon_emoji });
+        const headers = { 'content-type': 'application/json', 'user-agent': 'callhook' };
+        const response = await sendRequest(url, { method: 'POST', headers, body }, { signal });
+        // Slack answers 200 "ok"; errors come as 4xx/5xx with a plain-text code, mapped by sendRequest.
+        await response.body?.cancel();
+      },
+    };
+  },
+});
+
+/** The `text` fallback (notifications, screen readers) and the Block Kit layout of one call. */
+export function slackMessage(record: CallRecord): { text: string; blocks: unknown[] } {
+  const value = (field: string): string | undefined => {
+    const v = record.data[field];
+    return v === undefined || String(v).trim() === '' ? undefined : String(v).trim();
+  };
+  const name = [value('first_name'), value('last_name')].filter(Boolean).join(' ') || undefined;
+  const phone = value('phone_number');
+  const outcome = value('call_outcome') ?? 'no outcome';
+  const sentiment = value('sentiment_analysis');
+  const emoji = (sentiment && SENTIMENT_EMOJI[sentiment.toLowerCase()]) ?? ':grey_question:';
+  const caller = name && phone ? `${name} (${phone})` : (name ?? phone ?? 'unknown caller');
+
+  const field = (label: string, text: string) => ({ type: 'mrkdwn', text: truncate(`*${label}*\n${escape(text)}`, FIELD_TEXT) });
+  const blocks: unknown[] = [
+    { type: 'header', text: { type: 'plain_text', text: truncate(`📞 ${caller}`, HEADER_TEXT), emoji: true } },
+    {
+      type: 'section',
+      fields: [
+        field('Outcome', outcome),
+        { type: 'mrkdwn', text: truncate(`*Sentiment*\n${emoji} ${escape(sentiment ?? 'unknown')}`, FIELD_TEXT) },
+        field('Caller', name ?? 'unknown'),
+        field('Phone', phone ?? 'unknown'),
+      ],
+    },
+  ];
+  const summary = value('call_summary');
+  if (summary) blocks.push(section(`*Summary*\n${escape(summary)}`));
+  const recording = recordingLink(value('recording_url'));
+  if (recording) blocks.push(section(`:studio_microphone: <${recording}|Listen to the recording>`));
+  if (record.problems.length > 0) {
+    const lines = record.problems.map((p) => `• \`${escape(p.field)}\` ${escape(p.code)}: ${escape(p.message)}`);
+    blocks.push(section(`:warning: *Problems*\n${lines.join('\n')}`));
+  }
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escape(`${record.hook} · ${record.id} · ${record.received_at}`) }] });
+  return { text: truncate(escape(`Call from ${caller}: ${outcome}`), FALLBACK_TEXT), blocks };
+}
+
+function section(text: string) {
+  return { type: 'section', text: { type: 'mrkdwn', text: truncate(text, SECTION_TEXT) } };
+}
+
+/**
+ * Callers' words reach mrkdwn, where `<!channel>` would ping everyone: Slack asks for &, < and > to be escaped
+ * (https://api.slack.com/reference/surfaces/formatting#escaping).
+ */
+function escape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Cuts to `max` UTF-16 units (Slack counts characters, never more), never inside an entity or a surrogate pair. */
+function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut.replace(/&[a-z]{0,4}$/, '')}…`;
+}
+
+/** An http(s) URL made safe inside `<url|label>`, where a `|` or `>` would end the link early. */
+function recordingLink(raw: string | undefined): string | undefined {
+  if (!raw || !URL.canParse(raw)) return undefined;
+  const url = new URL(raw);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  const href = url.href.replace(/\|/g, '%7C').replace(/</g, '%3C').replace(/>/g, '%3E');
+  return href.length <= SECTION_TEXT - 100 ? href : undefined;
+}
