@@ -3,7 +3,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
-import { commitInput, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow } from './store-contract.js';
+import { storeAdminContract } from './store-admin-contract.js';
+import { storeCallsContract } from './store-calls-contract.js';
+import { commitInput } from './helpers/store-inputs.js';
+import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
 // CI sets TEST_DATABASE_URL and fails on skipped tests, so a skip here only ever means "no server on this laptop".
 const url = process.env.TEST_DATABASE_URL;
@@ -23,7 +26,7 @@ describe.skipIf(!url)('postgres store', () => {
     await admin.end();
   });
 
-  storeContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), {
+  const peek: StorePeek = {
     receipts: async (hook) => {
       const { rows } = await admin.query<ReceiptRow>(
         `SELECT outcome, status, call_id AS "callId", raw_body AS "rawBody" FROM "${schema}".receipts WHERE hook = $1 ORDER BY id`,
@@ -45,7 +48,10 @@ describe.skipIf(!url)('postgres store', () => {
       );
       return rows;
     },
-  });
+  };
+  storeContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
+  storeAdminContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
+  storeCallsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }));
 
   describe('postgres only', () => {
     it('migrates a fresh schema exactly once when replicas start together', async () => {
@@ -59,6 +65,27 @@ describe.skipIf(!url)('postgres store', () => {
         expect(results.filter((r) => r.outcome === 'accepted')).toHaveLength(1);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
+      }
+    });
+
+    it('gives the deliveries of a schema made before migration 2 their last change as creation time', async () => {
+      const old = freshSchema();
+      dropped.push(old);
+      await admin.query(`CREATE SCHEMA "${old}"; SET search_path = "${old}"`);
+      try {
+        await admin.query(POSTGRES_MIGRATIONS[0]!);
+        await admin.query(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+          INSERT INTO schema_migrations (version) VALUES (1);
+          INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'k', 'accepted', 'webhook', now(), '{}', '{}');
+          INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at) VALUES ('c1', 'log', 'pending', 5, 1234)`);
+      } finally {
+        await admin.query('RESET search_path');
+      }
+      const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
+      try {
+        expect(await store.deliveryStats()).toEqual([{ sink: 'log', state: 'pending', count: 1, oldestCreatedAt: 1234 }]);
+      } finally {
+        await store.close();
       }
     });
 

@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
-import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow } from './store-contract.js';
+import { storeAdminContract } from './store-admin-contract.js';
+import { storeCallsContract } from './store-calls-contract.js';
+import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
 describe('sqlite store', () => {
   const dir = mkdtempSync(join(tmpdir(), 'callhook-store-'));
@@ -18,7 +21,7 @@ describe('sqlite store', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  storeContract('sqlite', async () => openSqliteStore({ path }), {
+  const peek: StorePeek = {
     receipts: async (hook) =>
       peekDb()
         .prepare('SELECT outcome, status, call_id AS callId, raw_body AS rawBody FROM receipts WHERE hook = ? ORDER BY id')
@@ -29,5 +32,24 @@ describe('sqlite store', () => {
       peekDb()
         .prepare('SELECT attempt, outcome, http_status AS httpStatus FROM attempts WHERE delivery_id = ? ORDER BY id')
         .all(deliveryId) as AttemptRow[],
+  };
+  storeContract('sqlite', async () => openSqliteStore({ path }), peek);
+  storeAdminContract('sqlite', async () => openSqliteStore({ path }), peek);
+  storeCallsContract('sqlite', async () => openSqliteStore({ path }));
+
+  it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {
+    const old = join(dir, 'old.db');
+    const db = new Database(old);
+    db.exec(SQLITE_MIGRATIONS[0]!);
+    db.pragma('user_version = 1');
+    db.prepare(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'k', 'accepted', 'webhook', '', '{}', '{}')`).run();
+    db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at) VALUES ('c1', 'log', 'pending', 5, 1234)`).run();
+    db.close();
+    const store = openSqliteStore({ path: old });
+    try {
+      expect(await store.deliveryStats()).toEqual([{ sink: 'log', state: 'pending', count: 1, oldestCreatedAt: 1234 }]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
-import type { CallRecord } from '../src/record.js';
-import type { CommitInput, Store } from '../src/store/store.js';
+import type { Store } from '../src/store/store.js';
+import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js';
 
 /**
  * The behaviour every Store keeps, run against each implementation. Tests share one database, so each one works
@@ -18,31 +17,6 @@ export interface StorePeek {
 export type ReceiptRow = { outcome: string; status: number; callId: string | null; rawBody: Uint8Array | null };
 export type DeliveryRow = { sink: string; state: string; attempts: number };
 export type AttemptRow = { attempt: number; outcome: string; httpStatus: number | null };
-
-const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export function commitInput(hook: string, dedupKey: string, sinks: readonly string[], at = Date.now()): CommitInput {
-  const record: CallRecord = {
-    id: newId(at),
-    hook,
-    dedup_key: dedupKey,
-    received_at: new Date(at).toISOString(),
-    source: 'webhook',
-    data: { first_name: 'Asha', call_duration: 184 },
-    extra: {},
-    problems: [],
-  };
-  return {
-    record,
-    status: 'accepted',
-    raw: { method: 'POST', content_type: 'application/json', query: {}, body: '{"first_name":"Asha"}' },
-    sinks,
-    receipt: { hook, receivedAt: record.received_at, method: 'POST', contentType: 'application/json', size: 21 },
-  };
-}
-
-const attemptOk = { startedAt: new Date().toISOString(), durationMs: 12.5, outcome: 'ok' as const, httpStatus: 200 };
 
 export function storeContract(name: string, open: () => Promise<Store>, peek: StorePeek): void {
   describe(`${name} store contract`, () => {
@@ -146,8 +120,8 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const [done, retried] = claimed as [(typeof claimed)[0], (typeof claimed)[0]];
       expect(await a.claimDeliveries(sink, 10, 60_000)).toEqual([]);
 
-      await a.finishAttempt(done.id, attemptOk);
-      await a.finishAttempt(retried.id, { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' }, Date.now() + 300);
+      expect(await a.finishAttempt(done.id, 1, attemptOk)).toBe(true);
+      expect(await a.finishAttempt(retried.id, 1, { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' }, Date.now() + 300)).toBe(true);
       expect((await peek.deliveries(done.record.id))[0]?.state).toBe('done');
       expect((await peek.deliveries(retried.record.id))[0]?.state).toBe('pending');
       expect(await b.claimDeliveries(sink, 10, 60_000)).toEqual([]);
@@ -158,7 +132,7 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       await sleep(350);
       const second = await a.claimDeliveries(sink, 10, 60_000);
       expect(second.map((d) => [d.id, d.attempt])).toEqual([[retried.id, 2]]);
-      await a.finishAttempt(retried.id, { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' });
+      expect(await a.finishAttempt(retried.id, 2, { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' })).toBe(true);
       expect((await peek.deliveries(retried.record.id))[0]).toMatchObject({ state: 'dead', attempts: 2 });
       expect(await a.nextDueIn(sink)).toBeUndefined();
       expect(await peek.attempts(retried.id)).toEqual([
@@ -194,6 +168,18 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       await sleep(450);
       const [again] = await b.claimDeliveries(sink, 1, 60_000);
       expect(again).toMatchObject({ id: first?.id, attempt: 2 });
+
+      // The first worker finishes late: whatever it says is dropped, its attempt row included.
+      const { id, record } = first!;
+      expect(await a.finishAttempt(id, 1, attemptOk)).toBe(false);
+      expect(await peek.attempts(id)).toEqual([]);
+      expect(await peek.deliveries(record.id)).toEqual([{ sink, state: 'in_flight', attempts: 2 }]);
+      const retry = { ...attemptOk, outcome: 'retry' as const, httpStatus: 503 };
+      expect(await b.finishAttempt(id, 2, retry, Date.now() + 60_000)).toBe(true);
+      // Once finished, the same attempt number is not in flight any more: a second report changes nothing.
+      expect(await b.finishAttempt(id, 2, attemptOk)).toBe(false);
+      expect(await peek.deliveries(record.id)).toEqual([{ sink, state: 'pending', attempts: 2 }]);
+      expect(await peek.attempts(id)).toEqual([{ attempt: 2, outcome: 'retry', httpStatus: 503 }]);
     });
 
     it('releases leases back to pending without counting an attempt', async () => {
@@ -213,7 +199,7 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const after = await a.countDeliveries();
       expect(after.pending - before.pending).toBe(1);
       expect(after.in_flight - before.in_flight).toBe(1);
-      await a.finishAttempt(claimed!.id, attemptOk);
+      await a.finishAttempt(claimed!.id, claimed!.attempt, attemptOk);
       const done = await a.countDeliveries();
       expect(done.done - before.done).toBe(1);
       expect(Object.keys(done).sort()).toEqual(['dead', 'done', 'in_flight', 'pending']);
@@ -238,7 +224,7 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const owed = await a.commitCall(commitInput(hook, 'call_id:old-owed', ['s'], longAgo));
       const recent = await a.commitCall(commitInput(hook, 'call_id:recent', [], Date.parse('2001-06-01T00:00:00Z')));
       const [first] = await a.claimDeliveries('s', 1, 60_000);
-      await a.finishAttempt(first!.id, attemptOk);
+      await a.finishAttempt(first!.id, first!.attempt, attemptOk);
       expect(first!.record.id).toBe(delivered.id);
 
       expect(await a.purge(new Date('2001-04-01T00:00:00Z'))).toEqual({ calls: 1, receipts: 2 });

@@ -69,6 +69,16 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX receipts_received ON receipts (received_at);
   CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
   `,
+  // The age of the oldest pending delivery (contract section 6, /metrics) needs each delivery's creation time.
+  // The indexes serve the admin lists: deliveries by state and sink in id order, calls by status or date.
+  `
+  ALTER TABLE deliveries ADD COLUMN created_at bigint;
+  UPDATE deliveries SET created_at = updated_at;
+  ALTER TABLE deliveries ALTER COLUMN created_at SET NOT NULL;
+  CREATE INDEX deliveries_state_sink ON deliveries (state, sink, id);
+  CREATE INDEX calls_status ON calls (status, id);
+  CREATE INDEX calls_received ON calls (received_at);
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

@@ -1,7 +1,9 @@
 import pg from 'pg';
-import type { CallRecord, RawRequest } from '../record.js';
+import type { CallRecord } from '../record.js';
+import { postgresAdmin } from './postgres-admin.js';
+import { inTransaction, pgText, withClient } from './postgres-client.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
-import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, ListCallsQuery, Receipt, Store, StoredCall } from './store.js';
+import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
 export interface PostgresStoreOptions {
   /** A `postgres://` connection string (contract section 1: `DATABASE_URL`). */
@@ -11,13 +13,6 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long a request waits for a connection before its commit fails (and the reply is 503), well inside 10 s. */
   connectTimeoutMs?: number;
-}
-
-interface CallRow {
-  record: CallRecord;
-  status: StoredCall['status'];
-  raw: RawRequest;
-  duplicates: number;
 }
 
 const INT8 = 20;
@@ -60,7 +55,7 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     commitCall: (input) => inTransaction(pool, (client) => commit(client, input)),
     recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
     claimDeliveries: (sink, limit, leaseMs) => claim(pool, sink, limit, leaseMs),
-    finishAttempt: (id, result, retryAt) => finish(pool, id, result, retryAt),
+    finishAttempt: (id, attempt, result, retryAt) => finish(pool, id, attempt, result, retryAt),
     // PostgreSQL is shared by replicas: an in_flight row may belong to one that is alive, so leases are never
     // taken back at start-up; a dead replica's leases expire and claimDeliveries picks them up then.
     resumeInFlight: async () => 0,
@@ -80,12 +75,8 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
       const at = rows[0]?.at;
       return at == null ? undefined : Math.max(0, at - Date.now());
     },
-    getCall: async (id) => {
-      const { rows } = await pool.query<CallRow>('SELECT record, status, raw, duplicates FROM calls WHERE id = $1', [id]);
-      return rows[0];
-    },
-    listCalls: (query) => listCalls(pool, query),
     countDeliveries: () => countDeliveries(pool),
+    ...postgresAdmin(pool),
     purge: (before) =>
       inTransaction(pool, async (client) => {
         const calls = await client.query(
@@ -109,41 +100,6 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
 }
 
 /**
- * A client checked out of the pool has lost the pool's own 'error' listener; one unheard 'error' event (the server
- * went away mid-transaction) would kill the process, so this one is kept until release. After any failure the
- * session may be mid-transaction or gone: it is discarded, as a fresh connection is cheaper than doubt.
- */
-async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (err: Error) => void (broken ??= err);
-  client.on('error', onError);
-  try {
-    return await work(client);
-  } catch (err) {
-    broken ??= err instanceof Error ? err : new Error(String(err));
-    throw err;
-  } finally {
-    client.removeListener('error', onError);
-    client.release(broken);
-  }
-}
-
-function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withClient(pool, async (client) => {
-    await client.query('BEGIN');
-    try {
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
-  });
-}
-
-/**
  * Contract section 4. ON CONFLICT waits for a concurrent inserter of the same (hook, dedup_key) to finish; if it
  * committed, the UPDATE (a fresh snapshot under READ COMMITTED) finds its row. Only if that row vanished between
  * the two statements (a purge) is the insert tried again.
@@ -159,8 +115,8 @@ async function commit(client: pg.PoolClient, { record, status, raw, sinks, recei
       const now = Date.now();
       if (sinks.length > 0) {
         await client.query(
-          `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at)
-           SELECT $1, sink, 'pending', $2, $2 FROM unnest($3::text[]) AS sink`,
+          `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
+           SELECT $1, sink, 'pending', $2, $2, $2 FROM unnest($3::text[]) AS sink`,
           [record.id, now, sinks],
         );
       }
@@ -189,11 +145,6 @@ function receiptParams(r: Receipt, callId: string | null): unknown[] {
   return [r.hook, r.receivedAt, r.method, r.contentType, r.size, r.status, r.outcome, callId, pgText(r.error), rawBody];
 }
 
-/** PostgreSQL text cannot hold U+0000; error messages may quote hostile input, so it is written escaped. */
-function pgText(text: string | undefined): string | null {
-  return text === undefined ? null : text.replaceAll('\u0000', '\\u0000');
-}
-
 /**
  * SKIP LOCKED lets replicas claim side by side without waiting on each other. A row another replica claimed and
  * committed after this statement's snapshot is re-checked against the WHERE clause before it is locked, finds
@@ -218,27 +169,23 @@ async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number
   return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: r.record }));
 }
 
-/** One statement, so the attempt row and the state change commit together without a transaction round trip. */
-async function finish(pool: pg.Pool, id: number, result: AttemptResult, retryAt?: number): Promise<void> {
+/**
+ * One statement, so the attempt row and the state change commit together without a transaction round trip. Only
+ * the lease holder of this very attempt moves the delivery on: a worker whose lease expired and was taken over
+ * finds no row to update (the WHERE is re-checked once a concurrent claim commits), so nothing is written.
+ */
+async function finish(pool: pg.Pool, id: number, attempt: number, result: AttemptResult, retryAt?: number): Promise<boolean> {
   const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
   const now = Date.now();
-  await pool.query(
+  const { rowCount } = await pool.query(
     `WITH d AS (
        UPDATE deliveries SET state = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = $5
-       WHERE id = $1 RETURNING id, attempts)
+       WHERE id = $1 AND state = 'in_flight' AND attempts = $10 RETURNING id, attempts)
      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
      SELECT id, attempts, $6, $7, $8, $9, $4 FROM d`,
-    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null],
+    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null, attempt],
   );
-}
-
-async function listCalls(pool: pg.Pool, { hook, limit = 100, after }: ListCallsQuery): Promise<StoredCall[]> {
-  const { rows } = await pool.query<CallRow>(
-    `SELECT record, status, raw, duplicates FROM calls
-     WHERE ($1::text IS NULL OR hook = $1) AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3`,
-    [hook ?? null, after ?? null, limit],
-  );
-  return rows;
+  return rowCount === 1;
 }
 
 async function countDeliveries(pool: pg.Pool): Promise<Record<DeliveryState, number>> {

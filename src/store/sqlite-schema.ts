@@ -56,4 +56,14 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX receipts_call ON receipts (call_id);
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  // The age of the oldest pending delivery (contract section 6, /metrics) needs each delivery's creation time.
+  // SQLite adds a NOT NULL column only with a default; commitCall always sets it, the 0 is never read.
+  // The indexes serve the admin lists: deliveries by state and sink in id order, calls by status or date.
+  `
+  ALTER TABLE deliveries ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;
+  UPDATE deliveries SET created_at = updated_at;
+  CREATE INDEX deliveries_state_sink ON deliveries (state, sink, id);
+  CREATE INDEX calls_status ON calls (status, id);
+  CREATE INDEX calls_received ON calls (received_at);
+  `,
 ];

@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { CallRecord, RawRequest } from '../record.js';
+import type { CallRecord } from '../record.js';
+import { sqliteAdmin } from './sqlite-admin.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, ListCallsQuery, Receipt, Store, StoredCall } from './store.js';
+import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for tests that need no durability. */
@@ -13,13 +14,6 @@ export interface SqliteStoreOptions {
 }
 
 type Db = Database.Database;
-
-interface CallRow {
-  record: string;
-  status: StoredCall['status'];
-  raw: string;
-  duplicates: number;
-}
 
 export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
   // The data dir holds callers' personal data: readable by its owner only when callhook creates it.
@@ -40,16 +34,15 @@ export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptio
     commitCall: async (input) => commit(input),
     recordRejection: async (receipt) => void stmts.insertReceipt.run(receiptParams(receipt, null)),
     claimDeliveries: async (sink, limit, leaseMs) => claim(db, stmts, sink, limit, leaseMs),
-    finishAttempt: async (id, result, retryAt) => finish(db, stmts, id, result, retryAt),
+    finishAttempt: async (id, attempt, result, retryAt) => finish(db, stmts, id, attempt, result, retryAt),
     resumeInFlight: async () => stmts.resume.run().changes,
     releaseLeases: async (ids) => void stmts.release.run(JSON.stringify(ids)),
     nextDueIn: async (sink) => {
       const row = stmts.nextDue.get(sink) as { at: number | null } | undefined;
       return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
     },
-    getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
-    listCalls: async (query) => listCalls(db, query),
     countDeliveries: async () => countDeliveries(stmts),
+    ...sqliteAdmin(db),
     purge: async (before) => {
       const cutoff = before.toISOString();
       return db.transaction(() => ({
@@ -79,7 +72,7 @@ function prepareCommit(db: Db): (input: CommitInput) => CommitResult {
   const findFirst = db.prepare('SELECT id FROM calls WHERE hook = ? AND dedup_key = ?').pluck();
   const countDuplicate = db.prepare('UPDATE calls SET duplicates = duplicates + 1 WHERE id = ?');
   const insertDelivery = db.prepare(`
-    INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at) VALUES (?, ?, 'pending', ?, ?)`);
+    INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`);
   const insertReceipt = db.prepare(receiptInsertSql);
 
   // IMMEDIATE takes the write lock up front, so two processes never deadlock upgrading a read lock.
@@ -102,7 +95,7 @@ function prepareCommit(db: Db): (input: CommitInput) => CommitResult {
       return { outcome: 'duplicate', id: firstId };
     }
     const now = Date.now();
-    for (const sink of sinks) insertDelivery.run(record.id, sink, now, now);
+    for (const sink of sinks) insertDelivery.run(record.id, sink, now, now, now);
     insertReceipt.run(receiptParams({ ...receipt, status: 200, outcome: status }, record.id));
     return { outcome: status, id: record.id };
   });
@@ -143,17 +136,17 @@ function prepareStatements(db: Db) {
       WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.id`),
     insertAttempt: db.prepare(`
       INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
-      SELECT id, attempts, @started_at, @duration_ms, @outcome, @http_status, @error FROM deliveries WHERE id = @id`),
+      VALUES (@id, @attempt, @started_at, @duration_ms, @outcome, @http_status, @error)`),
+    // Only the lease holder of this very attempt may move the delivery on (see finish).
     finish: db.prepare(`
       UPDATE deliveries SET state = @state, next_attempt_at = @next_attempt_at, lease_until = NULL, last_error = @error, updated_at = @now
-      WHERE id = @id`),
+      WHERE id = @id AND state = 'in_flight' AND attempts = @attempt`),
     release: db.prepare(`
       UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
       WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),
     resume: db.prepare(`UPDATE deliveries SET state = 'pending', lease_until = NULL WHERE state = 'in_flight'`),
     nextDue: db.prepare(`SELECT MIN(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END) AS at
       FROM deliveries WHERE sink = ? AND state IN ('pending', 'in_flight')`),
-    getCall: db.prepare('SELECT record, status, raw, duplicates FROM calls WHERE id = ?'),
     countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
     purgeCalls: db.prepare(`DELETE FROM calls WHERE received_at < ? AND NOT EXISTS (
       SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`),
@@ -174,37 +167,28 @@ function claim(db: Db, stmts: Statements, sink: string, limit: number, leaseMs: 
   }).immediate();
 }
 
-function finish(db: Db, stmts: Statements, id: number, result: AttemptResult, retryAt?: number): void {
+/**
+ * A worker whose lease expired may still finish after another one took the delivery over as the next attempt:
+ * its result is dropped, attempt row included, so the history holds each attempt number once and a late `done`
+ * never overwrites the newer attempt's state.
+ */
+function finish(db: Db, stmts: Statements, id: number, attempt: number, result: AttemptResult, retryAt?: number): boolean {
   const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
-  db.transaction(() => {
+  return db.transaction(() => {
+    const now = Date.now();
+    const error = result.error ?? null;
+    if (stmts.finish.run({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }).changes === 0) return false;
     stmts.insertAttempt.run({
       id,
+      attempt,
       started_at: result.startedAt,
       duration_ms: result.durationMs,
       outcome: result.outcome,
       http_status: result.httpStatus ?? null,
-      error: result.error ?? null,
+      error,
     });
-    stmts.finish.run({ id, state, next_attempt_at: retryAt ?? Date.now(), error: result.error ?? null, now: Date.now() });
+    return true;
   }).immediate();
-}
-
-function toStoredCall(row: CallRow | undefined): StoredCall | undefined {
-  if (!row) return undefined;
-  return {
-    record: JSON.parse(row.record) as CallRecord,
-    status: row.status,
-    raw: JSON.parse(row.raw) as RawRequest,
-    duplicates: row.duplicates,
-  };
-}
-
-function listCalls(db: Db, { hook, limit = 100, after }: ListCallsQuery): StoredCall[] {
-  const rows = db
-    .prepare(`SELECT record, status, raw, duplicates FROM calls
-      WHERE (@hook IS NULL OR hook = @hook) AND (@after IS NULL OR id > @after) ORDER BY id LIMIT @limit`)
-    .all({ hook: hook ?? null, after: after ?? null, limit }) as CallRow[];
-  return rows.map((r) => toStoredCall(r)!);
 }
 
 function countDeliveries(stmts: Statements): Record<DeliveryState, number> {

@@ -63,9 +63,80 @@ export interface StoredCall {
 
 export interface ListCallsQuery {
   hook?: string;
+  status?: CallStatus;
+  /** `data.call_outcome`, compared ignoring case and surrounding spaces. */
+  outcome?: string;
+  /** `data.sentiment_analysis`, compared ignoring case. */
+  sentiment?: string;
+  /** `data.phone_number`, exactly (E.164). */
+  phone?: string;
+  /** `received_at` within [from, to): ISO timestamps or dates. */
+  from?: string;
+  to?: string;
+  /** Case-insensitive substring of the record's JSON (names, summaries, ids). */
+  text?: string;
   limit?: number;
   /** Return calls whose id sorts after this one (ids are time-ordered). */
   after?: string;
+}
+
+export interface DeliveryInfo {
+  id: number;
+  callId: string;
+  sink: string;
+  state: DeliveryState;
+  attempts: number;
+  /** Epoch ms when a pending delivery is due. */
+  nextAttemptAt: number;
+  lastError: string | null;
+  /** Epoch ms of the last change. */
+  updatedAt: number;
+}
+
+export interface ListDeliveriesQuery {
+  state?: DeliveryState;
+  sink?: string;
+  callId?: string;
+  limit?: number;
+  /** Deliveries whose id is greater than this one. */
+  after?: number;
+}
+
+export interface AttemptInfo {
+  deliveryId: number;
+  sink: string;
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  outcome: AttemptResult['outcome'];
+  httpStatus: number | null;
+  error: string | null;
+}
+
+export interface ReceiptInfo {
+  receivedAt: string;
+  method: string;
+  contentType: string | null;
+  size: number;
+  status: number;
+  outcome: Receipt['outcome'];
+  error: string | null;
+}
+
+/** Which deliveries a bulk retry takes: dead ones by default, narrowed by sink, call or ids. */
+export interface RetryQuery {
+  state?: 'dead' | 'pending';
+  sink?: string;
+  callId?: string;
+  ids?: readonly number[];
+}
+
+export interface DeliveryStat {
+  sink: string;
+  state: DeliveryState;
+  count: number;
+  /** For pending deliveries: epoch ms of the oldest one's creation, so its age can be reported. */
+  oldestCreatedAt: number | null;
 }
 
 export interface Store {
@@ -76,8 +147,12 @@ export interface Store {
   recordRejection(receipt: Receipt): Promise<void>;
   /** Leases up to `limit` due deliveries of one sink; an expired lease counts as due. */
   claimDeliveries(sink: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
-  /** Records the attempt and moves the delivery on: done, back to pending at `retryAt`, or dead. */
-  finishAttempt(deliveryId: number, result: AttemptResult, retryAt?: number): Promise<void>;
+  /**
+   * Records the attempt and moves the delivery on: done, back to pending at `retryAt`, or dead. Only while the
+   * delivery is still in flight as this attempt: a worker whose lease expired and was taken over changes nothing
+   * (and gets false).
+   */
+  finishAttempt(deliveryId: number, attempt: number, result: AttemptResult, retryAt?: number): Promise<boolean>;
   /**
    * At start-up of the serving process: SQLite has one serving process per file, so every lease it finds was
    * left by a killed process and is taken back at once; PostgreSQL leases are shared and simply expire.
@@ -90,6 +165,29 @@ export interface Store {
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
   countDeliveries(): Promise<Record<DeliveryState, number>>;
+  /** Deliveries by sink and state, with the oldest pending one's creation time (for /metrics). */
+  deliveryStats(): Promise<DeliveryStat[]>;
+  listDeliveries(query: ListDeliveriesQuery): Promise<DeliveryInfo[]>;
+  /** Every attempt of every delivery of a call, oldest first. */
+  listAttempts(callId: string): Promise<AttemptInfo[]>;
+  /** Every receipt of a call (the first request and its duplicates), oldest first. */
+  listReceipts(callId: string): Promise<ReceiptInfo[]>;
+  /**
+   * Puts matching deliveries back to pending, due now, with a fresh attempt count (the attempts made so far stay
+   * in the history). Returns how many. Deliveries in flight are never touched.
+   */
+  retryDeliveries(query: RetryQuery): Promise<number>;
+  /**
+   * Sends a stored call again to these sinks: an existing delivery (done or dead) becomes pending with a fresh
+   * attempt count, a missing one is created. Deliveries in flight or already pending are left as they are.
+   * Returns how many were scheduled; undefined when there is no such call.
+   */
+  redeliver(callId: string, sinks: readonly string[]): Promise<number | undefined>;
+  /**
+   * Releases a held call: its status becomes accepted and deliveries are created for these sinks, in one
+   * transaction. Returns false when the call does not exist or is not held.
+   */
+  release(callId: string, sinks: readonly string[]): Promise<boolean>;
   /**
    * Deletes calls received before `before` with their deliveries and attempts, and receipts received before it.
    * A call with a delivery still pending or in flight is kept: purging never drops what is owed to a sink.

@@ -1,0 +1,150 @@
+import type pg from 'pg';
+import type { CallRecord, RawRequest } from '../record.js';
+import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
+import { inTransaction, pgText } from './postgres-client.js';
+import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
+
+/** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
+
+export type PostgresAdmin = Pick<
+  Store,
+  'getCall' | 'listCalls' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
+>;
+
+interface CallRow {
+  record: CallRecord;
+  status: StoredCall['status'];
+  raw: RawRequest;
+  duplicates: number;
+}
+
+/**
+ * A field of `data` as text. Every json operator refuses a record holding `\u0000` anywhere (it cannot become
+ * text), and a sender can put one in any string: read as U+FFFD instead, one such record cannot make the filter
+ * fail for all. A `\u0000` that is really an escaped backslash and `u0000` stays valid JSON after the swap.
+ */
+const dataField = (name: string) => `(replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> '${name}')`;
+/** JavaScript's trim(), as the SQLite store and the delivery filters apply it. */
+const trimmed = (sql: string) => `regexp_replace(${sql}, '^\\s+|\\s+$', '', 'g')`;
+
+/**
+ * Each filter is a fixed fragment around its placeholder; a query joins the fragments of the filters it has, so
+ * the indexes on status, received_at and (state, sink, id) serve it. Values only ever travel as parameters.
+ */
+const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, (p: string) => string> = {
+  hook: (p) => `hook = ${p}`,
+  status: (p) => `status = ${p}`,
+  outcome: (p) => `lower(${trimmed(dataField('call_outcome'))}) = lower(${trimmed(p)})`,
+  sentiment: (p) => `lower(${dataField('sentiment_analysis')}) = lower(${p})`,
+  phone: (p) => `${dataField('phone_number')} = ${p}`,
+  from: (p) => `received_at >= ${p}::timestamptz`,
+  to: (p) => `received_at < ${p}::timestamptz`,
+  // The json type keeps the text as written, which is the record's JSON as the SQLite store holds it.
+  text: (p) => `strpos(lower(record::text), lower(${p})) > 0`,
+  after: (p) => `id > ${p}`,
+};
+
+const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, (p: string) => string> = {
+  state: (p) => `state = ${p}`,
+  sink: (p) => `sink = ${p}`,
+  callId: (p) => `call_id = ${p}`,
+  after: (p) => `id > ${p}::bigint`,
+};
+
+const DELIVERY_COLUMNS = `SELECT id, call_id AS "callId", sink, state, attempts, next_attempt_at AS "nextAttemptAt",
+  last_error AS "lastError", updated_at AS "updatedAt" FROM deliveries`;
+
+/** `$n` for each filter that has a value, in a query ordered by id; a text value is made storable first. */
+function page(select: string, filters: Record<string, (p: string) => string>, values: Record<string, unknown>, limit: number | undefined) {
+  const params: unknown[] = [];
+  const where: string[] = [];
+  for (const [name, fragment] of Object.entries(filters)) {
+    const value = values[name];
+    if (value == null) continue;
+    params.push(typeof value === 'string' ? pgText(value) : value);
+    where.push(fragment(`$${params.length}`));
+  }
+  params.push(pageLimit(limit));
+  return { text: `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $${params.length}`, values: params };
+}
+
+/** Inserts a pending delivery per sink, due now; `onConflict` says what an existing one becomes. */
+const insertDeliveries = (onConflict: string) => `
+  INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
+  SELECT $1, sink, 'pending', $2, $2, $2 FROM unnest($3::text[]) AS sink
+  ON CONFLICT (call_id, sink) ${onConflict}`;
+
+export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
+  return {
+    getCall: async (id) => {
+      const { rows } = await pool.query<CallRow>('SELECT record, status, raw, duplicates FROM calls WHERE id = $1', [pgText(id)]);
+      return rows[0];
+    },
+    listCalls: async (query) => {
+      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit));
+      return rows;
+    },
+    listDeliveries: async (query) => (await pool.query<DeliveryInfo>(page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit))).rows,
+    // Counts come from the (state, sink) index alone; only pending rows are read for their creation time.
+    deliveryStats: async () =>
+      (
+        await pool.query<DeliveryStat>(`
+          SELECT c.sink, c.state, c.count, o.oldest AS "oldestCreatedAt"
+          FROM (SELECT state, sink, count(*) AS count FROM deliveries GROUP BY state, sink) c
+          LEFT JOIN (SELECT sink, min(created_at) AS oldest FROM deliveries WHERE state = 'pending' GROUP BY sink) o
+            ON c.state = 'pending' AND o.sink = c.sink
+          ORDER BY c.sink COLLATE "C", c.state`)
+      ).rows,
+    listAttempts: async (callId) => {
+      const { rows } = await pool.query<Omit<AttemptInfo, 'startedAt'> & { startedAt: Date }>(
+        `SELECT a.delivery_id AS "deliveryId", d.sink, a.attempt, a.started_at AS "startedAt", a.duration_ms AS "durationMs",
+           a.outcome, a.http_status AS "httpStatus", a.error
+         FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.call_id = $1 ORDER BY a.id`,
+        [pgText(callId)],
+      );
+      return rows.map((row) => ({ ...row, startedAt: row.startedAt.toISOString() }));
+    },
+    listReceipts: async (callId) => {
+      const { rows } = await pool.query<Omit<ReceiptInfo, 'receivedAt'> & { receivedAt: Date }>(
+        `SELECT received_at AS "receivedAt", method, content_type AS "contentType", size, status, outcome, error
+         FROM receipts WHERE call_id = $1 ORDER BY id`,
+        [pgText(callId)],
+      );
+      return rows.map((row) => ({ ...row, receivedAt: row.receivedAt.toISOString() }));
+    },
+    // Never in flight: the state is dead or pending (retryState). A claim racing this UPDATE holds the row; once it
+    // commits, PostgreSQL re-checks the WHERE against the claimed row, finds it in flight and leaves it.
+    retryDeliveries: async ({ state, sink, callId, ids }) => {
+      const { rowCount } = await pool.query(
+        `UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = $1, lease_until = NULL, updated_at = $1
+         WHERE state = $2 AND ($3::text IS NULL OR sink = $3) AND ($4::text IS NULL OR call_id = $4)
+           AND ($5::bigint[] IS NULL OR id = ANY($5))`,
+        [Date.now(), retryState(state), pgText(sink), pgText(callId), ids ?? null],
+      );
+      return rowCount ?? 0;
+    },
+    redeliver: (callId, sinks) =>
+      inTransaction(pool, async (client) => {
+        // KEY SHARE keeps a purge from deleting the call meanwhile, without waiting on writers of its other columns.
+        const found = await client.query('SELECT 1 FROM calls WHERE id = $1 FOR KEY SHARE', [pgText(callId)]);
+        if (found.rowCount === 0) return undefined;
+        const { rowCount } = await client.query(
+          insertDeliveries(`DO UPDATE SET
+            state = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL, updated_at = excluded.updated_at
+            WHERE deliveries.state IN ('done', 'dead')`),
+          [pgText(callId), Date.now(), uniqueSinks(sinks).map((sink) => pgText(sink))],
+        );
+        return rowCount ?? 0;
+      }),
+    // A second release waits on the row lock of the first, then finds the call accepted and changes nothing.
+    release: (callId, sinks) =>
+      inTransaction(pool, async (client) => {
+        const { rowCount } = await client.query(`UPDATE calls SET status = 'accepted' WHERE id = $1 AND status = 'held'`, [pgText(callId)]);
+        if (rowCount === 0) return false;
+        // A redeliver may already have sent a held call to a sink; its delivery is kept as it is.
+        await client.query(insertDeliveries('DO NOTHING'), [pgText(callId), Date.now(), uniqueSinks(sinks).map((sink) => pgText(sink))]);
+        return true;
+      }),
+  };
+}

@@ -1,0 +1,154 @@
+import type Database from 'better-sqlite3';
+import type { CallRecord, RawRequest } from '../record.js';
+import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
+import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
+
+/** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
+
+type Db = Database.Database;
+
+export type SqliteAdmin = Pick<
+  Store,
+  'getCall' | 'listCalls' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
+>;
+
+interface CallRow {
+  record: string;
+  status: StoredCall['status'];
+  raw: string;
+  duplicates: number;
+}
+
+/** A field of `data` as text, as PostgreSQL's `->>` gives it, so a number compares with its digits. */
+const dataField = (name: string) => `CAST(json_extract(record, '$.data.${name}') AS TEXT)`;
+
+/**
+ * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so
+ * the indexes on status, received_at and (state, sink, id) serve it, where `@x IS NULL OR …` would hide them.
+ */
+const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, string> = {
+  hook: 'hook = @hook',
+  status: 'status = @status',
+  outcome: `callhook_fold(${dataField('call_outcome')}) = callhook_fold(@outcome)`,
+  sentiment: `callhook_lower(${dataField('sentiment_analysis')}) = callhook_lower(@sentiment)`,
+  phone: `${dataField('phone_number')} = @phone`,
+  from: 'received_at >= @from',
+  to: 'received_at < @to',
+  text: 'instr(callhook_lower(record), callhook_lower(@text)) > 0',
+  after: 'id > @after',
+};
+
+const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, string> = {
+  state: 'state = @state',
+  sink: 'sink = @sink',
+  callId: 'call_id = @callId',
+  after: 'id > @after',
+};
+
+const CALL_COLUMNS = 'SELECT record, status, raw, duplicates FROM calls';
+const DELIVERY_COLUMNS = `SELECT id, call_id AS callId, sink, state, attempts, next_attempt_at AS nextAttemptAt,
+  last_error AS lastError, updated_at AS updatedAt FROM deliveries`;
+
+export function sqliteAdmin(db: Db): SqliteAdmin {
+  // SQLite's lower() folds ASCII only; these fold as JavaScript does (and as the delivery filters compare), which
+  // is what PostgreSQL's lower() does in a UTF-8 database, so "Élodie" is found by "élodie" in either store.
+  const fold = (fn: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? fn(value) : value);
+  db.function('callhook_lower', { deterministic: true }, fold((text) => text.toLowerCase()));
+  db.function('callhook_fold', { deterministic: true }, fold((text) => text.trim().toLowerCase()));
+
+  const stmts = prepareStatements(db);
+  // At most one statement per combination of filters, prepared the first time it is asked for.
+  const cache = new Map<string, Database.Statement>();
+  const page = (select: string, filters: Record<string, string>, values: Record<string, unknown>, limit: number | undefined) => {
+    const params: Record<string, unknown> = { limit: pageLimit(limit) };
+    const where: string[] = [];
+    for (const [name, fragment] of Object.entries(filters)) {
+      if (values[name] == null) continue;
+      params[name] = values[name];
+      where.push(fragment);
+    }
+    const sql = `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @limit`;
+    let statement = cache.get(sql);
+    if (!statement) cache.set(sql, (statement = db.prepare(sql)));
+    return statement.all(params);
+  };
+
+  return {
+    getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
+    listCalls: async (query) => {
+      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      return (page(CALL_COLUMNS, CALL_FILTERS, values, query.limit) as CallRow[]).map((row) => toStoredCall(row)!);
+    },
+    listDeliveries: async (query) => page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit) as DeliveryInfo[],
+    deliveryStats: async () => stmts.stats.all() as DeliveryStat[],
+    listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
+    listReceipts: async (callId) => stmts.listReceipts.all(callId) as ReceiptInfo[],
+    retryDeliveries: async ({ state, sink, callId, ids }) =>
+      stmts.retry.run({
+        state: retryState(state), sink: sink ?? null, call_id: callId ?? null,
+        ids: ids === undefined ? null : JSON.stringify(ids), now: Date.now(),
+      }).changes,
+    redeliver: async (callId, sinks) =>
+      db.transaction(() => {
+        if (stmts.callStatus.get(callId) === undefined) return undefined;
+        const now = Date.now();
+        let scheduled = 0;
+        for (const sink of uniqueSinks(sinks)) scheduled += stmts.redeliver.run({ call_id: callId, sink, now }).changes;
+        return scheduled;
+      }).immediate(),
+    release: async (callId, sinks) =>
+      db.transaction(() => {
+        if (stmts.release.run(callId).changes === 0) return false;
+        const now = Date.now();
+        for (const sink of uniqueSinks(sinks)) stmts.createDelivery.run({ call_id: callId, sink, now });
+        return true;
+      }).immediate(),
+  };
+}
+
+function prepareStatements(db: Db) {
+  return {
+    getCall: db.prepare(`${CALL_COLUMNS} WHERE id = ?`),
+    callStatus: db.prepare('SELECT status FROM calls WHERE id = ?').pluck(),
+    // Counts come from the (state, sink) index alone; only pending rows are read for their creation time.
+    stats: db.prepare(`
+      SELECT c.sink, c.state, c.count, o.oldest AS oldestCreatedAt
+      FROM (SELECT state, sink, COUNT(*) AS count FROM deliveries GROUP BY state, sink) c
+      LEFT JOIN (SELECT sink, MIN(created_at) AS oldest FROM deliveries WHERE state = 'pending' GROUP BY sink) o
+        ON c.state = 'pending' AND o.sink = c.sink
+      ORDER BY c.sink, c.state`),
+    listAttempts: db.prepare(`
+      SELECT a.delivery_id AS deliveryId, d.sink, a.attempt, a.started_at AS startedAt, a.duration_ms AS durationMs, a.outcome,
+        a.http_status AS httpStatus, a.error
+      FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.call_id = ? ORDER BY a.id`),
+    listReceipts: db.prepare(`
+      SELECT received_at AS receivedAt, method, content_type AS contentType, size, status, outcome, error
+      FROM receipts WHERE call_id = ? ORDER BY id`),
+    // Never in flight: the state is dead or pending (retryState), so a leased delivery is not taken from its worker.
+    retry: db.prepare(`
+      UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = @now, lease_until = NULL, updated_at = @now
+      WHERE state = @state AND (@sink IS NULL OR sink = @sink) AND (@call_id IS NULL OR call_id = @call_id)
+        AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))`),
+    // The WHERE of DO UPDATE leaves a pending or in-flight delivery as it is, and it then counts no change.
+    redeliver: db.prepare(`
+      INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (@call_id, @sink, 'pending', @now, @now, @now)
+      ON CONFLICT (call_id, sink) DO UPDATE SET
+        state = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL, updated_at = excluded.updated_at
+      WHERE deliveries.state IN ('done', 'dead')`),
+    release: db.prepare(`UPDATE calls SET status = 'accepted' WHERE id = ? AND status = 'held'`),
+    // A redeliver may already have sent a held call to a sink; its delivery is kept as it is.
+    createDelivery: db.prepare(`
+      INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (@call_id, @sink, 'pending', @now, @now, @now)
+      ON CONFLICT (call_id, sink) DO NOTHING`),
+  };
+}
+
+function toStoredCall(row: CallRow | undefined): StoredCall | undefined {
+  if (!row) return undefined;
+  return {
+    record: JSON.parse(row.record) as CallRecord,
+    status: row.status,
+    raw: JSON.parse(row.raw) as RawRequest,
+    duplicates: row.duplicates,
+  };
+}

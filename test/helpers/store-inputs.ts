@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import { newId } from '../../src/ids.js';
+import type { CallRecord, Scalar } from '../../src/record.js';
+import type { CallStatus, CommitInput, Store } from '../../src/store/store.js';
+
+/** What the store contract tests commit and report: calls, data and attempt results under unique names. */
+
+export const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function commitInput(hook: string, dedupKey: string, sinks: readonly string[], at = Date.now()): CommitInput {
+  const record: CallRecord = {
+    id: newId(at),
+    hook,
+    dedup_key: dedupKey,
+    received_at: new Date(at).toISOString(),
+    source: 'webhook',
+    data: { first_name: 'Asha', call_duration: 184 },
+    extra: {},
+    problems: [],
+  };
+  return {
+    record,
+    status: 'accepted',
+    raw: { method: 'POST', content_type: 'application/json', query: {}, body: '{"first_name":"Asha"}' },
+    sinks,
+    receipt: { hook, receivedAt: record.received_at, method: 'POST', contentType: 'application/json', size: 21 },
+  };
+}
+
+/** Commits a call whose record holds these data fields, received at `at`; returns its id. */
+export async function commitData(
+  store: Store, hook: string, data: Record<string, Scalar>, at: string, status: CallStatus = 'accepted', sinks: readonly string[] = [],
+): Promise<string> {
+  const input = { ...commitInput(hook, `call_id:${unique('c')}`, sinks, Date.parse(at)), status };
+  input.record.data = data;
+  return (await store.commitCall(input)).id;
+}
+
+export const attemptOk = { startedAt: new Date().toISOString(), durationMs: 12.5, outcome: 'ok' as const, httpStatus: 200 };

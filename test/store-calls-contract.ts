@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scalar } from '../src/record.js';
+import type { CallStatus, ListCallsQuery, Store } from '../src/store/store.js';
+import { commitData, unique } from './helpers/store-inputs.js';
+
+/** How every Store lists calls for /admin and the CLI (contract section 6): each filter alone and combined. */
+export function storeCallsContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} store listCalls filters`, () => {
+    let a: Store;
+    beforeAll(async () => {
+      a = await open();
+    });
+    afterAll(async () => {
+      await a?.close();
+    });
+
+    const call = (hook: string, data: Record<string, Scalar>, at: string, status?: CallStatus) => commitData(a, hook, data, at, status);
+    const ids = async (query: ListCallsQuery) => (await a.listCalls(query)).map((c) => c.record.id);
+
+    const hook = unique('hook');
+    const token = unique('tok');
+    let r: string[] = [];
+    // In a year no other test writes in, so a date range without a hook finds exactly these calls.
+    beforeAll(async () => {
+      r = [
+        await call(hook, { call_outcome: ' Completed ', sentiment_analysis: 'Positive', phone_number: '+14155550100', summary: `Élodie's invoice ${token}` }, '2087-03-01T10:00:00.000Z'),
+        await call(hook, { call_outcome: 'voicemail', sentiment_analysis: 'NEGATIVE', phone_number: '+14155550101', summary: 'left a message' }, '2087-03-01T23:59:59.999Z', 'held'),
+        await call(hook, { call_outcome: 'COMPLETED', sentiment_analysis: 'negative', phone_number: '+14155550100', summary: 'ÉLODIE called back' }, '2087-03-02T00:00:00.000Z'),
+        await call(hook, { call_outcome: 'completed', sentiment_analysis: 'neutral', phone_number: '+442071838750', summary: 'order 77' }, '2087-03-05T12:00:00.000Z', 'held'),
+        // PostgreSQL's json operators refuse a record holding U+0000: one such record must not fail the filters.
+        await call(hook, { call_outcome: 'x\u0000y', sentiment_analysis: 'positive' }, '2087-03-06T00:00:00.000Z'),
+      ];
+      await call(unique('hook'), { call_outcome: 'completed', phone_number: '+14155550100' }, '2088-01-01T00:00:00.000Z');
+    });
+
+    it('filters by status', async () => {
+      expect(await ids({ hook, status: 'held' })).toEqual([r[1], r[3]]);
+      expect(await ids({ hook, status: 'accepted' })).toEqual([r[0], r[2], r[4]]);
+    });
+
+    it('filters by outcome, ignoring case and surrounding spaces', async () => {
+      expect(await ids({ hook, outcome: 'completed' })).toEqual([r[0], r[2], r[3]]);
+      expect(await ids({ hook, outcome: '  COMPLETED\t' })).toEqual([r[0], r[2], r[3]]);
+      expect(await ids({ hook, outcome: 'complete' })).toEqual([]);
+    });
+
+    it('filters by sentiment, ignoring case', async () => {
+      expect(await ids({ hook, sentiment: 'negative' })).toEqual([r[1], r[2]]);
+      expect(await ids({ hook, sentiment: 'POSITIVE' })).toEqual([r[0], r[4]]);
+    });
+
+    it('filters by phone number, exactly', async () => {
+      expect(await ids({ hook, phone: '+14155550100' })).toEqual([r[0], r[2]]);
+      expect(await ids({ hook, phone: '14155550100' })).toEqual([]);
+    });
+
+    it('filters by received_at within [from, to), as dates or timestamps', async () => {
+      expect(await ids({ from: '2087-03-01', to: '2087-03-06' })).toEqual(r.slice(0, 4));
+      expect(await ids({ hook, from: '2087-03-01', to: '2087-03-02' })).toEqual([r[0], r[1]]);
+      expect(await ids({ hook, from: '2087-03-02T00:00:00.000Z' })).toEqual([r[2], r[3], r[4]]);
+      expect(await ids({ hook, from: '2087-03-02T01:00:00+01:00', to: '2087-03-05T12:00Z' })).toEqual([r[2]]);
+      expect(await ids({ hook, to: '2087-03-01T23:59:59.999Z' })).toEqual([r[0]]);
+      expect(await ids({ hook, from: '2087-03-01T10:00:00.001Z', to: '2087-03-05T12:00:00' })).toEqual([r[1], r[2]]);
+      await expect(a.listCalls({ from: 'yesterday' })).rejects.toThrow(/"from"/);
+      await expect(a.listCalls({ to: '2087-02-30' })).rejects.toThrow(/"to"/);
+    });
+
+    it('searches the record text ignoring case, across hooks', async () => {
+      expect(await ids({ text: token.toUpperCase() })).toEqual([r[0]]);
+      expect(await ids({ hook, text: 'élodie' })).toEqual([r[0], r[2]]);
+      expect(await ids({ hook, text: 'ORDER 7' })).toEqual([r[3]]);
+      expect(await ids({ hook, text: '50%' })).toEqual([]);
+    });
+
+    it('combines filters, and pages through them with the cursor', async () => {
+      expect(await ids({ hook, outcome: 'Completed', sentiment: 'NEGATIVE', phone: '+14155550100' })).toEqual([r[2]]);
+      expect(await ids({ hook, status: 'accepted', from: '2087-03-01', to: '2087-03-03', text: 'élodie' })).toEqual([r[0], r[2]]);
+      expect(await ids({ phone: '+14155550100', from: '2087-01-01', to: '2089-01-01', status: 'held' })).toEqual([]);
+      expect(await ids({ hook, outcome: 'completed', limit: 2 })).toEqual([r[0], r[2]]);
+      expect(await ids({ hook, outcome: 'completed', limit: 2, after: r[2] })).toEqual([r[3]]);
+      expect(await ids({ hook, outcome: 'completed', after: r[3] })).toEqual([]);
+      const full = (await a.listCalls({ hook, status: 'held', limit: 1 }))[0];
+      expect(full).toMatchObject({ status: 'held', duplicates: 0, record: { id: r[1], hook } });
+    });
+  });
+}
