@@ -5,7 +5,7 @@ import { tempDir } from '../test/helpers/server.js';
 import { ConfigError, loadConfig } from './config.js';
 import { maskSecrets } from './secrets.js';
 import { RECOMMENDED_PARAMETERS } from './normalize/index.js';
-import { checkSinkConfigs } from './sinks/registry.js';
+import { resolveSinks } from './sinks/registry.js';
 
 const file = (content: string, name = 'callhook.yaml') => {
   const path = join(tempDir(), name);
@@ -87,10 +87,10 @@ hooks:
     expect(loadConfig({ DIR: '/tmp/x' }, path).sinks[0]).toEqual({ name: 'out', type: 'jsonl', path: '/tmp/x/calls-${x}.jsonl' });
   });
 
-  it('refuses an unknown sink type listing the known ones, and a bad sink option naming it', () => {
-    expect(() => checkSinkConfigs([{ name: 'crm', type: 'salesforce' }])).toThrow(/unknown sink type "salesforce" \(known types: log, jsonl/);
-    expect(() => checkSinkConfigs([{ name: 'out', type: 'jsonl', paht: 'x' }])).toThrow(/sinks\[0\] \(out\)\.paht: unknown option/);
-    expect(() => checkSinkConfigs([{ name: 'out', type: 'log', level: 'loud' }])).toThrow(/sinks\[0\] \(out\)\.level/);
+  it('refuses an unknown sink type listing the known ones, and a bad sink option naming it', async () => {
+    await expect(resolveSinks([{ name: 'crm', type: 'salesforce' }])).rejects.toThrow(/unknown sink type "salesforce" \(known types: log, jsonl/);
+    await expect(resolveSinks([{ name: 'out', type: 'jsonl', paht: 'x' }])).rejects.toThrow(/sinks\[0\] \(out\)\.paht: unknown option/);
+    await expect(resolveSinks([{ name: 'out', type: 'log', level: 'loud' }])).rejects.toThrow(/sinks\[0\] \(out\)\.level/);
   });
 
   it('collects secrets so they can be masked', () => {

@@ -15,11 +15,34 @@ export interface Hook {
   config: HookConfig;
   /** Built once at start-up, reused for every request. */
   parameters: CompiledHook;
+  /** The hook's sinks, each with its `when` filter. */
+  sinks: readonly HookSink[];
 }
 
-export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion'>): Map<string, Hook> {
+export interface HookSink {
+  name: string;
+  accepts: (record: CallRecord) => boolean;
+}
+
+/** `sinks` gives each sink's filter; a sink it does not list takes every record. */
+export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion'>, sinks: readonly HookSink[] = []): Map<string, Hook> {
   const region = config.phoneRegion as CountryCode;
-  return new Map([...config.hooks].map(([name, hook]) => [name, { config: hook, parameters: compileParameters(hook.parameters, { region }) }]));
+  const filters = new Map(sinks.map((s) => [s.name, s.accepts]));
+  return new Map(
+    [...config.hooks].map(([name, hook]) => [
+      name,
+      {
+        config: hook,
+        parameters: compileParameters(hook.parameters, { region }),
+        sinks: hook.sinks.map((sink) => ({ name: sink, accepts: filters.get(sink) ?? (() => true) })),
+      },
+    ]),
+  );
+}
+
+/** The sinks of a hook that want this record: `when` is evaluated once, when the record is stored. */
+export function sinksFor(hook: Hook, record: CallRecord): string[] {
+  return hook.sinks.filter((sink) => sink.accepts(record)).map((sink) => sink.name);
 }
 
 export interface IntakeInput {
@@ -60,7 +83,7 @@ export function createIntake({ store, onCommitted }: IntakeDeps): (input: Intake
       status: held ? 'held' : 'accepted',
       raw,
       // A held call gets its deliveries when it is released.
-      sinks: held ? [] : hook.config.sinks,
+      sinks: held ? [] : sinksFor(hook, record),
       receipt,
     });
     if (result.outcome === 'duplicate') return { status: 'duplicate', id: result.id, dedup_key: record.dedup_key };

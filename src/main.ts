@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +8,8 @@ import { createDeliveryWorker } from './delivery/worker.js';
 import { compileHooks, createIntake } from './intake.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys.js';
 import { createLogger } from './log.js';
-import { checkSinkConfigs, createSinks } from './sinks/registry.js';
+import { createMetrics } from './metrics.js';
+import { openSinks, resolveSinks } from './sinks/registry.js';
 import { openStore } from './store/open.js';
 
 /**
@@ -29,21 +30,40 @@ export interface Running {
 
 export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`) }: ServeOptions): Promise<Running> {
   const loaded = loadConfig(env, configPath);
-  checkSinkConfigs(loaded.sinks);
+  const specs = await resolveSinks(loaded.sinks, loaded.configPath ? dirname(loaded.configPath) : process.cwd());
   const { config, generated } = withKeys(loaded);
   const log = createLogger({ level: config.logLevel, secrets: config.secrets });
 
   const store = await openStore(config);
   const resumed = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
-  const sinks = await createSinks(config.sinks, { dataDir: config.dataDir, log });
-  const worker = createDeliveryWorker({ store, sinks, log });
+  const sinks = await openSinks(specs, { dataDir: config.dataDir, log });
+  const metrics = createMetrics(store, specs.map((s) => s.name));
+  const worker = createDeliveryWorker({
+    store,
+    sinks: new Map(specs.map((s) => [s.name, { sink: sinks.get(s.name)!, policy: s.policy }])),
+    log,
+    onAttempt: (event) => metrics.observeAttempt(event),
+  });
   worker.start();
 
   let accepting = true;
-  const hooks = compileHooks(config);
+  const hooks = compileHooks(config, specs);
   const ingest = createIntake({ store, onCommitted: () => worker.notify() });
-  const app = createApp({ hooks, ingest, store, log, bodyLimitBytes: config.bodyLimit, adminToken: config.adminToken!, secrets: config.secrets, workerRunning: () => worker.running, accepting: () => accepting });
+  const app = createApp({
+    hooks,
+    ingest,
+    store,
+    log,
+    metrics,
+    bodyLimitBytes: config.bodyLimit,
+    adminToken: config.adminToken!,
+    secrets: config.secrets,
+    sinkNames: specs.map((s) => s.name),
+    notify: () => worker.notify(),
+    workerRunning: () => worker.running,
+    accepting: () => accepting,
+  });
 
   const server = await new Promise<ServerType>((resolve) => {
     const s = listen(

@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import type { Config } from '../config.js';
 import { maskSecrets } from '../secrets.js';
-import { checkSinkConfigs } from '../sinks/registry.js';
+import { dirname } from 'node:path';
+import { compileHooks } from '../intake.js';
+import { resolveSinks } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
 
 export function configCommand(): Command {
@@ -9,9 +11,10 @@ export function configCommand(): Command {
     new Command('check')
       .description('validate the config and print the resolved hooks and sinks, secrets masked')
       .option('-c, --config <file>', 'config file, YAML or JSON (also CALLHOOK_CONFIG)')
-      .action((opts: { config?: string }) => {
+      .action(async (opts: { config?: string }) => {
         const config = commandConfig(opts.config);
-        checkSinkConfigs(config.sinks);
+        // The same checks serve makes before it opens anything: sink options, filters, modules, parameters.
+        compileHooks(config, await resolveSinks(config.sinks, config.configPath ? dirname(config.configPath) : process.cwd()));
         console.log(describeConfig(config));
       }),
   );

@@ -5,20 +5,23 @@ import type { CallRecord } from '../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
-import { createDeliveryWorker } from './worker.js';
+import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
+import { createDeliveryWorker, type WorkerSink } from './worker.js';
 
 const log = pino({ level: 'silent' });
 const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: new Date().toISOString(), source: 'webhook', data: {}, extra: {}, problems: [] });
 const receipt = { hook: 'end-of-call', receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2 };
 const commit = (store: Store, id: string, sinks: string[]) => store.commitCall({ record: record(id), status: 'accepted', raw: { method: 'POST', content_type: null, query: {}, body: '{}' }, sinks, receipt });
 const fast = { schedule: [10, 10], jitter: 0 };
+const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
+  new Map<string, WorkerSink>(entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]));
 
 describe('delivery worker', () => {
   it('delivers each record once to each sink, with the idempotency key and attempt number', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const seen: string[] = [];
     const sink: Sink = { deliver: async (r, c) => void seen.push(`${r.id}|${c.idempotencyKey}|${c.attempt}`) };
-    const worker = createDeliveryWorker({ store, sinks: new Map([['a', sink], ['b', sink]]), log });
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['a', sink], ['b', sink]]), log });
     worker.start();
     await commit(store, 'r1', ['a', 'b']);
     worker.notify();
@@ -36,7 +39,7 @@ describe('delivery worker', () => {
         if (++calls < 3) throw new RetryableError('HTTP 500', { status: 500 });
       },
     };
-    const worker = createDeliveryWorker({ store, sinks: new Map([['s', sink]]), log, retry: fast, idleMs: 5 });
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { retry: fast }), log, idleMs: 5 });
     worker.start();
     await commit(store, 'r1', ['s']);
     await until(async () => (await store.countDeliveries()).done === 1);
@@ -47,11 +50,14 @@ describe('delivery worker', () => {
   it('ends a permanent failure at once and a retryable one after the last attempt, as dead', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const attempts = { perm: 0, flaky: 0 };
-    const sinks = new Map<string, Sink>([
-      ['perm', { deliver: async () => { attempts.perm++; throw new PermanentError('HTTP 400', { status: 400 }); } }],
-      ['flaky', { deliver: async () => { attempts.flaky++; throw new Error('ECONNREFUSED'); } }],
-    ]);
-    const worker = createDeliveryWorker({ store, sinks, log, retry: fast, idleMs: 5 });
+    const sinks = sinksOf(
+      [
+        ['perm', { deliver: async () => { attempts.perm++; throw new PermanentError('HTTP 400', { status: 400 }); } }],
+        ['flaky', { deliver: async () => { attempts.flaky++; throw new Error('ECONNREFUSED'); } }],
+      ],
+      { retry: fast },
+    );
+    const worker = createDeliveryWorker({ store, sinks, log, idleMs: 5 });
     worker.start();
     await commit(store, 'r1', ['perm', 'flaky']);
     await until(async () => (await store.countDeliveries()).dead === 2);
@@ -62,11 +68,14 @@ describe('delivery worker', () => {
   it('times out a hanging sink without holding back another', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const delivered: string[] = [];
-    const sinks = new Map<string, Sink>([
-      ['hang', { deliver: () => new Promise(() => {}) }],
-      ['ok', { deliver: async (r) => void delivered.push(r.id) }],
-    ]);
-    const worker = createDeliveryWorker({ store, sinks, log, timeoutMs: 50, leaseMs: 1000, retry: { schedule: [60_000], jitter: 0 } });
+    const sinks = sinksOf(
+      [
+        ['hang', { deliver: () => new Promise(() => {}) }],
+        ['ok', { deliver: async (r) => void delivered.push(r.id) }],
+      ],
+      { timeoutMs: 50, retry: { schedule: [60_000], jitter: 0 } },
+    );
+    const worker = createDeliveryWorker({ store, sinks, log, leaseMs: 1000 });
     worker.start();
     for (const id of ['r1', 'r2', 'r3']) await commit(store, id, ['hang', 'ok']);
     worker.notify();
@@ -77,7 +86,7 @@ describe('delivery worker', () => {
 
   it('on stop returns attempts still in flight to pending without counting them', async () => {
     const store = openSqliteStore({ path: ':memory:' });
-    const worker = createDeliveryWorker({ store, sinks: new Map([['slow', { deliver: () => new Promise(() => {}) }]]), log });
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['slow', { deliver: () => new Promise(() => {}) }]]), log });
     worker.start();
     await commit(store, 'r1', ['slow']);
     worker.notify();

@@ -1,28 +1,41 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Sink } from '../sinks/sink.js';
-import { PermanentError, RetryableError } from '../sinks/sink.js';
+import { PermanentError } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
-import { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './backoff.js';
+import { retryDelay, type RetryPolicy } from './backoff.js';
+import type { DeliveryPolicy } from './policy.js';
 
 /**
  * The outbox worker: takes due deliveries from the store and hands each to its sink, off the request path.
  * Each sink has its own loop, so a slow or hanging sink never holds back another (or the replies).
  */
 
+export interface WorkerSink {
+  sink: Sink;
+  /** Its retry schedule, attempt timeout and concurrency. */
+  policy: DeliveryPolicy;
+}
+
+export interface AttemptEvent {
+  sink: string;
+  outcome: AttemptResult['outcome'];
+  durationMs: number;
+}
+
 export interface WorkerOptions {
   store: Store;
-  sinks: ReadonlyMap<string, Sink>;
+  sinks: ReadonlyMap<string, WorkerSink>;
   log: Logger;
-  /** How long a claimed delivery stays ours; a killed process's leases are taken again after it. */
+  /**
+   * How long a claimed delivery stays ours at the least (and always 10 s past the sink's timeout); a killed
+   * process's leases are taken again after it.
+   */
   leaseMs?: number;
-  /** Deliveries of one sink attempted at once. */
-  concurrency?: number;
-  /** How long one attempt may take before it counts as failed. */
-  timeoutMs?: number;
   /** Longest sleep between looks at the outbox when nothing woke the worker. */
   idleMs?: number;
-  retry?: RetryPolicy;
+  /** Told of every finished attempt (metrics). */
+  onAttempt?: (event: AttemptEvent) => void;
 }
 
 export interface DeliveryWorker {
@@ -37,6 +50,7 @@ export interface DeliveryWorker {
 interface SinkLoop {
   name: string;
   sink: Sink;
+  policy: DeliveryPolicy;
   wake: () => void;
   /** Set by notify() while the loop is busy, so a wake-up between a look and a sleep is not missed. */
   woken: boolean;
@@ -46,17 +60,9 @@ interface SinkLoop {
 
 const SHUTDOWN = new Error('shutting down');
 
-export function createDeliveryWorker({
-  store,
-  sinks,
-  log,
-  leaseMs = 60_000,
-  concurrency = 8,
-  timeoutMs = 30_000,
-  idleMs = 1_000,
-  retry = DEFAULT_RETRY_POLICY,
-}: WorkerOptions): DeliveryWorker {
-  if (leaseMs <= timeoutMs) throw new Error('delivery worker: leaseMs must be longer than timeoutMs');
+export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idleMs = 1_000, onAttempt }: WorkerOptions): DeliveryWorker {
+  // A lease outlives the attempt's timeout, or a slow attempt would be taken over while it still runs.
+  const leaseFor = (policy: DeliveryPolicy) => Math.max(leaseMs, policy.timeoutMs + 10_000);
   const loops: SinkLoop[] = [];
   let running = false;
 
@@ -65,7 +71,7 @@ export function createDeliveryWorker({
       loop.woken = false;
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await store.claimDeliveries(loop.name, concurrency, leaseMs);
+        claimed = await store.claimDeliveries(loop.name, loop.policy.concurrency, leaseFor(loop.policy));
       } catch (err) {
         log.error({ err, sink: loop.name }, 'cannot read the outbox');
       }
@@ -90,6 +96,7 @@ export function createDeliveryWorker({
     loop.inFlight.set(delivery.id, controller);
     const startedAt = new Date();
     const started = performance.now();
+    const { timeoutMs, retry } = loop.policy;
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     try {
       await untilAborted(
@@ -115,8 +122,9 @@ export function createDeliveryWorker({
   }
 
   async function finish(delivery: ClaimedDelivery, result: AttemptResult, retryAt?: number): Promise<void> {
+    onAttempt?.({ sink: delivery.sink, outcome: result.outcome, durationMs: result.durationMs });
     try {
-      await store.finishAttempt(delivery.id, result, retryAt);
+      await store.finishAttempt(delivery.id, delivery.attempt, result, retryAt);
     } catch (err) {
       // The lease expires and the delivery is attempted again: at least once, never lost.
       log.error({ err, sink: delivery.sink, callId: delivery.record.id }, 'cannot record a delivery attempt');
@@ -130,8 +138,8 @@ export function createDeliveryWorker({
     start() {
       if (running) return;
       running = true;
-      for (const [name, sink] of sinks) {
-        const loop: SinkLoop = { name, sink, wake: () => {}, woken: false, inFlight: new Map(), done: Promise.resolve() };
+      for (const [name, { sink, policy }] of sinks) {
+        const loop: SinkLoop = { name, sink, policy, wake: () => {}, woken: false, inFlight: new Map(), done: Promise.resolve() };
         loop.done = runLoop(loop);
         loops.push(loop);
       }
@@ -168,11 +176,17 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/**
+ * Permanent or worth retrying, and after how long. A sink written by a user need not import our error classes:
+ * any error with `permanent: true` is permanent, and a numeric `status` and `retryAfterMs` are read as ours are.
+ */
 function classify(err: unknown, attempt: number, policy: RetryPolicy): { attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>; retryAt?: number } {
   const error = err instanceof Error ? err.message : String(err);
-  const httpStatus = err instanceof RetryableError || err instanceof PermanentError ? err.status : undefined;
-  if (err instanceof PermanentError) return { attempt: { outcome: 'dead', error, httpStatus } };
-  const delay = retryDelay(attempt, policy, err instanceof RetryableError ? err.retryAfterMs : undefined);
+  const fields = (typeof err === 'object' && err !== null ? err : {}) as { permanent?: unknown; status?: unknown; retryAfterMs?: unknown };
+  const httpStatus = typeof fields.status === 'number' ? fields.status : undefined;
+  if (err instanceof PermanentError || fields.permanent === true) return { attempt: { outcome: 'dead', error, httpStatus } };
+  const retryAfterMs = typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
+  const delay = retryDelay(attempt, policy, retryAfterMs);
   if (delay === undefined) return { attempt: { outcome: 'dead', error, httpStatus } };
   return { attempt: { outcome: 'retry', error, httpStatus }, retryAt: Date.now() + delay };
 }

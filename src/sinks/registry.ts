@@ -1,39 +1,119 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
 import { ConfigError, type SinkConfig } from '../config.js';
+import { compileFilter, filterSchema, type Filter } from '../delivery/filter.js';
+import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
+import type { CallRecord } from '../record.js';
+import { httpSink } from './http.js';
 import { jsonlSink } from './jsonl.js';
 import { logSink } from './log.js';
 import type { Sink, SinkContext, SinkType } from './sink.js';
+import { slackSink } from './slack.js';
 
 /** Built-in sink types by the `type` a config names; more arrive issue by issue (contract section 5). */
 export const SINK_TYPES: Readonly<Record<string, SinkType>> = {
   log: logSink,
   jsonl: jsonlSink,
+  http: httpSink,
+  slack: slackSink,
 };
 
-/** Checks every sink's options before any is opened, so a bad config stops start-up without side effects. */
-export function checkSinkConfigs(configs: readonly SinkConfig[]): void {
-  configs.forEach((config, index) => parseOptions(config, index));
+/** What the delivery engine needs to know of one configured sink, checked before anything is opened. */
+export interface SinkSpec {
+  name: string;
+  type: string;
+  policy: DeliveryPolicy;
+  when: Filter | undefined;
+  /** True for the records this sink wants; evaluated when a record is stored, so the outbox holds only those. */
+  accepts: (record: CallRecord) => boolean;
+  open: (context: SinkContext) => Promise<Sink>;
 }
 
-export async function createSinks(configs: readonly SinkConfig[], context: Omit<SinkContext, 'name'>): Promise<Map<string, Sink>> {
-  const sinks = new Map<string, Sink>();
+/**
+ * Checks every sink entry (its type, its own options, and the keys every entry may carry: `when`, `retry`,
+ * `timeout`, `concurrency`) and loads user modules, so a bad config
+ * stops start-up with a message naming the option, before any sink is opened.
+ * `baseDir` is where a `module:` path is resolved from: the config file's folder.
+ */
+export async function resolveSinks(configs: readonly SinkConfig[], baseDir = process.cwd()): Promise<SinkSpec[]> {
+  const specs: SinkSpec[] = [];
   for (const [index, config] of configs.entries()) {
-    const { type, options } = parseOptions(config, index);
-    sinks.set(config.name, await type.create(options, { ...context, name: config.name }));
+    const where = `sinks[${index}] (${config.name})`;
+    const type = config.type === 'module' ? await loadModuleSink(config, where, baseDir) : builtIn(config.type, index);
+    const { name, type: _type, when: rawWhen, retry, timeout, concurrency, ...rest } = config;
+    const options = parse(type.options, config.type === 'module' ? withoutKey(rest, 'module') : rest, where);
+    const common = parse(deliveryOptionsSchema, dropUndefined({ retry, timeout, concurrency }), where);
+    const when = rawWhen === undefined ? undefined : parse(filterSchema, rawWhen, `${where}.when`);
+    specs.push({
+      name,
+      type: config.type,
+      policy: toPolicy(common),
+      when,
+      accepts: when ? compileFilter(when) : () => true,
+      open: async (context) => type.create(options, context),
+    });
+  }
+  return specs;
+}
+
+/** Opens every sink; one that fails to open closes the ones already opened and stops start-up. */
+export async function openSinks(specs: readonly SinkSpec[], context: Omit<SinkContext, 'name'>): Promise<Map<string, Sink>> {
+  const sinks = new Map<string, Sink>();
+  try {
+    for (const spec of specs) sinks.set(spec.name, await spec.open({ ...context, name: spec.name }));
+  } catch (err) {
+    await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
+    throw err;
   }
   return sinks;
 }
 
-function parseOptions(config: SinkConfig, index: number): { type: SinkType; options: unknown } {
-  const type = Object.hasOwn(SINK_TYPES, config.type) ? SINK_TYPES[config.type] : undefined;
-  if (!type) {
-    throw new ConfigError(`sinks[${index}].type: unknown sink type "${config.type}" (known types: ${Object.keys(SINK_TYPES).join(', ')})`);
+function builtIn(type: string, index: number): SinkType {
+  if (Object.hasOwn(SINK_TYPES, type)) return SINK_TYPES[type]!;
+  throw new ConfigError(`sinks[${index}].type: unknown sink type "${type}" (known types: ${[...Object.keys(SINK_TYPES), 'module'].join(', ')})`);
+}
+
+/**
+ * `type: module`: a sink written by the user. Its default export is the factory `(options, context) => Sink`;
+ * an optional named export `options` (a zod schema) checks the entry's other keys at start-up.
+ */
+async function loadModuleSink(config: SinkConfig, where: string, baseDir: string): Promise<SinkType> {
+  const path = config.module;
+  if (typeof path !== 'string' || path === '') throw new ConfigError(`${where}.module: the path of the sink's module is required with type module`);
+  const file = isAbsolute(path) ? path : resolve(baseDir, path);
+  let loaded: { default?: unknown; options?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(file).href)) as typeof loaded;
+  } catch (err) {
+    throw new ConfigError(`${where}.module: cannot load ${file}: ${(err as Error).message}`, { cause: err });
   }
-  const { name: _name, type: _type, ...rest } = config;
-  const parsed = type.options.safeParse(rest);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const key = issue.code === 'unrecognized_keys' ? `${issue.keys[0]}: unknown option` : `${issue.path.join('.')}: ${issue.message}`;
-    throw new ConfigError(`sinks[${index}] (${config.name}).${key}`);
-  }
-  return { type, options: parsed.data };
+  const factory = loaded.default;
+  if (typeof factory !== 'function') throw new ConfigError(`${where}.module: ${file} has no default export that is a factory (options, context) => Sink`);
+  const options = loaded.options instanceof z.ZodType ? loaded.options : z.record(z.string(), z.unknown());
+  return {
+    options,
+    async create(parsed, context) {
+      const sink = (await factory(parsed, context)) as Partial<Sink> | undefined;
+      if (typeof sink?.deliver !== 'function') throw new ConfigError(`${where}.module: the factory of ${file} returned no object with deliver(record, context)`);
+      return sink as Sink;
+    },
+  };
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
+  const message = issue.code === 'unrecognized_keys' ? 'unknown option' : issue.message;
+  throw new ConfigError(`${[where, ...path].join('.')}: ${message}`);
+}
+
+function withoutKey(value: Record<string, unknown>, key: string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== key));
+}
+
+function dropUndefined(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }
