@@ -3,28 +3,38 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { CallhookError } from './errors.js';
-import type { AppEnv } from './http/env.js';
 import { adminRoutes, type AdminDeps } from './http/admin.js';
+import type { AppEnv } from './http/env.js';
 import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
+import type { Metrics } from './metrics.js';
 
-export type AppDeps = WebhookDeps & HealthDeps & AdminDeps & { log: Logger };
+export type AppDeps = WebhookDeps & HealthDeps & AdminDeps & { log: Logger; metrics?: Metrics };
 
 /** The Hono app and nothing else: no listening, no side effects, so tests build it with whatever deps they like. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
-  const { log } = deps;
+  const { log, metrics } = deps;
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
   app.use(async (c, next) => {
     const started = performance.now();
     await next();
+    const seconds = (performance.now() - started) / 1000;
+    const summary = c.get('summary');
+    // Only a configured hook names a metric label: a client cannot grow the label set.
+    if (summary?.hook) metrics?.observeRequest(summary.hook, summary.outcome ?? String(c.res.status), seconds);
     // One line per request; headers are never logged, so the Authorization header cannot leak.
-    const ms = Math.round((performance.now() - started) * 10) / 10;
-    log.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms, ...c.get('summary') }, 'request');
+    log.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, ...summary }, 'request');
   });
 
   app.route('/', healthRoutes(deps));
+  if (metrics) {
+    app.get('/metrics', async (c) => {
+      const { contentType, body } = await metrics.render();
+      return c.body(body, 200, { 'content-type': contentType });
+    });
+  }
   app.route('/webhooks', webhookRoutes(deps));
   app.route('/admin', adminRoutes(deps));
 

@@ -5,7 +5,9 @@
 
 export const ERRORS = {
   UNAUTHORIZED: { status: 401, message: 'Missing or invalid bearer key in the Authorization header' },
+  BAD_REQUEST: { status: 400, message: 'Bad request' },
   NOT_FOUND: { status: 404, message: 'No such route' },
+  CONFLICT: { status: 409, message: 'Conflict' },
   UNKNOWN_HOOK: { status: 404, message: 'No hook of that name is configured' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed: use POST, PUT, GET or DELETE' },
   BAD_BODY: { status: 400, message: 'The request body cannot be parsed' },

@@ -3,7 +3,8 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ADMIN, KEY, post, sampleCall, startServer, tempDir } from './helpers/server.js';
+import { startReceiver } from './helpers/receiver.js';
+import { ADMIN, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
 
 /** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
 
@@ -151,5 +152,36 @@ describe('bad input', () => {
       expect(code, args.join(' ')).not.toBe(0);
       expect(stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
     }
+  });
+});
+
+describe('callhook deliveries and calls release', () => {
+  it('list dead deliveries, retry them, and release a held call', async () => {
+    const receiver = await startReceiver((_req, res) => res.writeHead(400).end('no'));
+    const server = await startServer({
+      config: {
+        hooks: { 'end-of-call': { on_problem: 'hold' } },
+        sinks: [{ name: 'crm', type: 'http', url: receiver.url }],
+      },
+    });
+    const accepted = (await (await post(server.url, sampleCall())).json()).id;
+    const held = (await (await post(server.url, sampleCall({ call_outcome: '' }))).json()).id;
+    await until(() => receiver.received.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    await server.close();
+    await receiver.close();
+    const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_CONFIG: join(server.dataDir, 'config.json') };
+
+    const dead = await callhook(['deliveries', 'list', '--state', 'dead'], env);
+    const [row] = dead.stdout.trim().split('\n').map((l) => l.split('\t'));
+    expect(row).toEqual([expect.stringMatching(/^\d+$/), accepted, 'crm', 'dead', '1', '', 'HTTP 400: no']);
+    expect((await callhook(['deliveries', 'retry', '--sink', 'crm'], env)).stdout).toBe('retried 1 delivery\n');
+    expect((await callhook(['deliveries', 'list', '--state', 'pending'], env)).stdout).toMatch(new RegExp(`^${row![0]}\\t${accepted}\\tcrm\\tpending\\t0\\t\\d{4}-`));
+    expect((await callhook(['deliveries', 'list', '--state', 'lost'], env)).code).not.toBe(0);
+
+    expect((await callhook(['calls', 'release', held], env)).stdout).toBe(`released ${held} to crm\n`);
+    const again = await callhook(['calls', 'release', held], env);
+    expect(again).toMatchObject({ code: 2, stderr: `callhook: call ${held} is not held\n` });
+    expect((await callhook(['deliveries', 'list', '--call', held], env)).stdout).toMatch(/\tcrm\tpending\t/);
   });
 });

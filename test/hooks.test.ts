@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config.js';
 import { compileHooks, createIntake } from '../src/intake.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
-import { ADMIN, KEY, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
 
 /** Hooks declared in the config file: their own parameters, keys, dedup fields, sinks and on_problem. */
 
@@ -64,6 +64,20 @@ describe('declared hooks', () => {
     expect(res.status).toBe(200);
     expect(reply).toMatchObject({ status: 'held', dedup_key: 'order_id:ORD-10', problems: [{ field: 'quantity', code: 'invalid_type' }] });
     expect((await admin(reply.id)).status).toBe('held');
+    expect((await admin(reply.id)).deliveries).toEqual([]);
+  });
+
+  it('releases a held call through the admin API, once', async () => {
+    const { id } = await (await post(server.url, { order_id: 'ORD-11', quantity: 'lots' }, { hook: 'orders', key: HOOK_KEY })).json();
+    const release = () => fetch(`${server.url}/admin/calls/${id}/release`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+    const first = await release();
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ id, status: 'accepted', sinks: ['log'] });
+    await until(async () => (await admin(id)).deliveries.some((d: { sink: string; state: string }) => d.sink === 'log' && d.state === 'done'));
+    expect((await admin(id)).status).toBe('accepted');
+    const again = await release();
+    expect(again.status).toBe(409);
+    expect(await again.json()).toEqual({ error: 409, message: expect.stringContaining('is not held') });
   });
 
   it('keeps the default hook beside it', async () => {
@@ -93,6 +107,8 @@ describe('a store that cannot commit', () => {
       bodyLimitBytes: config.bodyLimit,
       adminToken: ADMIN,
       secrets: [],
+      sinkNames: [],
+      notify: () => {},
       workerRunning: () => true,
       accepting: () => true,
     });

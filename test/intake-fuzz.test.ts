@@ -22,6 +22,8 @@ const app = createApp({
   bodyLimitBytes: 64 * 1024,
   adminToken: ADMIN,
   secrets: [],
+  sinkNames: [],
+  notify: () => {},
   workerRunning: () => true,
   accepting: () => true,
 });

@@ -1,6 +1,8 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { startReceiver } from './helpers/receiver.js';
 import { ADMIN, KEY, jsonlRecords, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
@@ -78,5 +80,53 @@ describe('logs', () => {
     expect(requests.length).toBeGreaterThanOrEqual(6);
     for (const line of requests) expect(line).toMatchObject({ level: expect.any(Number), reqId: expect.any(String), method: expect.any(String), status: expect.any(Number) });
     expect(requests.filter((l) => l.outcome === 'accepted')).toHaveLength(3);
+  });
+});
+
+describe('a receiver killed while deliveries are pending and in flight', () => {
+  it('after a restart delivers every record to every sink whose filter matches', async () => {
+    const slow = await startReceiver(async (_req, res) => {
+      await new Promise((r) => setTimeout(r, 150));
+      res.writeHead(200).end('ok');
+    });
+    const dataDir = tempDir();
+    const configPath = join(dataDir, 'callhook.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        sinks: [
+          { name: 'jsonl', type: 'jsonl' },
+          { name: 'orders', type: 'http', url: slow.url, concurrency: 2, when: { field: 'call_outcome', eq: 'order placed' } },
+        ],
+      }),
+    );
+    try {
+      const first = await spawnServer(dataDir, { CALLHOOK_CONFIG: configPath });
+      const outcomes = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'order placed' : 'not interested'));
+      const replies = await Promise.all(outcomes.map((call_outcome, i) => post(first.url, sampleCall({ call_id: `inflight-${i}`, call_outcome })).then((r) => r.json())));
+      const orders = replies.filter((_, i) => outcomes[i] === 'order placed').map((r) => r.id as string);
+      await until(() => slow.received.length >= 3);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const before = new Set(slow.received.map((r) => JSON.parse(r.body).id));
+      expect(before.size).toBeLessThan(orders.length);
+
+      const second = await spawnServer(dataDir, { CALLHOOK_CONFIG: configPath });
+      try {
+        await until(() => orders.every((id) => slow.received.some((r) => JSON.parse(r.body).id === id)), { timeoutMs: 20_000 });
+        await until(() => replies.every((r) => jsonlIds(dataDir).includes(r.id)), { timeoutMs: 20_000 });
+        const delivered = new Set(slow.received.map((r) => JSON.parse(r.body).id));
+        expect([...delivered].sort()).toEqual([...orders].sort());
+        expect(jsonlIds(dataDir).length).toBe(replies.length);
+        // At least once: a delivery cut off by the kill may arrive twice, always with the same idempotency key.
+        for (const r of slow.received) expect(r.headers['idempotency-key']).toBe(`${JSON.parse(r.body).id}:orders`);
+        console.log(`killed with ${before.size} of ${orders.length} order deliveries made; after restart ${delivered.size} distinct, ${slow.received.length} requests in all`);
+      } finally {
+        second.child.kill('SIGTERM');
+        await second.exited;
+      }
+    } finally {
+      await slow.close();
+    }
   });
 });

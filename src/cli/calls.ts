@@ -1,7 +1,10 @@
 import { Command } from 'commander';
 import type { CallRecord } from '../record.js';
 import type { StoredCall } from '../store/store.js';
-import { commandConfig, withStore } from './context.js';
+import { dirname } from 'node:path';
+import { compileHooks, sinksFor } from '../intake.js';
+import { resolveSinks } from '../sinks/registry.js';
+import { commandConfig, positive, withStore } from './context.js';
 
 /** `callhook calls list|show|export`: reads the store directly, without a running server. */
 export function callsCommand(): Command {
@@ -50,13 +53,24 @@ export function callsCommand(): Command {
         if (opts.format === 'csv') process.stdout.write(toCsv(rows));
       });
     });
+  calls
+    .command('release')
+    .description('release a held call to the sinks of its hook that want it; a running serve delivers it')
+    .argument('<id>')
+    .option('-c, --config <file>', 'config file')
+    .action(async (id: string, opts: { config?: string }) => {
+      const config = commandConfig(opts.config);
+      const hooks = compileHooks(config, await resolveSinks(config.sinks, config.configPath ? dirname(config.configPath) : process.cwd()));
+      await withStore(config, async (store) => {
+        const call = await store.getCall(id);
+        if (!call) throw new Error(`no call with id ${id}`);
+        const hook = hooks.get(call.record.hook);
+        const sinks = hook ? sinksFor(hook, call.record) : [];
+        if (!(await store.release(id, sinks))) throw new Error(`call ${id} is not held`);
+        console.log(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}`);
+      });
+    });
   return calls;
-}
-
-function positive(text: string, option: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${option} must be a positive whole number, not ${text}`);
-  return n;
 }
 
 /** RFC 4180 CSV: one column per data field seen in any record, after the record's own fields. */

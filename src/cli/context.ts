@@ -32,3 +32,9 @@ export async function withStore(config: Config, work: (store: Store) => Promise<
     await store.close();
   }
 }
+
+export function positive(text: string, option: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${option} must be a positive whole number, not ${text}`);
+  return n;
+}

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
+import { deliveriesCommand } from './deliveries.js';
 import { keysCommand } from './keys.js';
 import { purgeCommand } from './purge.js';
 import { replayCommand } from './replay-command.js';
@@ -13,7 +14,7 @@ const program = new Command('callhook')
   .description('Receive AI voice-call webhooks durably, deduplicated, and deliver them to your systems')
   .exitOverride();
 
-for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), purgeCommand()]) program.addCommand(command);
+for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand()]) program.addCommand(command);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,32 +1,160 @@
-import { Hono } from 'hono';
-import { maskSecrets } from '../secrets.js';
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
 import { CallhookError } from '../errors.js';
+import { sinksFor, type Hook } from '../intake.js';
+import { maskSecrets } from '../secrets.js';
+import { timeBound } from '../store/admin-query.js';
 import type { Store } from '../store/store.js';
 import { requireBearer } from './auth.js';
+import { openApiDocument } from './openapi.js';
 
 export interface AdminDeps {
   store: Store;
   adminToken: string;
   /** Masked out of every admin reply, whatever field they hide in. */
   secrets: readonly string[];
+  hooks: ReadonlyMap<string, Hook>;
+  /** Every configured sink, the ones a redelivery may name. */
+  sinkNames: readonly string[];
+  /** Wakes the delivery worker after something became due. */
+  notify: () => void;
 }
 
-/** `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). */
-export function adminRoutes({ store, adminToken, secrets }: AdminDeps): Hono {
-  const reply = (value: unknown) =>
-    new Response(maskSecrets(JSON.stringify(value), secrets), { headers: { 'content-type': 'application/json' } });
+const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
+const limit = z.coerce.number().int().min(1).max(500).default(50);
+
+/** A date or an ISO timestamp, checked here so a bad one is a 400 naming the parameter, not a store error. */
+const timeParam = (name: 'from' | 'to') =>
+  z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      try {
+        timeBound(value, name);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    });
+
+const callsQuery = z.strictObject({
+  hook: z.string().optional(),
+  status: z.enum(['accepted', 'held']).optional(),
+  outcome: z.string().optional(),
+  sentiment: z.string().optional(),
+  phone: z.string().optional(),
+  from: timeParam('from'),
+  to: timeParam('to'),
+  q: z.string().optional(),
+  after: z.string().optional(),
+  limit,
+});
+const deliveriesQuery = z.strictObject({
+  state: z.enum(STATES).optional(),
+  sink: z.string().optional(),
+  call: z.string().optional(),
+  after: z.coerce.number().int().min(0).optional(),
+  limit,
+});
+const redeliverBody = z.strictObject({ sinks: z.array(z.string()).min(1).optional() });
+const retryBody = z.strictObject({
+  state: z.enum(['dead', 'pending']).default('dead'),
+  sink: z.string().optional(),
+  call_id: z.string().optional(),
+  ids: z.array(z.number().int().positive()).min(1).optional(),
+});
+
+/**
+ * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
+ * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
+ */
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify }: AdminDeps): Hono {
+  const reply = (value: unknown, status = 200) =>
+    new Response(maskSecrets(JSON.stringify(value), secrets), { status, headers: { 'content-type': 'application/json' } });
+
+  const callOr404 = async (id: string) => {
+    const call = await store.getCall(id);
+    if (!call) throw new CallhookError('NOT_FOUND', `no call with id ${id}`);
+    return call;
+  };
 
   return new Hono()
     .use(requireBearer([adminToken], 'admin'))
+    .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
-      const limit = Math.min(Math.max(Number(c.req.query('limit') ?? 50) || 50, 1), 500);
-      const calls = await store.listCalls({ hook: c.req.query('hook'), after: c.req.query('after'), limit });
-      const last = calls.at(-1);
-      return reply({ calls, next: calls.length === limit && last ? last.record.id : null });
+      const { q, limit: max, ...filters } = parseQuery(c, callsQuery);
+      const calls = await store.listCalls({ ...filters, text: q, limit: max });
+      return reply({ calls, next: calls.length === max ? calls.at(-1)!.record.id : null });
     })
     .get('/calls/:id', async (c) => {
-      const call = await store.getCall(c.req.param('id'));
-      if (!call) throw new CallhookError('NOT_FOUND', `no call with id ${c.req.param('id')}`);
-      return reply(call);
+      const id = c.req.param('id');
+      const call = await callOr404(id);
+      const [receipts, deliveries, attempts] = await Promise.all([store.listReceipts(id), store.listDeliveries({ callId: id, limit: 500 }), store.listAttempts(id)]);
+      return reply({ ...call, receipts, deliveries, attempts });
+    })
+    .post('/calls/:id/redeliver', async (c) => {
+      const id = c.req.param('id');
+      const { sinks } = await parseBody(c, redeliverBody);
+      const unknown = sinks?.find((s) => !sinkNames.includes(s));
+      if (unknown) throw new CallhookError('BAD_REQUEST', `no sink is named ${unknown} (sinks: ${sinkNames.join(', ')})`);
+      const call = await callOr404(id);
+      // Without names: every sink of the call's hook that wants it, as when it was first stored.
+      const hook = hooks.get(call.record.hook);
+      const targets = sinks ?? (hook ? sinksFor(hook, call.record) : []);
+      const scheduled = (await store.redeliver(id, targets)) ?? 0;
+      if (scheduled > 0) notify();
+      return reply({ id, sinks: targets, scheduled });
+    })
+    .post('/calls/:id/release', async (c) => {
+      const id = c.req.param('id');
+      const call = await callOr404(id);
+      const hook = hooks.get(call.record.hook);
+      const targets = hook ? sinksFor(hook, call.record) : [];
+      if (!(await store.release(id, targets))) throw new CallhookError('CONFLICT', `call ${id} is not held`);
+      notify();
+      return reply({ id, status: 'accepted', sinks: targets });
+    })
+    .get('/deliveries', async (c) => {
+      const { call, limit: max, ...filters } = parseQuery(c, deliveriesQuery);
+      const deliveries = await store.listDeliveries({ ...filters, callId: call, limit: max });
+      return reply({ deliveries, next: deliveries.length === max ? deliveries.at(-1)!.id : null });
+    })
+    .post('/deliveries/retry', async (c) => {
+      const { call_id, ...query } = await parseBody(c, retryBody);
+      const retried = await store.retryDeliveries({ ...query, callId: call_id });
+      if (retried > 0) notify();
+      return reply({ retried });
+    })
+    .post('/deliveries/:id/retry', async (c) => {
+      const id = Number(c.req.param('id'));
+      if (!Number.isInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no delivery with id ${c.req.param('id')}`);
+      const retried = await store.retryDeliveries({ ids: [id], state: 'dead' });
+      if (retried === 0) throw new CallhookError('CONFLICT', `delivery ${id} does not exist or is not dead`);
+      notify();
+      return reply({ retried });
     });
+}
+
+function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  const parsed = schema.safeParse(c.req.query());
+  if (!parsed.success) throw new CallhookError('BAD_REQUEST', describe(parsed.error));
+  return parsed.data;
+}
+
+async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const text = await c.req.text();
+  let json: unknown = {};
+  try {
+    if (text.trim() !== '') json = JSON.parse(text);
+  } catch (cause) {
+    throw new CallhookError('BAD_REQUEST', 'the body is not JSON', { cause });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new CallhookError('BAD_REQUEST', describe(parsed.error));
+  return parsed.data;
+}
+
+function describe(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  const path = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.join('.');
+  return `${path}: ${issue.code === 'unrecognized_keys' ? 'unknown parameter' : issue.message}`;
 }

@@ -1,0 +1,145 @@
+/**
+ * The OpenAPI 3.1 document of the webhook, admin and operating routes, served at `/admin/openapi.json`.
+ * Written by hand beside the routes it describes: a route that changes changes here in the same commit.
+ */
+
+const json = (schema: object) => ({ 'application/json': { schema } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const error = (description: string) => ({ description, content: json(ref('Error')) });
+const admin = { security: [{ adminToken: [] }] };
+const page = (item: string, cursor: object) => ({ type: 'object', properties: { [item]: { type: 'array', items: ref(item === 'calls' ? 'Call' : 'Delivery') }, next: cursor } });
+const query = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+
+export function openApiDocument(hooks: readonly string[]): object {
+  const webhook = (method: string) => ({
+    summary: `Receive a call (${method})`,
+    description: method === 'get' || method === 'delete' ? 'Parameters in the query string only.' : 'Body as JSON, form-urlencoded or multipart; query parameters fill fields the body lacks.',
+    security: [{ webhookKey: [] }],
+    parameters: [{ name: 'hook', in: 'path', required: true, schema: { type: 'string', enum: [...hooks] } }],
+    ...(method === 'post' || method === 'put'
+      ? {
+          requestBody: {
+            content: {
+              'application/json': { schema: { type: 'object', additionalProperties: true } },
+              'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } },
+              'multipart/form-data': { schema: { type: 'object', additionalProperties: { type: 'string' } } },
+            },
+          },
+        }
+      : {}),
+    responses: {
+      200: { description: 'Committed: accepted, held, or a duplicate of an earlier call', content: json(ref('Reply')) },
+      400: error('The body or query cannot be parsed'),
+      401: error('Missing or wrong bearer key'),
+      404: error('Unknown hook'),
+      405: error('Method not allowed'),
+      413: error('Body over the limit'),
+      415: error('Unsupported content type or a file part'),
+      503: error('The store cannot commit; nothing was stored'),
+    },
+  });
+  const idParam = (what: string) => [{ name: 'id', in: 'path', required: true, description: what, schema: { type: 'string' } }];
+
+  return {
+    openapi: '3.1.0',
+    info: { title: 'callhook', version: '1', description: 'Receiver of AI voice-call webhooks: intake, admin and operating routes.' },
+    paths: {
+      '/webhooks/{hook}': { post: webhook('post'), put: webhook('put'), get: webhook('get'), delete: webhook('delete') },
+      '/healthz': { get: { summary: 'The process runs', responses: { 200: { description: 'Alive' } } } },
+      '/readyz': { get: { summary: 'Store commits and delivery runs', responses: { 200: { description: 'Ready' }, 503: error('Not ready, with the failing check') } } },
+      '/metrics': { get: { summary: 'Prometheus text', responses: { 200: { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+      '/admin/calls': {
+        get: {
+          ...admin,
+          summary: 'List calls, newest last, with cursor pagination',
+          parameters: [
+            query('hook', 'Only this hook'),
+            query('status', 'accepted or held', { type: 'string', enum: ['accepted', 'held'] }),
+            query('outcome', 'data.call_outcome, ignoring case'),
+            query('sentiment', 'data.sentiment_analysis, ignoring case'),
+            query('phone', 'data.phone_number in E.164'),
+            query('from', 'Received at or after (ISO date or timestamp)'),
+            query('to', 'Received before (ISO date or timestamp)'),
+            query('q', 'Text anywhere in the record'),
+            query('after', 'Cursor: the `next` of the previous page'),
+            query('limit', '1 to 500, default 50', { type: 'integer' }),
+          ],
+          responses: { 200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) }, 400: error('Bad filter'), 401: error('Missing or wrong admin token') },
+        },
+      },
+      '/admin/calls/{id}': {
+        get: { ...admin, summary: 'One call with its raw request, receipts, deliveries and attempts', parameters: idParam('Record id'), responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') } },
+      },
+      '/admin/calls/{id}/redeliver': {
+        post: {
+          ...admin,
+          summary: 'Send a call again to some or all sinks',
+          parameters: idParam('Record id'),
+          requestBody: { content: json({ type: 'object', properties: { sinks: { type: 'array', items: { type: 'string' }, description: 'Default: every sink of the hook that wants the call' } } }) },
+          responses: { 200: { description: 'Scheduled', content: json({ type: 'object', properties: { id: { type: 'string' }, sinks: { type: 'array', items: { type: 'string' } }, scheduled: { type: 'integer' } } }) }, 400: error('Unknown sink'), 404: error('No such call') },
+        },
+      },
+      '/admin/calls/{id}/release': {
+        post: { ...admin, summary: 'Release a held call to its sinks', parameters: idParam('Record id'), responses: { 200: { description: 'Released' }, 404: error('No such call'), 409: error('The call is not held') } },
+      },
+      '/admin/deliveries': {
+        get: {
+          ...admin,
+          summary: 'List deliveries by state and sink',
+          parameters: [
+            query('state', 'pending, in_flight, done or dead', { type: 'string', enum: ['pending', 'in_flight', 'done', 'dead'] }),
+            query('sink', 'Only this sink'),
+            query('call', 'Only this call'),
+            query('after', 'Cursor: the `next` of the previous page', { type: 'integer' }),
+            query('limit', '1 to 500, default 50', { type: 'integer' }),
+          ],
+          responses: { 200: { description: 'A page of deliveries', content: json(page('deliveries', { type: ['integer', 'null'] })) } },
+        },
+      },
+      '/admin/deliveries/retry': {
+        post: {
+          ...admin,
+          summary: 'Retry deliveries in bulk: dead ones by default, narrowed by sink, call or ids',
+          requestBody: { content: json({ type: 'object', properties: { state: { enum: ['dead', 'pending'] }, sink: { type: 'string' }, call_id: { type: 'string' }, ids: { type: 'array', items: { type: 'integer' } } } }) },
+          responses: { 200: { description: 'How many', content: json({ type: 'object', properties: { retried: { type: 'integer' } } }) } },
+        },
+      },
+      '/admin/deliveries/{id}/retry': {
+        post: { ...admin, summary: 'Retry one dead delivery', parameters: idParam('Delivery id'), responses: { 200: { description: 'Retried' }, 409: error('Not dead') } },
+      },
+    },
+    components: {
+      securitySchemes: {
+        webhookKey: { type: 'http', scheme: 'bearer', description: 'A key of CALLHOOK_API_KEYS or the hook' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'CALLHOOK_ADMIN_TOKEN' },
+      },
+      schemas: {
+        Error: { type: 'object', required: ['error', 'message'], properties: { error: { type: 'integer' }, message: { type: 'string' } } },
+        Problem: { type: 'object', properties: { field: { type: 'string' }, code: { enum: ['missing_required', 'invalid_type', 'invalid_format'] }, message: { type: 'string' } } },
+        Reply: {
+          type: 'object',
+          required: ['status', 'id', 'dedup_key'],
+          properties: { status: { enum: ['accepted', 'duplicate', 'held'] }, id: { type: 'string' }, dedup_key: { type: 'string' }, problems: { type: 'array', items: ref('Problem') } },
+        },
+        Record: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            hook: { type: 'string' },
+            dedup_key: { type: 'string' },
+            received_at: { type: 'string', format: 'date-time' },
+            source: { enum: ['webhook', 'reconcile', 'replay'] },
+            data: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+            extra: { type: 'object', additionalProperties: true },
+            problems: { type: 'array', items: ref('Problem') },
+          },
+        },
+        Call: { type: 'object', properties: { record: ref('Record'), status: { enum: ['accepted', 'held'] }, duplicates: { type: 'integer' }, raw: { type: 'object' } } },
+        Delivery: { type: 'object', properties: { id: { type: 'integer' }, callId: { type: 'string' }, sink: { type: 'string' }, state: { enum: ['pending', 'in_flight', 'done', 'dead'] }, attempts: { type: 'integer' }, nextAttemptAt: { type: 'integer' }, lastError: { type: ['string', 'null'] }, updatedAt: { type: 'integer' } } },
+        CallDetail: {
+          allOf: [ref('Call'), { type: 'object', properties: { receipts: { type: 'array', items: { type: 'object' } }, deliveries: { type: 'array', items: ref('Delivery') }, attempts: { type: 'array', items: { type: 'object' } } } }],
+        },
+      },
+    },
+  };
+}

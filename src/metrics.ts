@@ -1,0 +1,94 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AttemptEvent } from './delivery/worker.js';
+import type { DeliveryState, Store } from './store/store.js';
+
+/**
+ * `/metrics` in Prometheus text (contract section 6). Request and attempt figures are counted as they happen;
+ * outbox figures are read from the store at scrape time, so every replica reports the shared truth.
+ * Labels hold only configured names (hooks, sinks) and fixed words, never what a client sent.
+ */
+
+export interface Metrics {
+  /** The Prometheus text of every metric, outbox figures read now. */
+  render(): Promise<{ contentType: string; body: string }>;
+  observeRequest(hook: string, outcome: string, seconds: number): void;
+  observeAttempt(event: AttemptEvent): void;
+}
+
+const STATES: readonly DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];
+
+export function createMetrics(store: Store, sinkNames: readonly string[]): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'callhook_' });
+
+  const requests = new Counter({
+    name: 'callhook_requests_total',
+    help: 'Webhook requests by hook and outcome (accepted, duplicate, held, or the error status)',
+    labelNames: ['hook', 'outcome'],
+    registers: [registry],
+  });
+  const replyDuration = new Histogram({
+    name: 'callhook_reply_duration_seconds',
+    help: 'Time from request to reply on /webhooks/*, commit included',
+    labelNames: ['hook'],
+    // The sender gives up at 10 s (spec section 6.3); the interesting part is far below it.
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const attempts = new Counter({
+    name: 'callhook_delivery_attempts_total',
+    help: 'Delivery attempts by sink and outcome (ok, retry, dead)',
+    labelNames: ['sink', 'outcome'],
+    registers: [registry],
+  });
+  const attemptDuration = new Histogram({
+    name: 'callhook_delivery_attempt_duration_seconds',
+    help: 'Duration of delivery attempts by sink',
+    labelNames: ['sink'],
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  const deliveries = new Gauge({ name: 'callhook_deliveries', help: 'Deliveries by sink and state', labelNames: ['sink', 'state'], registers: [registry] });
+  const depth = new Gauge({ name: 'callhook_outbox_depth', help: 'Deliveries pending or in flight', registers: [registry] });
+  const oldest = new Gauge({
+    name: 'callhook_outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest delivery still pending, by sink (0 when none)',
+    labelNames: ['sink'],
+    registers: [registry],
+  });
+
+  // Refreshed once per scrape rather than per gauge: one store query feeds all three.
+  const collect = async () => {
+    const stats = await store.deliveryStats();
+    const now = Date.now();
+    deliveries.reset();
+    oldest.reset();
+    for (const sink of sinkNames) {
+      for (const state of STATES) deliveries.set({ sink, state }, 0);
+      oldest.set({ sink }, 0);
+    }
+    let outbox = 0;
+    for (const s of stats) {
+      deliveries.set({ sink: s.sink, state: s.state }, s.count);
+      if (s.state === 'pending' || s.state === 'in_flight') outbox += s.count;
+      if (s.state === 'pending' && s.oldestCreatedAt !== null) oldest.set({ sink: s.sink }, Math.max(0, (now - s.oldestCreatedAt) / 1000));
+    }
+    depth.set(outbox);
+  };
+
+  return {
+    async render() {
+      await collect();
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    observeRequest(hook, outcome, seconds) {
+      requests.inc({ hook, outcome });
+      replyDuration.observe({ hook }, seconds);
+    },
+    observeAttempt({ sink, outcome, durationMs }) {
+      attempts.inc({ sink, outcome });
+      attemptDuration.observe({ sink }, durationMs / 1000);
+    },
+  };
+}
