@@ -11,6 +11,8 @@ import { parseQuery } from './parse-query.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
+/** For `raw`: the body parsed, so it is UTF-8, except the bytes of an allowed file part. */
+const lenientUtf8 = new TextDecoder();
 /** How much of an unparseable body a rejected receipt keeps, so a bad sender cannot fill the disk. */
 const REJECTED_BODY_BYTES = 64 * 1024;
 
@@ -82,7 +84,7 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes }: Web
       reply = await ingest({
         hook,
         fields,
-        raw: { method, content_type: contentType, query, body: new TextDecoder().decode(body) },
+        raw: { method, content_type: contentType, query, body: lenientUtf8.decode(body) },
         source: 'webhook',
         receipt: receiptOf(c, body.byteLength),
         receivedAt: c.get('receivedAt'),

@@ -44,3 +44,14 @@ describe('jsonl sink', () => {
     expect(lines(path).map((r) => r.id)).toEqual(['a', 'b']);
   });
 });
+
+describe('jsonl sink batching', () => {
+  it('writes many concurrent deliveries, each once, in arrival order', async () => {
+    const dir = tempDir();
+    const sink = await open(dir);
+    const ids = Array.from({ length: 500 }, (_, i) => `r${String(i).padStart(3, '0')}`);
+    await Promise.all([...ids, ...ids.slice(0, 50)].map((id) => sink.deliver(record(id), context)));
+    await sink.close?.();
+    expect(lines(join(dir, 'calls.jsonl')).map((r) => r.id)).toEqual(ids);
+  });
+});

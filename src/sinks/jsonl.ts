@@ -14,6 +14,8 @@ const REMEMBERED_IDS = 100_000;
  * written just before a crash is delivered again after the restart, and is recognised and skipped here.
  */
 export const jsonlSink = defineSinkType({
+  // Appends are cheap and batched into one datasync each: many at once drain a backlog fast.
+  defaults: { concurrency: 256 },
   options: z.strictObject({
     path: z.string().min(1).optional(),
   }),
@@ -22,24 +24,42 @@ export const jsonlSink = defineSinkType({
     await mkdir(dirname(file), { recursive: true });
     const handle = await open(file, 'a+');
     const written = await recoverTail(handle);
-    let queue = Promise.resolve();
+    let waiting: { id: string; line: string; done: (err?: unknown) => void }[] = [];
+    let flushing: Promise<void> | undefined;
 
-    const append = async (id: string, line: string): Promise<void> => {
-      if (written.has(id)) return;
-      await handle.appendFile(line);
-      await handle.datasync();
-      remember(written, id);
+    // Deliveries that arrive while a write is in progress share the next write and its one datasync.
+    const flush = async (): Promise<void> => {
+      while (waiting.length > 0) {
+        const batch = waiting;
+        waiting = [];
+        const inBatch = new Set<string>();
+        const fresh = batch.filter(({ id }) => !written.has(id) && !inBatch.has(id) && inBatch.add(id));
+        const { size } = await handle.stat();
+        try {
+          if (fresh.length > 0) {
+            await handle.appendFile(fresh.map((w) => w.line).join(''));
+            await handle.datasync();
+          }
+          for (const w of fresh) remember(written, w.id);
+          for (const w of batch) w.done();
+        } catch (err) {
+          // Cut back whatever part of the batch did reach the file, so a retry never follows a torn line.
+          await handle.truncate(size).catch(() => undefined);
+          for (const w of batch) w.done(err);
+        }
+      }
+      flushing = undefined;
     };
 
     return {
-      // Appends are chained so concurrent deliveries never interleave their lines.
       deliver(record) {
-        const next = queue.then(() => append(record.id, `${JSON.stringify(record)}\n`));
-        queue = next.catch(() => undefined);
-        return next;
+        return new Promise<void>((resolve, reject) => {
+          waiting.push({ id: record.id, line: `${JSON.stringify(record)}\n`, done: (err) => (err ? reject(err) : resolve()) });
+          flushing ??= flush();
+        });
       },
       async close() {
-        await queue;
+        await flushing;
         await handle.close();
       },
     };

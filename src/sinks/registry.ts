@@ -43,7 +43,7 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
     const type = config.type === 'module' ? await loadModuleSink(config, where, baseDir) : builtIn(config.type, index);
     const { name, type: _type, when: rawWhen, retry, timeout, concurrency, ...rest } = config;
     const options = parse(type.options, config.type === 'module' ? withoutKey(rest, 'module') : rest, where);
-    const common = parse(deliveryOptionsSchema, dropUndefined({ retry, timeout, concurrency }), where);
+    const common = parse(deliveryOptionsSchema, dropUndefined({ retry, timeout, concurrency: concurrency ?? type.defaults?.concurrency }), where);
     const when = rawWhen === undefined ? undefined : parse(filterSchema, rawWhen, `${where}.when`);
     specs.push({
       name,

@@ -29,6 +29,8 @@ export interface SinkContext {
 }
 
 export interface SinkType<Schema extends z.ZodType = z.ZodType> {
+  /** Delivery settings this type works best with, where the config entry does not say. */
+  defaults?: { concurrency?: number };
   /** Options after `name` and `type`, checked once at start-up; a bad one stops start-up naming the option. */
   options: Schema;
   create(options: z.output<Schema>, context: SinkContext): Sink | Promise<Sink>;

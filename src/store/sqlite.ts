@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { CallRecord } from '../record.js';
 import { sqliteAdmin } from './sqlite-admin.js';
+import { createWriteBatcher } from './sqlite-batch.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
@@ -11,11 +12,13 @@ export interface SqliteStoreOptions {
   path: string;
   /** How long a writer waits for another process's lock before the commit fails (and the reply is 503). */
   busyTimeoutMs?: number;
+  /** Told the size of every group commit (metrics, tests). */
+  onFlush?: (size: number) => void;
 }
 
 type Db = Database.Database;
 
-export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
+export function openSqliteStore({ path, busyTimeoutMs = 5000, onFlush }: SqliteStoreOptions): Store {
   // The data dir holds callers' personal data: readable by its owner only when callhook creates it.
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path);
@@ -28,15 +31,17 @@ export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptio
 
   const commit = prepareCommit(db);
   const stmts = prepareStatements(db);
+  // Every write of the request path and of the delivery worker goes through the group commit.
+  const write = createWriteBatcher(db, onFlush);
 
   return {
     kind: 'sqlite',
-    commitCall: async (input) => commit(input),
-    recordRejection: async (receipt) => void stmts.insertReceipt.run(receiptParams(receipt, null)),
-    claimDeliveries: async (sink, limit, leaseMs) => claim(db, stmts, sink, limit, leaseMs),
-    finishAttempt: async (id, attempt, result, retryAt) => finish(db, stmts, id, attempt, result, retryAt),
+    commitCall: (input) => write(() => commit(input)),
+    recordRejection: (receipt) => write(() => void stmts.insertReceipt.run(receiptParams(receipt, null))),
+    claimDeliveries: (sink, limit, leaseMs) => write(() => claim(stmts, sink, limit, leaseMs)),
+    finishAttempt: (id, attempt, result, retryAt) => write(() => finish(stmts, id, attempt, result, retryAt)),
     resumeInFlight: async () => stmts.resume.run().changes,
-    releaseLeases: async (ids) => void stmts.release.run(JSON.stringify(ids)),
+    releaseLeases: (ids) => write(() => void stmts.release.run(JSON.stringify(ids))),
     nextDueIn: async (sink) => {
       const row = stmts.nextDue.get(sink) as { at: number | null } | undefined;
       return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
@@ -50,7 +55,8 @@ export function openSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptio
         receipts: stmts.purgeReceipts.run(cutoff).changes,
       })).immediate();
     },
-    ping: async () => void stmts.heartbeat.run(new Date().toISOString()),
+    // Through the group commit, so readiness proves a commit (and its fsync) goes through now.
+    ping: () => write(() => void stmts.heartbeat.run(new Date().toISOString())),
     close: async () => void db.close(),
   };
 }
@@ -75,8 +81,7 @@ function prepareCommit(db: Db): (input: CommitInput) => CommitResult {
     INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`);
   const insertReceipt = db.prepare(receiptInsertSql);
 
-  // IMMEDIATE takes the write lock up front, so two processes never deadlock upgrading a read lock.
-  const transaction = db.transaction((input: CommitInput): CommitResult => {
+  return (input: CommitInput): CommitResult => {
     const { record, status, raw, sinks, receipt } = input;
     const inserted = insertCall.run({
       id: record.id,
@@ -98,8 +103,7 @@ function prepareCommit(db: Db): (input: CommitInput) => CommitResult {
     for (const sink of sinks) insertDelivery.run(record.id, sink, now, now, now);
     insertReceipt.run(receiptParams({ ...receipt, status: 200, outcome: status }, record.id));
     return { outcome: status, id: record.id };
-  });
-  return (input) => transaction.immediate(input);
+  };
 }
 
 const receiptInsertSql = `
@@ -157,14 +161,12 @@ function prepareStatements(db: Db) {
 
 type Statements = ReturnType<typeof prepareStatements>;
 
-function claim(db: Db, stmts: Statements, sink: string, limit: number, leaseMs: number): ClaimedDelivery[] {
-  return db.transaction(() => {
-    const now = Date.now();
-    const ids = stmts.claim.all({ sink, now, lease_until: now + leaseMs, limit }) as number[];
-    if (ids.length === 0) return [];
-    const rows = stmts.claimed.all(JSON.stringify(ids)) as { id: number; sink: string; attempts: number; record: string }[];
-    return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: JSON.parse(r.record) as CallRecord }));
-  }).immediate();
+function claim(stmts: Statements, sink: string, limit: number, leaseMs: number): ClaimedDelivery[] {
+  const now = Date.now();
+  const ids = stmts.claim.all({ sink, now, lease_until: now + leaseMs, limit }) as number[];
+  if (ids.length === 0) return [];
+  const rows = stmts.claimed.all(JSON.stringify(ids)) as { id: number; sink: string; attempts: number; record: string }[];
+  return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: JSON.parse(r.record) as CallRecord }));
 }
 
 /**
@@ -172,23 +174,21 @@ function claim(db: Db, stmts: Statements, sink: string, limit: number, leaseMs: 
  * its result is dropped, attempt row included, so the history holds each attempt number once and a late `done`
  * never overwrites the newer attempt's state.
  */
-function finish(db: Db, stmts: Statements, id: number, attempt: number, result: AttemptResult, retryAt?: number): boolean {
+function finish(stmts: Statements, id: number, attempt: number, result: AttemptResult, retryAt?: number): boolean {
   const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
-  return db.transaction(() => {
-    const now = Date.now();
-    const error = result.error ?? null;
-    if (stmts.finish.run({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }).changes === 0) return false;
-    stmts.insertAttempt.run({
-      id,
-      attempt,
-      started_at: result.startedAt,
-      duration_ms: result.durationMs,
-      outcome: result.outcome,
-      http_status: result.httpStatus ?? null,
-      error,
-    });
-    return true;
-  }).immediate();
+  const now = Date.now();
+  const error = result.error ?? null;
+  if (stmts.finish.run({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }).changes === 0) return false;
+  stmts.insertAttempt.run({
+    id,
+    attempt,
+    started_at: result.startedAt,
+    duration_ms: result.durationMs,
+    outcome: result.outcome,
+    http_status: result.httpStatus ?? null,
+    error,
+  });
+  return true;
 }
 
 function countDeliveries(stmts: Statements): Record<DeliveryState, number> {

@@ -1,0 +1,51 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { createWriteBatcher } from './sqlite-batch.js';
+
+const open = () => {
+  const db = new Database(':memory:');
+  db.exec('CREATE TABLE t (k TEXT PRIMARY KEY)');
+  return db;
+};
+
+describe('group commit', () => {
+  it('commits writes queued in one turn of the event loop in one transaction', async () => {
+    const db = open();
+    const sizes: number[] = [];
+    const write = createWriteBatcher(db, (n) => sizes.push(n));
+    const insert = db.prepare('INSERT INTO t (k) VALUES (?)');
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => write(() => insert.run(`k${i}`).changes)));
+    expect(results).toEqual(Array(50).fill(1));
+    expect(sizes).toEqual([50]);
+    await write(() => insert.run('later'));
+    expect(sizes).toEqual([50, 1]);
+    expect(db.prepare('SELECT COUNT(*) FROM t').pluck().get()).toBe(51);
+  });
+
+  it('rolls back only the write that throws; the rest of the batch commits', async () => {
+    const db = open();
+    const write = createWriteBatcher(db);
+    const insert = db.prepare('INSERT INTO t (k) VALUES (?)');
+    const outcomes = await Promise.allSettled([
+      write(() => insert.run('a')),
+      write(() => {
+        insert.run('b');
+        insert.run('a'); // a constraint error after a successful insert: both of this write's rows go
+      }),
+      write(() => insert.run('c')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'c']);
+  });
+
+  it('rejects every write of a batch whose commit fails, leaving nothing behind', async () => {
+    const db = open();
+    const write = createWriteBatcher(db);
+    // A deferred foreign key is only checked at COMMIT: the commit itself fails.
+    db.exec('CREATE TABLE child (p TEXT REFERENCES t (k) DEFERRABLE INITIALLY DEFERRED)');
+    db.pragma('foreign_keys = ON');
+    const outcomes = await Promise.allSettled([write(() => db.prepare('INSERT INTO t (k) VALUES (?)').run('x')), write(() => db.prepare('INSERT INTO child (p) VALUES (?)').run('missing'))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(db.prepare('SELECT COUNT(*) FROM t').pluck().get()).toBe(0);
+  });
+});
