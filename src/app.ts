@@ -4,6 +4,7 @@ import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { CallhookError } from './errors.js';
 import { adminRoutes, type AdminDeps } from './http/admin.js';
+import { createAuthLimiter } from './http/auth-limit.js';
 import type { AppEnv } from './http/env.js';
 import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
@@ -14,6 +15,7 @@ export type AppDeps = WebhookDeps & HealthDeps & AdminDeps & { log: Logger; metr
 /** The Hono app and nothing else: no listening, no side effects, so tests build it with whatever deps they like. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { log, metrics } = deps;
+  const routeDeps = { ...deps, limiter: deps.limiter ?? createAuthLimiter() };
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
@@ -28,15 +30,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     log.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, ...summary }, 'request');
   });
 
-  app.route('/', healthRoutes(deps));
+  app.route('/', healthRoutes(routeDeps));
   if (metrics) {
     app.get('/metrics', async (c) => {
       const { contentType, body } = await metrics.render();
       return c.body(body, 200, { 'content-type': contentType });
     });
   }
-  app.route('/webhooks', webhookRoutes(deps));
-  app.route('/admin', adminRoutes(deps));
+  app.route('/webhooks', webhookRoutes(routeDeps));
+  app.route('/admin', adminRoutes(routeDeps));
 
   app.notFound((c) => c.json(new CallhookError('NOT_FOUND').toBody(), 404));
   app.onError((err, c) => {

@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { durationSchema } from './delivery/policy.js';
 import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
 import { collectSecrets } from './secrets.js';
 
@@ -47,6 +48,8 @@ const fileSchema = z.strictObject({
     .refine((r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r), 'a two-letter ISO 3166 region that has phone numbers, such as IN')
     .default('IN'),
   body_limit: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** After `max` failed authentications from one address within `window`, it gets 429 until the window ends. */
+  auth_limit: z.strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) }).default({ max: 20, window: 60_000 }),
   hooks: z.record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema).optional(),
   sinks: z.array(sinkSchema).optional(),
 });
@@ -80,6 +83,7 @@ export interface Config {
   databaseUrl: string | undefined;
   phoneRegion: string;
   bodyLimit: number;
+  authLimit: { max: number; windowMs: number };
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
   /** Every secret value, so logs and the config check can mask them. */
@@ -147,6 +151,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     databaseUrl,
     phoneRegion: f.phone_region,
     bodyLimit: f.body_limit,
+    authLimit: { max: f.auth_limit.max, windowMs: f.auth_limit.window },
     hooks,
     sinks,
     secrets: collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks),

@@ -9,6 +9,7 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, message: 'No such route' },
   CONFLICT: { status: 409, message: 'Conflict' },
   UNKNOWN_HOOK: { status: 404, message: 'No hook of that name is configured' },
+  TOO_MANY_FAILURES: { status: 429, message: 'Too many failed authentications from this address; retry later' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed: use POST, PUT, GET or DELETE' },
   BAD_BODY: { status: 400, message: 'The request body cannot be parsed' },
   BAD_QUERY: { status: 400, message: 'The query string cannot be parsed' },

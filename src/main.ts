@@ -7,6 +7,7 @@ import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
 import { compileHooks, createIntake } from './intake.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys.js';
+import { createAuthLimiter } from './http/auth-limit.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveSinks } from './sinks/registry.js';
@@ -56,6 +57,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     store,
     log,
     metrics,
+    limiter: createAuthLimiter(config.authLimit),
     bodyLimitBytes: config.bodyLimit,
     adminToken: config.adminToken!,
     secrets: config.secrets,

@@ -19,6 +19,8 @@ beforeAll(async () => {
   slackish = await startReceiver();
   server = await startServer({
     config: {
+      // The auth test below sends 24 wrong tokens from one address.
+      auth_limit: { max: 100 },
       sinks: [
         { name: 'jsonl', type: 'jsonl' },
         { name: 'crm', type: 'http', url: `${crm.url}/calls`, headers: { Authorization: 'Bearer crm-token-0123456789' }, retry: { attempts: 4, schedule: ['50ms'], jitter: 0 } },

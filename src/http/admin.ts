@@ -5,6 +5,7 @@ import { sinksFor, type Hook } from '../intake.js';
 import { maskSecrets } from '../secrets.js';
 import { timeBound } from '../store/admin-query.js';
 import type { Store } from '../store/store.js';
+import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { openApiDocument } from './openapi.js';
 
@@ -18,6 +19,7 @@ export interface AdminDeps {
   sinkNames: readonly string[];
   /** Wakes the delivery worker after something became due. */
   notify: () => void;
+  limiter?: AuthLimiter;
 }
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
@@ -67,7 +69,7 @@ const retryBody = z.strictObject({
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify }: AdminDeps): Hono {
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter }: AdminDeps): Hono {
   const reply = (value: unknown, status = 200) =>
     new Response(maskSecrets(JSON.stringify(value), secrets), { status, headers: { 'content-type': 'application/json' } });
 
@@ -78,7 +80,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
   };
 
   return new Hono()
-    .use(requireBearer([adminToken], 'admin'))
+    .use(requireBearer([adminToken], 'admin', limiter))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
       const { q, limit: max, ...filters } = parseQuery(c, callsQuery);

@@ -5,6 +5,7 @@ import { CallhookError } from '../errors.js';
 import type { Hook, IntakeInput, IntakeReply } from '../intake.js';
 import type { Receipt, Store } from '../store/store.js';
 import type { AppEnv } from './env.js';
+import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
@@ -22,13 +23,15 @@ export interface WebhookDeps {
   store: Store;
   log: Logger;
   bodyLimitBytes: number;
+  /** Sheds repeated failed authentication (shared with the admin routes). */
+  limiter?: AuthLimiter;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes }: WebhookDeps): Hono<Env> {
-  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name)]));
+export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter }: WebhookDeps): Hono<Env> {
+  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
 
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
     await store
