@@ -86,9 +86,14 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
 
   function idle(loop: SinkLoop, ms: number): Promise<void> {
     if (loop.woken || !running) return Promise.resolve();
-    const timer = new AbortController();
-    loop.wake = () => timer.abort();
-    return sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined);
+    // A plain timer, not an aborted sleep: notify() runs once per committed call, and an abort builds an error.
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      loop.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   async function attempt(loop: SinkLoop, delivery: ClaimedDelivery): Promise<void> {

@@ -1,5 +1,4 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
 import type { Hook, IntakeInput, IntakeReply } from '../intake.js';
@@ -9,6 +8,7 @@ import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
+import { readBody } from './read-body.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
@@ -53,21 +53,18 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
     return auth.get(hook.config.name)!(c, next);
   };
 
-  const limit = bodyLimit({
-    maxSize: bodyLimitBytes,
-    onError: (c) => {
-      // The rest of the body is never read, so the connection cannot carry another request: say so (RFC 9112 9.6).
-      c.header('Connection', 'close');
-      return rejectAndThrow(c as Context<Env>, new CallhookError('BODY_TOO_LARGE', `at most ${bodyLimitBytes} bytes`));
-    },
-  });
-
-  return new Hono<Env>().all('/:hook', selectHook, limit, async (c) => {
+  return new Hono<Env>().all('/:hook', selectHook, async (c) => {
     const hook = c.get('hook');
     const method = c.req.method;
     // GET and DELETE carry no body (spec section 6.3 rule 3); whatever came along is not read.
     const hasBody = method === 'POST' || method === 'PUT';
-    const body = hasBody ? await readBody(c) : new Uint8Array(0);
+    let body: Uint8Array = new Uint8Array(0);
+    try {
+      if (hasBody) body = await readBody(c, bodyLimitBytes);
+    } catch (err) {
+      if (err instanceof CallhookError) return rejectAndThrow(c, err);
+      throw err;
+    }
     const contentType = c.req.header('content-type') ?? null;
 
     let fields: Record<string, unknown>;
@@ -99,15 +96,6 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
     c.set('summary', { hook: hook.config.name, outcome: reply.status, callId: reply.id });
     return c.json(reply, 200);
   });
-}
-
-async function readBody(c: Context<Env>): Promise<Uint8Array> {
-  try {
-    return new Uint8Array(await c.req.arrayBuffer());
-  } catch (cause) {
-    // The client went away or sent fewer bytes than its Content-Length.
-    throw new CallhookError('BAD_BODY', 'the body could not be read', { cause });
-  }
 }
 
 function receiptOf(c: Context<Env>, size = Number(c.req.header('content-length') ?? 0)): Omit<Receipt, 'status' | 'outcome'> {

@@ -38,14 +38,28 @@ describe('group commit', () => {
     expect(db.prepare('SELECT k FROM t ORDER BY k').pluck().all()).toEqual(['a', 'c']);
   });
 
-  it('rejects every write of a batch whose commit fails, leaving nothing behind', async () => {
+  it('refuses only the write whose own commit fails', async () => {
     const db = open();
     const write = createWriteBatcher(db);
-    // A deferred foreign key is only checked at COMMIT: the commit itself fails.
+    // A deferred foreign key is only checked at COMMIT: the batch's commit fails, then each write is tried alone.
     db.exec('CREATE TABLE child (p TEXT REFERENCES t (k) DEFERRABLE INITIALLY DEFERRED)');
     db.pragma('foreign_keys = ON');
     const outcomes = await Promise.allSettled([write(() => db.prepare('INSERT INTO t (k) VALUES (?)').run('x')), write(() => db.prepare('INSERT INTO child (p) VALUES (?)').run('missing'))]);
-    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect(db.prepare('SELECT k FROM t').pluck().all()).toEqual(['x']);
+    expect(db.prepare('SELECT COUNT(*) FROM child').pluck().get()).toBe(0);
+  });
+
+  it('rejects every write when nothing can be committed, leaving nothing behind', async () => {
+    const db = open();
+    const write = createWriteBatcher(db);
+    db.pragma('query_only = ON');
+    const insert = db.prepare('INSERT INTO t (k) VALUES (?)');
+    const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((k) => write(() => insert.run(k))));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    db.pragma('query_only = OFF');
     expect(db.prepare('SELECT COUNT(*) FROM t').pluck().get()).toBe(0);
+    await write(() => insert.run('d'));
+    expect(db.prepare('SELECT k FROM t').pluck().all()).toEqual(['d']);
   });
 });
