@@ -58,7 +58,7 @@ describe('intake under arbitrary requests', () => {
           expect(['accepted', 'duplicate', 'held']).toContain(reply.status);
           expect(typeof reply.id).toBe('string');
         } else {
-          expect([400, 401, 405, 413, 415]).toContain(res.status);
+          expect([400, 401, 405, 413, 415, 429]).toContain(res.status);
           expect(reply).toEqual({ error: res.status, message: expect.any(String) });
         }
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -10,7 +10,10 @@ import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, Deliver
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for tests that need no durability. */
   path: string;
-  /** How long a writer waits for another process's lock before the commit fails (and the reply is 503). */
+  /**
+   * How long a writer waits for another process's lock before the commit fails (and the reply is 503).
+   * better-sqlite3 waits synchronously, holding up the whole process, so this stays well inside the sender's 10 s.
+   */
   busyTimeoutMs?: number;
   /** Told the size of every group commit (metrics, tests). */
   onFlush?: (size: number) => void;
@@ -18,10 +21,17 @@ export interface SqliteStoreOptions {
 
 type Db = Database.Database;
 
-export function openSqliteStore({ path, busyTimeoutMs = 5000, onFlush }: SqliteStoreOptions): Store {
+/** About the size of two calls: needs fresh pages, as a commit of real calls would. */
+const PROBE = 'x'.repeat(8192);
+
+export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store {
   // The data dir holds callers' personal data: readable by its owner only when callhook creates it.
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const db = new Database(path);
+  return sqliteStoreOn(new Database(path), options);
+}
+
+/** The store on a connection the caller opened: for tests that must reach the connection to break it. */
+export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<SqliteStoreOptions, 'path'> = {}): Store {
   // Contract section 2: a 200 leaves only after a commit that survives power loss, so WAL with FULL sync.
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -55,8 +65,14 @@ export function openSqliteStore({ path, busyTimeoutMs = 5000, onFlush }: SqliteS
         receipts: stmts.purgeReceipts.run(cutoff).changes,
       })).immediate();
     },
-    // Through the group commit, so readiness proves a commit (and its fsync) goes through now.
-    ping: () => write(() => void stmts.heartbeat.run(new Date().toISOString())),
+    // Through the group commit, so readiness proves a commit (and its fsync) goes through now. The probe row is
+    // larger than a page, so a database that cannot grow (disk full, max_page_count) fails here as a call would.
+    ping: () =>
+      write(() => {
+        stmts.heartbeat.run(new Date().toISOString());
+        stmts.probe.run(PROBE);
+        stmts.unprobe.run();
+      }),
     close: async () => void db.close(),
   };
 }
@@ -155,6 +171,8 @@ function prepareStatements(db: Db) {
     purgeCalls: db.prepare(`DELETE FROM calls WHERE received_at < ? AND NOT EXISTS (
       SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`),
     purgeReceipts: db.prepare('DELETE FROM receipts WHERE received_at < ?'),
+    probe: db.prepare(`INSERT INTO meta (key, value) VALUES ('probe', ?)`),
+    unprobe: db.prepare(`DELETE FROM meta WHERE key = 'probe'`),
     heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
   };
 }

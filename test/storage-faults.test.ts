@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { compileHooks, createIntake } from '../src/intake.js';
+import { sqliteStoreOn } from '../src/store/sqlite.js';
+import { ADMIN, KEY, sampleCall, tempDir } from './helpers/server.js';
+
+/**
+ * When SQLite cannot commit, the sender gets 503 with the Error object (never a 200), readiness turns 503,
+ * nothing is half-written, and intake recovers by itself once the fault clears.
+ */
+
+function receiver(db: Database.Database) {
+  const store = sqliteStoreOn(db, { busyTimeoutMs: 200 });
+  const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
+  const app = createApp({
+    hooks: compileHooks(config),
+    ingest: createIntake({ store }),
+    store,
+    log: pino({ level: 'silent' }),
+    bodyLimitBytes: config.bodyLimit,
+    adminToken: ADMIN,
+    secrets: [],
+    sinkNames: [],
+    notify: () => {},
+    workerRunning: () => true,
+    accepting: () => true,
+  });
+  const send = (call: Record<string, unknown>) =>
+    app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(call) });
+  const ready = async () => (await app.request('/readyz')).status;
+  return { send, ready };
+}
+
+const count = (db: Database.Database, sql: string) => db.prepare(sql).pluck().get() as number;
+
+function expectWhole(db: Database.Database) {
+  // Every stored call has its delivery rows' receipt; no receipt or delivery points at a call that is not there.
+  expect(count(db, `SELECT COUNT(*) FROM receipts WHERE outcome = 'accepted' AND call_id NOT IN (SELECT id FROM calls)`)).toBe(0);
+  expect(count(db, `SELECT COUNT(*) FROM calls WHERE id NOT IN (SELECT call_id FROM receipts WHERE outcome = 'accepted')`)).toBe(0);
+  expect(count(db, `SELECT COUNT(*) FROM deliveries WHERE call_id NOT IN (SELECT id FROM calls)`)).toBe(0);
+}
+
+describe('a full disk', () => {
+  it('answers 503, fails readiness, half-writes nothing, and recovers when space returns', async () => {
+    const db = new Database(join(tempDir(), 'callhook.db'));
+    const { send, ready } = receiver(db);
+    expect((await send(sampleCall({ call_id: 'before' }))).status).toBe(200);
+    expect(await ready()).toBe(200);
+
+    // The database may not grow past the pages it has: what SQLite sees on a full disk. VACUUM first, so no free
+    // page is left over for a call to slip into.
+    db.exec('VACUUM');
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`);
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => send(sampleCall({ call_id: `full-${i}`, call_summary: 'z'.repeat(3000) }))));
+    const bodies = await Promise.all(replies.map((r) => r.json()));
+    const refused = replies.filter((r) => r.status === 503);
+    expect(refused.length).toBeGreaterThanOrEqual(18);
+    replies.forEach((res, i) => {
+      if (res.status === 503) expect(bodies[i]).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
+      else expect(res.status).toBe(200);
+    });
+    expect(await ready()).toBe(503);
+    // Exactly the calls that got a 200 are stored, each whole.
+    const stored = db.prepare(`SELECT dedup_key FROM calls WHERE dedup_key LIKE 'call_id:full-%'`).pluck().all();
+    expect(stored.length).toBe(replies.length - refused.length);
+    expectWhole(db);
+
+    db.pragma('max_page_count = 1073741823');
+    expect(await ready()).toBe(200);
+    const again = await send(sampleCall({ call_id: 'after-full', call_summary: 'z'.repeat(3000) }));
+    expect(again.status).toBe(200);
+    expect((await again.json()).status).toBe('accepted');
+    expectWhole(db);
+  });
+});
+
+describe('a read-only database', () => {
+  it('answers 503 and recovers', async () => {
+    const db = new Database(join(tempDir(), 'callhook.db'));
+    const { send, ready } = receiver(db);
+    db.pragma('query_only = ON');
+    expect((await send(sampleCall())).status).toBe(503);
+    expect(await ready()).toBe(503);
+    db.pragma('query_only = OFF');
+    expect(await ready()).toBe(200);
+    expect((await send(sampleCall())).status).toBe(200);
+    expectWhole(db);
+  });
+});
+
+describe('a database locked by another process', () => {
+  it('answers 503 after the busy timeout, well inside the sender’s 10 s, and recovers when the lock goes', async () => {
+    const path = join(tempDir(), 'callhook.db');
+    const db = new Database(path);
+    const { send, ready } = receiver(db);
+    expect((await send(sampleCall())).status).toBe(200);
+
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
+    const res = await send(sampleCall({ call_id: 'locked' }));
+    expect(res.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await ready()).toBe(503);
+    other.exec('ROLLBACK');
+    other.close();
+
+    expect(await ready()).toBe(200);
+    expect((await send(sampleCall({ call_id: 'locked' }))).status).toBe(200);
+    expectWhole(db);
+  });
+});
