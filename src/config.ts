@@ -48,6 +48,9 @@ const fileSchema = z.strictObject({
     .refine((r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r), 'a two-letter ISO 3166 region that has phone numbers, such as IN')
     .default('IN'),
   body_limit: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** A client slower than these is cut off (issue: slow clients cannot hold a connection for ever). */
+  headers_timeout: durationSchema.default(10_000),
+  request_timeout: durationSchema.default(30_000),
   /** After `max` failed authentications from one address within `window`, it gets 429 until the window ends. */
   auth_limit: z.strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) }).default({ max: 20, window: 60_000 }),
   hooks: z.record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema).optional(),
@@ -84,6 +87,8 @@ export interface Config {
   phoneRegion: string;
   bodyLimit: number;
   authLimit: { max: number; windowMs: number };
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
   /** Every secret value, so logs and the config check can mask them. */
@@ -105,6 +110,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
   const parsed = fileSchema.safeParse(file);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, path));
   const f = parsed.data;
+  if (f.headers_timeout > f.request_timeout) throw new ConfigError('headers_timeout: must not be longer than request_timeout');
 
   const dataDir = resolve(env.CALLHOOK_DATA_DIR || f.data_dir || './data');
   const apiKeys = env.CALLHOOK_API_KEYS !== undefined ? parseKeyList(env.CALLHOOK_API_KEYS) : (f.api_keys ?? []);
@@ -152,6 +158,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     phoneRegion: f.phone_region,
     bodyLimit: f.body_limit,
     authLimit: { max: f.auth_limit.max, windowMs: f.auth_limit.window },
+    headersTimeoutMs: f.headers_timeout,
+    requestTimeoutMs: f.request_timeout,
     hooks,
     sinks,
     secrets: collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks),

@@ -8,6 +8,7 @@ import { createDeliveryWorker } from './delivery/worker.js';
 import { compileHooks, createIntake } from './intake.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys.js';
 import { createAuthLimiter } from './http/auth-limit.js';
+import { answerClientError } from './http/client-error.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveSinks } from './sinks/registry.js';
@@ -74,11 +75,13 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
         port: config.port,
         hostname: config.host,
         // A client that trickles its headers or body cannot hold a connection for ever.
-        serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000 },
+        // Node checks those limits every connectionsCheckingInterval (30 s by default): check each second instead.
+        serverOptions: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
       },
       () => resolve(s),
     );
   });
+  server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
   banner(print, config, port, generated);
   log.info({ port, host: config.host, store: store.kind, hooks: [...hooks.keys()], sinks: [...sinks.keys()] }, 'callhook listening');
