@@ -247,3 +247,14 @@ describe('properties: any input resolves or is refused with 400, 413 or 415, and
     await fc.assert(run, { numRuns: 3000 });
   }, 120_000);
 });
+
+describe('deeply nested JSON', () => {
+  it('is refused past the depth limit, counting brackets inside strings as text', async () => {
+    const nested = (n: number) => `{"a":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
+    await expect(parseBody(new TextEncoder().encode(nested(64)), 'application/json')).resolves.toMatchObject({ encoding: 'json' });
+    await expect(parseBody(new TextEncoder().encode(nested(65)), 'application/json')).rejects.toMatchObject({ status: 400, message: expect.stringContaining('nested 65 levels deep') });
+    await expect(parseBody(new TextEncoder().encode(nested(100_000)), 'application/json')).rejects.toMatchObject({ status: 400 });
+    const inString = `{"a":"${'['.repeat(500)}\\"${'{'.repeat(500)}"}`;
+    await expect(parseBody(new TextEncoder().encode(inString), 'application/json')).resolves.toMatchObject({ fields: { a: `${'['.repeat(500)}"${'{'.repeat(500)}` } });
+  });
+});

@@ -85,12 +85,38 @@ function sniffJson(body: Uint8Array): ParsedBody {
   return { encoding: 'json', fields: asObject(value) };
 }
 
+/**
+ * The sender's bodies are flat; a body nested deeper than this is refused before it is parsed, since every later
+ * step that walks a value (the dedup hash, the store's JSON) would otherwise recurse as deep as a client likes.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 function parseJson(text: string): unknown {
+  const depth = nestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) throw new CallhookError('BAD_BODY', `JSON nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})`);
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new CallhookError('BAD_BODY', `broken JSON: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** The deepest bracket nesting outside strings: one pass, no recursion, stops counting past the limit. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > deepest && (deepest = depth) > MAX_JSON_DEPTH) return deepest;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
 }
 
 function asObject(value: unknown): Record<string, unknown> {
