@@ -1,10 +1,7 @@
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { compileHooks, createIntake } from '../src/intake.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
+import { appOn } from './helpers/app.js';
 import { ADMIN, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
 
 /** Hooks declared in the config file: their own parameters, keys, dedup fields, sinks and on_problem. */
@@ -97,21 +94,7 @@ describe('a store that cannot commit', () => {
   });
 
   it('answers 503 with the Error object, never a 200, and readiness turns 503', async () => {
-    const store = failing(openSqliteStore({ path: ':memory:' }));
-    const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
-    const app = createApp({
-      hooks: compileHooks(config),
-      ingest: createIntake({ store }),
-      store,
-      log: pino({ level: 'silent' }),
-      bodyLimitBytes: config.bodyLimit,
-      adminToken: ADMIN,
-      secrets: [],
-      sinkNames: [],
-      notify: () => {},
-      workerRunning: () => true,
-      accepting: () => true,
-    });
+    const app = appOn(failing(openSqliteStore({ path: ':memory:' })));
     const res = await app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(sampleCall()) });
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });

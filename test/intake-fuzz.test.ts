@@ -1,32 +1,15 @@
 import fc from 'fast-check';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { compileHooks, createIntake } from '../src/intake.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
-import { ADMIN, KEY } from './helpers/server.js';
+import { appOn } from './helpers/app.js';
+import { KEY } from './helpers/server.js';
 
 /**
  * Whatever a client sends through the whole intake path (route, key, body, normalise, commit), the answer is a
  * 200 of the reply shape or a 4xx with the Error object: never a 500, never a throw, never a polluted prototype.
  */
 
-const store = openSqliteStore({ path: ':memory:' });
-const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
-const app = createApp({
-  hooks: compileHooks(config),
-  ingest: createIntake({ store }),
-  store,
-  log: pino({ level: 'silent' }),
-  bodyLimitBytes: 64 * 1024,
-  adminToken: ADMIN,
-  secrets: [],
-  sinkNames: [],
-  notify: () => {},
-  workerRunning: () => true,
-  accepting: () => true,
-});
+const app = appOn(openSqliteStore({ path: ':memory:' }), { bodyLimitBytes: 64 * 1024 });
 
 const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'first_name', 'call_id', 'phone_number', 'call_duration', 'sentiment_analysis', 'call_date');
 const value = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(''), fc.jsonValue({ maxDepth: 3 }));

@@ -1,12 +1,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { compileHooks, createIntake } from '../src/intake.js';
 import { sqliteStoreOn } from '../src/store/sqlite.js';
-import { ADMIN, KEY, sampleCall, tempDir } from './helpers/server.js';
+import { appOn } from './helpers/app.js';
+import { KEY, sampleCall, tempDir } from './helpers/server.js';
 
 /**
  * When SQLite cannot commit, the sender gets 503 with the Error object (never a 200), readiness turns 503,
@@ -14,21 +11,7 @@ import { ADMIN, KEY, sampleCall, tempDir } from './helpers/server.js';
  */
 
 function receiver(db: Database.Database) {
-  const store = sqliteStoreOn(db, { busyTimeoutMs: 200 });
-  const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
-  const app = createApp({
-    hooks: compileHooks(config),
-    ingest: createIntake({ store }),
-    store,
-    log: pino({ level: 'silent' }),
-    bodyLimitBytes: config.bodyLimit,
-    adminToken: ADMIN,
-    secrets: [],
-    sinkNames: [],
-    notify: () => {},
-    workerRunning: () => true,
-    accepting: () => true,
-  });
+  const app = appOn(sqliteStoreOn(db, { busyTimeoutMs: 200 }));
   const send = (call: Record<string, unknown>) =>
     app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(call) });
   const ready = async () => (await app.request('/readyz')).status;

@@ -1,0 +1,25 @@
+import pino from 'pino';
+import { createApp, type AppDeps } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { compileHooks, createIntake } from '../../src/intake.js';
+import type { Store } from '../../src/store/store.js';
+import { ADMIN, KEY } from './server.js';
+
+/** The app in this process on a store the test holds, for tests that break the store or call it very often. */
+export function appOn(store: Store, overrides: Partial<AppDeps> = {}) {
+  const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
+  return createApp({
+    hooks: compileHooks(config),
+    ingest: createIntake({ store }),
+    store,
+    log: pino({ level: 'silent' }),
+    bodyLimitBytes: config.bodyLimit,
+    adminToken: ADMIN,
+    secrets: [],
+    sinkNames: [],
+    notify: () => {},
+    workerRunning: () => true,
+    accepting: () => true,
+    ...overrides,
+  });
+}
