@@ -53,7 +53,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
     resumeInFlight: async () => stmts.resume.run().changes,
     releaseLeases: (ids) => write(() => void stmts.release.run(JSON.stringify(ids))),
     nextDueIn: async (sink) => {
-      const row = stmts.nextDue.get(sink) as { at: number | null } | undefined;
+      const row = stmts.nextDue.get({ sink }) as { at: number | null } | undefined;
       return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
     },
     countDeliveries: async () => countDeliveries(stmts),
@@ -144,12 +144,17 @@ function receiptParams(r: Receipt, callId: string | null) {
 function prepareStatements(db: Db) {
   return {
     insertReceipt: db.prepare(receiptInsertSql),
+    // Each branch walks the (sink, state, next_attempt_at) index alone: an OR across states would scan every
+    // delivery the sink ever had, done ones included, and grow slower with the history (bench/results.md).
+    // Leases left by a killed process come first; then pending ones in index order, so no sort is needed.
     claim: db.prepare(`
       UPDATE deliveries SET state = 'in_flight', lease_until = @lease_until, attempts = attempts + 1, updated_at = @now
       WHERE id IN (
-        SELECT id FROM deliveries
-        WHERE sink = @sink AND ((state = 'pending' AND next_attempt_at <= @now) OR (state = 'in_flight' AND lease_until <= @now))
-        ORDER BY next_attempt_at, id LIMIT @limit)
+        SELECT id FROM (SELECT id FROM deliveries WHERE sink = @sink AND state = 'in_flight' AND lease_until <= @now LIMIT @limit)
+        UNION ALL
+        SELECT id FROM (SELECT id FROM deliveries WHERE sink = @sink AND state = 'pending' AND next_attempt_at <= @now
+          ORDER BY next_attempt_at, id LIMIT @limit)
+        LIMIT @limit)
       RETURNING id`).pluck(),
     claimed: db.prepare(`
       SELECT d.id, d.sink, d.attempts, c.record FROM deliveries d JOIN calls c ON c.id = d.call_id
@@ -165,8 +170,9 @@ function prepareStatements(db: Db) {
       UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
       WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),
     resume: db.prepare(`UPDATE deliveries SET state = 'pending', lease_until = NULL WHERE state = 'in_flight'`),
-    nextDue: db.prepare(`SELECT MIN(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END) AS at
-      FROM deliveries WHERE sink = ? AND state IN ('pending', 'in_flight')`),
+    nextDue: db.prepare(`SELECT MIN(at) AS at FROM (
+      SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE sink = @sink AND state = 'pending'
+      UNION ALL SELECT MIN(lease_until) FROM deliveries WHERE sink = @sink AND state = 'in_flight')`),
     countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
     purgeCalls: db.prepare(`DELETE FROM calls WHERE received_at < ? AND NOT EXISTS (
       SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`),
