@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Every process the bench starts, and every temp dir it makes, is tracked here so that a normal end, a failure
+ * and Ctrl-C all leave nothing running and nothing on disk.
+ */
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const API_KEY = 'bench-key-0123456789abcdef';
+const ADMIN_TOKEN = 'bench-admin-0123456789abcdef';
+const START_TIMEOUT_MS = 30_000;
+/** SIGTERM first (callhook drains); a child still there after this is killed. */
+const STOP_GRACE_MS = 3_000;
+
+const children = new Set<ChildProcess>();
+const dirs = new Set<string>();
+
+export interface Server {
+  name: string;
+  url: string;
+  pid: number;
+  /** The last bytes the child wrote to stderr, for failure messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'callhook-bench-'));
+  dirs.add(dir);
+  return dir;
+}
+
+/** A million calls take gigabytes: each data dir goes as soon as its run is over. */
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  dirs.delete(dir);
+}
+
+export interface CallhookOptions {
+  dataDir: string;
+  /** Written to a config file passed as CALLHOOK_CONFIG; the built-in default sinks when absent. */
+  sinks?: readonly Record<string, unknown>[];
+}
+
+/** The compiled receiver (`npm run build` first), so the figures are production's and not tsx's. */
+export function startCallhook({ dataDir, sinks }: CallhookOptions): Promise<Server> {
+  const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
+  if (sinks) {
+    env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
+    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks }));
+  }
+  return start('callhook', [join(ROOT, 'dist/cli/index.js'), 'serve'], env);
+}
+
+/** A baseline server from bench/baselines, run through tsx: it is loaded once, then runs as plain JS. */
+export function startBaseline(name: 'hono-empty' | 'express-sqlite', env: Record<string, string> = {}): Promise<Server> {
+  return start(name, ['--import', 'tsx', join(ROOT, 'bench/baselines', `${name}.ts`)], env);
+}
+
+/**
+ * The environment is built rather than inherited: a DATABASE_URL or LOG_LEVEL in the caller's shell would
+ * otherwise change what is measured. stdout goes to /dev/null, as a deployment's logs would go somewhere.
+ */
+function start(name: string, args: string[], extraEnv: Record<string, string>): Promise<Server> {
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', ...extraEnv };
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-16_384)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => (children.delete(child), resolve())));
+
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  return new Promise<Server>((resolve, reject) => {
+    let started = false;
+    const fail = (why: string) => {
+      if (started) return;
+      started = true;
+      clearTimeout(timer);
+      void stop().then(() => reject(new Error(`${name} ${why}:\n${stderr}`)));
+    };
+    const timer = setTimeout(() => fail(`did not say "listening on" within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    child.once('exit', (code, signal) => fail(`exited during start-up (${signal ?? `code ${code}`})`));
+    child.once('error', (err) => fail(`could not be started (${err.message})`));
+    child.stderr!.on('data', () => {
+      const match = started ? null : /listening on (http:\/\/\S+)/.exec(stderr);
+      if (!match) return;
+      started = true;
+      clearTimeout(timer);
+      resolve({ name, url: match[1]!.replace('localhost', '127.0.0.1'), pid: child.pid!, output: () => stderr, stop });
+    });
+  });
+}
+
+/** For the error path and SIGINT: no waiting, nothing left behind. */
+export function killEverything(): void {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  dirs.clear();
+}

@@ -1,0 +1,209 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backlogCounter, createBacklog } from './backlog.js';
+import { bodyFactory, type Encoding } from './bodies.js';
+import { startHangingSink } from './hanging-sink.js';
+import { load, startLoad, type LoadResult } from './load.js';
+import { removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
+import { readRss, sampleRss } from './rss.js';
+
+/**
+ * The four measurements of the issue, each on fresh processes and fresh data dirs. They return raw figures;
+ * run.ts takes medians and ratios. Anything that looks wrong but does not stop a run goes to `warnings`.
+ */
+
+export interface Settings {
+  runs: number;
+  /** Length of one measured run, after a warm-up that is not measured. */
+  seconds: number;
+  warmupSeconds: number;
+  /** Requests sent in the memory run, and the time it may take at most. */
+  rssRequests: number;
+  rssBoundSeconds: number;
+  backlog: number;
+  drainBoundSeconds: number;
+}
+
+export const warnings: string[] = [];
+
+const JSONL_ONLY = [{ name: 'jsonl', type: 'jsonl' }];
+const RATE = 500;
+const CONNECTIONS = 50;
+
+export type ThroughputTarget = 'hono-empty' | 'express-sqlite' | `callhook-${Encoding}`;
+const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = ['hono-empty', 'express-sqlite', 'callhook-json', 'callhook-form', 'callhook-multipart'];
+
+/** Rows 1 and 2. The targets take turns within each run, so a machine that drifts affects them all alike. */
+export async function measureThroughput(s: Settings): Promise<Record<ThroughputTarget, LoadResult[]>> {
+  const results = Object.fromEntries(THROUGHPUT_TARGETS.map((t) => [t, [] as LoadResult[]])) as Record<ThroughputTarget, LoadResult[]>;
+  for (let run = 0; run < s.runs; run++) {
+    for (const target of THROUGHPUT_TARGETS) {
+      const encoding: Encoding = target.startsWith('callhook-') ? (target.slice('callhook-'.length) as Encoding) : 'json';
+      await withServer(target, JSONL_ONLY, async (server) => {
+        const result = await load({ url: server.url, body: bodyFactory(encoding), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS });
+        if (target.startsWith('callhook-')) await checkAccepted(server, result.ok, target);
+        results[target].push(result);
+      });
+    }
+  }
+  return results;
+}
+
+export interface SlowSinkResult {
+  without: LoadResult[];
+  hanging: LoadResult[];
+}
+
+/** Row 3: the same fixed rate, with and without an http sink that holds every delivery for 30 s. */
+export async function measureSlowSink(s: Settings): Promise<SlowSinkResult> {
+  const sink = await startHangingSink(30_000);
+  const result: SlowSinkResult = { without: [], hanging: [] };
+  const slow = { name: 'slow', type: 'http', url: sink.url, timeout: '60s' };
+  try {
+    for (let run = 0; run < s.runs; run++) {
+      for (const variant of ['without', 'hanging'] as const) {
+        const before = sink.received();
+        await withServer('callhook-json', variant === 'hanging' ? [...JSONL_ONLY, slow] : JSONL_ONLY, async (server) => {
+          const body = bodyFactory('json');
+          result[variant].push(await load({ url: server.url, body, seconds: s.seconds, warmupSeconds: s.warmupSeconds, rate: RATE, connections: CONNECTIONS }));
+        });
+        if (variant === 'hanging' && sink.received() === before) warnings.push('the hanging sink received no delivery: row 3 measured nothing');
+      }
+    }
+  } finally {
+    await sink.close();
+  }
+  return result;
+}
+
+export interface RssResult {
+  requested: number;
+  reached: number;
+  seconds: number;
+  rps: number;
+  first: { requests: number; rss: number };
+  end: number;
+  peak: number;
+  /** Deliveries still owed to the sink when intake stopped: whether the worker kept up. */
+  outboxDepth: number | undefined;
+  load: LoadResult[];
+  complete: boolean;
+}
+
+/** Row 4: one long run in two parts, so the RSS after the first tenth can be compared with the RSS at the end. */
+export async function measureRss(s: Settings): Promise<RssResult | undefined> {
+  let out: RssResult | undefined;
+  await withServer('callhook-json', JSONL_ONLY, async (server) => {
+    const body = bodyFactory('json');
+    const sampler = sampleRss(server.pid);
+    const deadline = Date.now() + s.rssBoundSeconds * 1000;
+    const left = () => Math.max(1, (deadline - Date.now()) / 1000);
+    const firstAmount = Math.round(s.rssRequests / 10);
+    const first = await load({ url: server.url, body, amount: firstAmount, seconds: left(), connections: CONNECTIONS, latencies: false });
+    const firstRss = readRss(server.pid) ?? Number.NaN;
+    const parts = [first];
+    if (first.complete) parts.push(await load({ url: server.url, body, amount: s.rssRequests - firstAmount, seconds: left(), connections: CONNECTIONS, latencies: false }));
+    const end = readRss(server.pid) ?? Number.NaN;
+    const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
+    const reached = parts.reduce((sum, p) => sum + p.ok, 0);
+    out = {
+      requested: s.rssRequests,
+      reached,
+      seconds,
+      rps: reached / seconds,
+      first: { requests: first.ok, rss: firstRss },
+      end,
+      peak: sampler.stop(),
+      outboxDepth: await metric(server, 'callhook_outbox_depth'),
+      load: parts,
+      complete: parts.every((p) => p.complete),
+    };
+  });
+  return out;
+}
+
+export interface BacklogResult {
+  count: number;
+  buildSeconds: number;
+  drained: number;
+  /** From the start of `callhook serve` to the last backlog record in the JSONL file, or to the bound. */
+  seconds: number;
+  intake: LoadResult;
+}
+
+/**
+ * Row 5. Drained means every backlog record is in the JSONL file. The outbox depth cannot say it, because the
+ * intake running meanwhile keeps adding deliveries; and polling /metrics would run a GROUP BY over the whole
+ * outbox inside the process being measured.
+ */
+export async function measureBacklog(s: Settings): Promise<BacklogResult> {
+  const dataDir = tempDir();
+  try {
+    const built = performance.now();
+    await createBacklog(dataDir, s.backlog);
+    const buildSeconds = (performance.now() - built) / 1000;
+    const started = performance.now();
+    const elapsed = () => (performance.now() - started) / 1000;
+    const server = await startCallhook({ dataDir, sinks: JSONL_ONLY });
+    try {
+      // Its first second is not counted (connection set-up, as in every row); the drain clock runs regardless.
+      const intake = startLoad({ url: server.url, body: bodyFactory('json'), seconds: s.drainBoundSeconds, warmupSeconds: 1, rate: RATE, connections: CONNECTIONS });
+      const count = backlogCounter(join(dataDir, 'calls.jsonl'));
+      let drained = await count();
+      while (drained < s.backlog && elapsed() < s.drainBoundSeconds) {
+        await sleep(250);
+        drained = await count();
+      }
+      const seconds = elapsed();
+      intake.stop();
+      return { count: s.backlog, buildSeconds, drained, seconds, intake: await intake.result };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    removeDir(dataDir);
+  }
+}
+
+async function withServer(target: ThroughputTarget, sinks: readonly Record<string, unknown>[], work: (server: Server) => Promise<void>): Promise<void> {
+  const dataDir = tempDir();
+  try {
+    const server =
+      target === 'hono-empty'
+        ? await startBaseline('hono-empty')
+        : target === 'express-sqlite'
+          ? await startBaseline('express-sqlite', { BENCH_DATA_DIR: dataDir })
+          : await startCallhook({ dataDir, sinks });
+    try {
+      await work(server);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    removeDir(dataDir);
+  }
+}
+
+/**
+ * Every 2xx must have been a new call: a duplicate is a cheaper request than the row claims to measure.
+ * callhook may count more accepted calls than we saw 2xx: the requests in flight when a run stops are answered
+ * after autocannon has stopped listening.
+ */
+async function checkAccepted(server: Server, ok: number, target: string): Promise<void> {
+  const accepted = await metric(server, 'callhook_requests_total', (line) => line.includes('outcome="accepted"'));
+  const other = await metric(server, 'callhook_requests_total', (line) => !line.includes('outcome="accepted"'));
+  if (accepted === undefined || accepted < ok) warnings.push(`${target}: ${ok} replies were 2xx but callhook counted ${accepted ?? 'no'} accepted calls`);
+  if (other) warnings.push(`${target}: ${other} requests were not accepted as new calls (duplicate, held or refused)`);
+}
+
+/** One sample of callhook's /metrics: the sum of the lines of `name` that `keep` keeps; undefined when none. */
+async function metric(server: Server, name: string, keep: (line: string) => boolean = () => true): Promise<number | undefined> {
+  try {
+    const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(30_000) })).text();
+    const lines = text.split('\n').filter((l) => (l.startsWith(`${name} `) || l.startsWith(`${name}{`)) && keep(l));
+    return lines.length === 0 ? undefined : lines.reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  } catch (err) {
+    warnings.push(`${server.name}: /metrics could not be read (${(err as Error).message})`);
+    return undefined;
+  }
+}
