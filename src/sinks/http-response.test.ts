@@ -1,30 +1,22 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startReceiver, type Received, type Receiver } from '../../test/helpers/receiver.js';
 import { parseRetryAfter, sendRequest } from './http-response.js';
 import { PermanentError, RetryableError } from './sink.js';
 
-const servers: Server[] = [];
+const receivers: Receiver[] = [];
 afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  for (const r of receivers.splice(0)) await r.close();
 });
 
 /** A real receiver on 127.0.0.1 that counts requests and answers as `reply` scripts. */
-async function receiver(reply: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; hits: () => number }> {
-  let hits = 0;
-  const server = createServer((req, res) => {
-    hits += 1;
-    req.resume().on('end', () => reply(req, res));
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, hits: () => hits };
+async function receiver(reply: (req: Received, res: ServerResponse) => void): Promise<{ url: string; hits: () => number }> {
+  const r = await startReceiver(reply);
+  receivers.push(r);
+  return { url: `${r.url}/hook`, hits: () => r.received.length };
 }
 
-const answer = (status: number, body = '', headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) => {
+const answer = (status: number, body = '', headers: Record<string, string> = {}) => (_req: Received, res: ServerResponse) => {
   res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(body);
 };
 const post = (url: string, signal = new AbortController().signal, timeoutMs?: number) =>
@@ -92,8 +84,7 @@ describe('sendRequest', () => {
 
   it('turns a refused connection into a retryable network error', async () => {
     const { url } = await receiver(answer(200));
-    const [server] = servers.splice(0);
-    await new Promise((resolve) => server!.close(resolve));
+    await receivers.splice(0)[0]!.close();
     const err = await failure(post(url));
     expect(err).toBeInstanceOf(RetryableError);
     expect(err).toMatchObject({ status: undefined, message: expect.stringMatching(/^network error: .*ECONNREFUSED/) });

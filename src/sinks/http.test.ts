@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type ServerResponse, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startReceiver, type Receiver } from '../../test/helpers/receiver.js';
 import type { CallRecord } from '../record.js';
 import { httpSink, sign } from './http.js';
 import { PermanentError, RetryableError } from './sink.js';
@@ -16,28 +16,16 @@ const record: CallRecord = {
 const context = (over: { attempt?: number; signal?: AbortSignal } = {}) =>
   ({ attempt: 1, idempotencyKey: `${record.id}:crm`, signal: new AbortController().signal, log, ...over });
 
-interface Received { method: string; headers: IncomingHttpHeaders; body: string }
-const servers: Server[] = [];
+const receivers: Receiver[] = [];
 afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  for (const r of receivers.splice(0)) await r.close();
 });
 
 /** A real receiver on 127.0.0.1 that keeps what it got, byte for byte, and answers as scripted. */
 async function receiver(reply: (res: ServerResponse) => void = (res) => res.writeHead(204).end()) {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
-      received.push({ method: req.method!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      reply(res);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/calls`, received };
+  const r = await startReceiver((_req, res) => reply(res));
+  receivers.push(r);
+  return { url: `${r.url}/calls`, received: r.received };
 }
 
 const open = (options: Record<string, unknown>) => httpSink.create(httpSink.options.parse(options), { name: 'crm', dataDir: '/nonexistent', log });

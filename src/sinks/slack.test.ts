@@ -1,7 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startReceiver, type Receiver } from '../../test/helpers/receiver.js';
 import type { CallRecord } from '../record.js';
 import { PermanentError, RetryableError } from './sink.js';
 import { slackMessage, slackSink } from './slack.js';
@@ -17,28 +17,16 @@ const record = (data: CallRecord['data'] = {}, problems: CallRecord['problems'] 
 });
 const context = (signal = new AbortController().signal) => ({ attempt: 1, idempotencyKey: 'x:slack', signal, log });
 
-interface Received { path: string; headers: IncomingHttpHeaders; body: string }
-const servers: Server[] = [];
+const receivers: Receiver[] = [];
 afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  for (const r of receivers.splice(0)) await r.close();
 });
 
 /** Answers like hooks.slack.com: 200 "ok", or a status with a plain-text error code. */
 async function fakeSlack(reply: (res: ServerResponse) => void = (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('ok')) {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
-      received.push({ path: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      reply(res);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${WEBHOOK_PATH}`, received };
+  const r = await startReceiver((_req, res) => reply(res));
+  receivers.push(r);
+  return { url: `${r.url}${WEBHOOK_PATH}`, received: r.received };
 }
 const slackError = (status: number, code: string, headers: Record<string, string> = {}) => (res: ServerResponse) =>
   res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(code);
@@ -52,7 +40,7 @@ describe('slack sink', () => {
     const { url, received } = await fakeSlack();
     await (await open({ webhook_url: url, channel: '#sales', username: 'callhook', icon_emoji: ':telephone_receiver:' })).deliver(record(), context());
     const [got] = received;
-    expect(got!.path).toBe(WEBHOOK_PATH);
+    expect(got!.url).toBe(WEBHOOK_PATH);
     expect(got!.headers['content-type']).toBe('application/json');
     const body = JSON.parse(got!.body);
     expect(body).toEqual({ ...slackMessage(record()), channel: '#sales', username: 'callhook', icon_emoji: ':telephone_receiver:' });
@@ -128,8 +116,7 @@ describe('slack sink', () => {
   it('never puts the webhook URL in an error message', async () => {
     const errors: Error[] = [];
     const refused = await fakeSlack();
-    const [server] = servers.splice(0);
-    await new Promise((resolve) => server!.close(resolve));
+    await receivers.splice(0)[0]!.close();
     errors.push(await failure((await open({ webhook_url: refused.url })).deliver(record(), context())));
     const silent = await fakeSlack(() => undefined);
     const controller = new AbortController();
