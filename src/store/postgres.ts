@@ -153,11 +153,14 @@ function receiptParams(r: Receipt, callId: string | null): unknown[] {
 async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const now = Date.now();
   const { rows } = await pool.query<{ id: number; sink: string; attempts: number; record: CallRecord }>(
-    `WITH due AS (
-       SELECT id FROM deliveries
-       WHERE sink = $1 AND ((state = 'pending' AND next_attempt_at <= $2) OR (state = 'in_flight' AND lease_until <= $2))
-       ORDER BY next_attempt_at, id LIMIT $4
-       FOR UPDATE SKIP LOCKED),
+    // One index walk per state, as in SQLite: an OR across states would also visit every delivered row of the sink.
+    `WITH expired AS (
+       SELECT id FROM deliveries WHERE sink = $1 AND state = 'in_flight' AND lease_until <= $2
+       LIMIT $4 FOR UPDATE SKIP LOCKED),
+     pending AS (
+       SELECT id FROM deliveries WHERE sink = $1 AND state = 'pending' AND next_attempt_at <= $2
+       ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED),
+     due AS (SELECT id FROM expired UNION ALL SELECT id FROM pending LIMIT $4),
      claimed AS (
        UPDATE deliveries d SET state = 'in_flight', lease_until = $3, attempts = d.attempts + 1, updated_at = $2
        FROM due WHERE d.id = due.id
