@@ -45,6 +45,18 @@ export function sinksFor(hook: Hook, record: CallRecord): string[] {
   return hook.sinks.filter((sink) => sink.accepts(record)).map((sink) => sink.name);
 }
 
+/** The sinks of the record's own hook that want it; none when that hook is no longer configured. */
+export function sinksWanting(hooks: ReadonlyMap<string, Hook>, record: CallRecord): string[] {
+  const hook = hooks.get(record.hook);
+  return hook ? sinksFor(hook, record) : [];
+}
+
+/** Releases a held call to the sinks that want it, as if it had just been stored; undefined when it is not held. */
+export async function releaseHeld(store: Store, hooks: ReadonlyMap<string, Hook>, record: CallRecord): Promise<string[] | undefined> {
+  const sinks = sinksWanting(hooks, record);
+  return (await store.release(record.id, sinks)) ? sinks : undefined;
+}
+
 export interface IntakeInput {
   hook: Hook;
   fields: Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { openSinks, resolveSinks } from './sinks/registry.js';
+import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore } from './store/open.js';
 
 /**
@@ -32,7 +32,7 @@ export interface Running {
 
 export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`) }: ServeOptions): Promise<Running> {
   const loaded = loadConfig(env, configPath);
-  const specs = await resolveSinks(loaded.sinks, loaded.configPath ? dirname(loaded.configPath) : process.cwd());
+  const specs = await resolveConfiguredSinks(loaded);
   const { config, generated } = withKeys(loaded);
   const log = createLogger({ level: config.logLevel, secrets: config.secrets });
 

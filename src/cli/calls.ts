@@ -1,9 +1,8 @@
 import { Command } from 'commander';
 import type { CallRecord } from '../record.js';
 import type { StoredCall } from '../store/store.js';
-import { dirname } from 'node:path';
-import { compileHooks, sinksFor } from '../intake.js';
-import { resolveSinks } from '../sinks/registry.js';
+import { compileHooks, releaseHeld } from '../intake.js';
+import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { commandConfig, positive, withStore } from './context.js';
 
 /** `callhook calls list|show|export`: reads the store directly, without a running server. */
@@ -60,13 +59,12 @@ export function callsCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (id: string, opts: { config?: string }) => {
       const config = commandConfig(opts.config);
-      const hooks = compileHooks(config, await resolveSinks(config.sinks, config.configPath ? dirname(config.configPath) : process.cwd()));
+      const hooks = compileHooks(config, await resolveConfiguredSinks(config));
       await withStore(config, async (store) => {
         const call = await store.getCall(id);
         if (!call) throw new Error(`no call with id ${id}`);
-        const hook = hooks.get(call.record.hook);
-        const sinks = hook ? sinksFor(hook, call.record) : [];
-        if (!(await store.release(id, sinks))) throw new Error(`call ${id} is not held`);
+        const sinks = await releaseHeld(store, hooks, call.record);
+        if (!sinks) throw new Error(`call ${id} is not held`);
         console.log(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}`);
       });
     });

@@ -1,9 +1,8 @@
 import { Command } from 'commander';
 import type { Config } from '../config.js';
 import { maskSecrets } from '../secrets.js';
-import { dirname } from 'node:path';
 import { compileHooks } from '../intake.js';
-import { resolveSinks } from '../sinks/registry.js';
+import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
 
 export function configCommand(): Command {
@@ -14,7 +13,7 @@ export function configCommand(): Command {
       .action(async (opts: { config?: string }) => {
         const config = commandConfig(opts.config);
         // The same checks serve makes before it opens anything: sink options, filters, modules, parameters.
-        compileHooks(config, await resolveSinks(config.sinks, config.configPath ? dirname(config.configPath) : process.cwd()));
+        compileHooks(config, await resolveConfiguredSinks(config));
         console.log(describeConfig(config));
       }),
   );

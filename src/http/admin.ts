@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { CallhookError } from '../errors.js';
-import { sinksFor, type Hook } from '../intake.js';
+import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
 import { maskSecrets } from '../secrets.js';
 import { timeBound } from '../store/admin-query.js';
 import type { Store } from '../store/store.js';
@@ -100,18 +100,15 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
       if (unknown) throw new CallhookError('BAD_REQUEST', `no sink is named ${unknown} (sinks: ${sinkNames.join(', ')})`);
       const call = await callOr404(id);
       // Without names: every sink of the call's hook that wants it, as when it was first stored.
-      const hook = hooks.get(call.record.hook);
-      const targets = sinks ?? (hook ? sinksFor(hook, call.record) : []);
+      const targets = sinks ?? sinksWanting(hooks, call.record);
       const scheduled = (await store.redeliver(id, targets)) ?? 0;
       if (scheduled > 0) notify();
       return reply({ id, sinks: targets, scheduled });
     })
     .post('/calls/:id/release', async (c) => {
       const id = c.req.param('id');
-      const call = await callOr404(id);
-      const hook = hooks.get(call.record.hook);
-      const targets = hook ? sinksFor(hook, call.record) : [];
-      if (!(await store.release(id, targets))) throw new CallhookError('CONFLICT', `call ${id} is not held`);
+      const targets = await releaseHeld(store, hooks, (await callOr404(id)).record);
+      if (!targets) throw new CallhookError('CONFLICT', `call ${id} is not held`);
       notify();
       return reply({ id, status: 'accepted', sinks: targets });
     })

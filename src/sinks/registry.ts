@@ -1,7 +1,7 @@
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ConfigError, type SinkConfig } from '../config.js';
+import { ConfigError, type Config, type SinkConfig } from '../config.js';
 import { compileFilter, filterSchema, type Filter } from '../delivery/filter.js';
 import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
@@ -55,6 +55,11 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
     });
   }
   return specs;
+}
+
+/** The config's sinks, with `module:` paths resolved from the config file's folder (the working folder without one). */
+export function resolveConfiguredSinks(config: Pick<Config, 'sinks' | 'configPath'>): Promise<SinkSpec[]> {
+  return resolveSinks(config.sinks, config.configPath ? dirname(config.configPath) : process.cwd());
 }
 
 /** Opens every sink; one that fails to open closes the ones already opened and stops start-up. */
