@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres.js';
+import { CALLER_HISTORY_SQL } from '../src/store/postgres-admin.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
@@ -87,6 +88,24 @@ describe.skipIf(!url)('postgres store', () => {
       } finally {
         await store.close();
       }
+    });
+
+    it("can read a caller's history through the calls_phone index, backward for newest first", async () => {
+      // A test table is too small for the planner to prefer an index; turning the alternatives off asks only
+      // whether the index can serve the query (the expression must match dataField's character for character).
+      await (await openPostgresStore({ url: url!, schema, poolSize: 1 })).close(); // migrated, whether or not the contracts ran first
+      const plan = async (sql: string, values: unknown[]) => {
+        await admin.query(`BEGIN; SET LOCAL search_path = "${schema}"; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off`);
+        try {
+          return (await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
+        } finally {
+          await admin.query('ROLLBACK');
+        }
+      };
+      expect(await plan(CALLER_HISTORY_SQL.count, ['+14155550100'])).toMatch(/Index (Only )?Scan using calls_phone on calls/);
+      const calls = await plan(CALLER_HISTORY_SQL.calls, ['+14155550100', 5]);
+      expect(calls).toMatch(/Index Scan Backward using calls_phone on calls/);
+      expect(calls).not.toMatch(/Sort/);
     });
 
     it('keeps its tables in the given schema only', async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CALLER_HISTORY_SQL } from '../src/store/sqlite-admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { storeAdminContract } from './store-admin-contract.js';
@@ -36,6 +37,15 @@ describe('sqlite store', () => {
   storeContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeAdminContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeCallsContract('sqlite', async () => openSqliteStore({ path }));
+
+  it("reads a caller's history through the calls_phone index, neither scanning nor sorting", async () => {
+    await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first
+    const plan = (sql: string, ...values: unknown[]) =>
+      (peekDb().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as { detail: string }[]).map((row) => row.detail).join('\n');
+    expect(plan(CALLER_HISTORY_SQL.count, '+14155550100')).toMatch(/^SEARCH calls USING COVERING INDEX calls_phone \(<expr>=\?\)$/);
+    // No "USE TEMP B-TREE FOR ORDER BY": the index gives id order within one phone number.
+    expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(/^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/);
+  });
 
   it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {
     const old = join(dir, 'old.db');

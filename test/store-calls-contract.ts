@@ -24,13 +24,13 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
     beforeAll(async () => {
       r = [
         await call(hook, { call_outcome: ' Completed ', sentiment_analysis: 'Positive', phone_number: '+14155550100', summary: `Élodie's invoice ${token}` }, '2087-03-01T10:00:00.000Z'),
-        await call(hook, { call_outcome: 'voicemail', sentiment_analysis: 'NEGATIVE', phone_number: '+14155550101', summary: 'left a message' }, '2087-03-01T23:59:59.999Z', 'held'),
+        await call(hook, { call_outcome: 'voicemail', sentiment_analysis: 'NEGATIVE', phone_number: '+14155550101', recording_url: 'https://rec.example/a.mp3', summary: 'left a message' }, '2087-03-01T23:59:59.999Z', 'held'),
         await call(hook, { call_outcome: 'COMPLETED', sentiment_analysis: 'negative', phone_number: '+14155550100', summary: 'ÉLODIE called back' }, '2087-03-02T00:00:00.000Z'),
         await call(hook, { call_outcome: 'completed', sentiment_analysis: 'neutral', phone_number: '+442071838750', summary: 'order 77' }, '2087-03-05T12:00:00.000Z', 'held'),
         // PostgreSQL's json operators refuse a record holding U+0000: one such record must not fail the filters.
         await call(hook, { call_outcome: 'x\u0000y', sentiment_analysis: 'positive' }, '2087-03-06T00:00:00.000Z'),
       ];
-      await call(unique('hook'), { call_outcome: 'completed', phone_number: '+14155550100' }, '2088-01-01T00:00:00.000Z');
+      await call(unique('hook'), { call_outcome: 'completed', phone_number: '+14155550100', recording_url: 'https://rec.example/a.mp3' }, '2088-01-01T00:00:00.000Z');
     });
 
     it('filters by status', async () => {
@@ -52,6 +52,26 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
     it('filters by phone number, exactly', async () => {
       expect(await ids({ hook, phone: '+14155550100' })).toEqual([r[0], r[2]]);
       expect(await ids({ hook, phone: '14155550100' })).toEqual([]);
+    });
+
+    it("gives a caller's history by phone, newest first, with the count of all", async () => {
+      const other = (await a.listCalls({ phone: '+14155550100', from: '2088-01-01', to: '2088-01-02' }))[0]!.record.id;
+      const all = await a.callerHistory('+14155550100', 10);
+      expect(all.records.map((r) => r.id).slice(0, 3)).toEqual([other, r[2], r[0]]);
+      expect(all.count).toBe(all.records.length);
+      const newest = await a.callerHistory('+14155550100', 1);
+      expect(newest).toEqual({ count: all.count, records: [all.records[0]] });
+      expect(await a.callerHistory('+14155550199', 5)).toEqual({ count: 0, records: [] });
+      // A held call is still the caller's call: what they said is known, only its delivery waits.
+      const held = await a.callerHistory('+14155550101', 5);
+      expect(held.records.map((record) => record.id)).toContain(r[1]);
+      expect(held.count).toBe(held.records.length);
+    });
+
+    it('filters by recording URL, exactly', async () => {
+      expect(await ids({ hook, recordingUrl: 'https://rec.example/a.mp3' })).toEqual([r[1]]);
+      expect(await ids({ recordingUrl: 'https://rec.example/a.mp3', from: '2087-01-01', to: '2089-01-01' })).toHaveLength(2);
+      expect(await ids({ hook, recordingUrl: 'https://rec.example/A.mp3' })).toEqual([]);
     });
 
     it('filters by received_at within [from, to), as dates or timestamps', async () => {

@@ -44,6 +44,7 @@ const callsQuery = z.strictObject({
   outcome: z.string().optional(),
   sentiment: z.string().optional(),
   phone: z.string().optional(),
+  recording_url: z.string().optional(),
   from: timeParam('from'),
   to: timeParam('to'),
   q: z.string().optional(),
@@ -83,8 +84,8 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
     .use(requireBearer([adminToken], 'admin', limiter))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
-      const { q, limit: max, ...filters } = parseQuery(c, callsQuery);
-      const calls = await store.listCalls({ ...filters, text: q, limit: max });
+      const { q, recording_url: recordingUrl, limit: max, ...filters } = parseQuery(c, callsQuery);
+      const calls = await store.listCalls({ ...filters, recordingUrl, text: q, limit: max });
       return reply({ calls, next: calls.length === max ? calls.at(-1)!.record.id : null });
     })
     .get('/calls/:id', async (c) => {

@@ -8,7 +8,7 @@ import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliv
 
 export type PostgresAdmin = Pick<
   Store,
-  'getCall' | 'listCalls' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
+  'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
 >;
 
 interface CallRow {
@@ -23,7 +23,16 @@ interface CallRow {
  * text), and a sender can put one in any string: read as U+FFFD instead, one such record cannot make the filter
  * fail for all. A `\u0000` that is really an escaped backslash and `u0000` stays valid JSON after the swap.
  */
-const dataField = (name: string) => `(replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> '${name}')`;
+export const dataField = (name: string) => `(replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> '${name}')`;
+/**
+ * A caller's history (an in-call hook's answer). Both walk the calls_phone index, whose expression this is; with
+ * `id` its second column, ORDER BY id DESC LIMIT is an index scan backward that stops at the limit.
+ * No status filter: every stored call is accepted or held, and both count as the caller's calls.
+ */
+export const CALLER_HISTORY_SQL = {
+  count: `SELECT count(*) AS count FROM calls WHERE ${dataField('phone_number')} = $1`,
+  calls: `SELECT record FROM calls WHERE ${dataField('phone_number')} = $1 ORDER BY id DESC LIMIT $2`,
+};
 /** JavaScript's trim(), as the SQLite store and the delivery filters apply it. */
 const trimmed = (sql: string) => `regexp_replace(${sql}, '^\\s+|\\s+$', '', 'g')`;
 
@@ -37,6 +46,7 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, (p: string) => s
   outcome: (p) => `lower(${trimmed(dataField('call_outcome'))}) = lower(${trimmed(p)})`,
   sentiment: (p) => `lower(${dataField('sentiment_analysis')}) = lower(${p})`,
   phone: (p) => `${dataField('phone_number')} = ${p}`,
+  recordingUrl: (p) => `${dataField('recording_url')} = ${p}`,
   from: (p) => `received_at >= ${p}::timestamptz`,
   to: (p) => `received_at < ${p}::timestamptz`,
   // The json type keeps the text as written, which is the record's JSON as the SQLite store holds it.
@@ -84,6 +94,13 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
       const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit));
       return rows;
+    },
+    callerHistory: async (phone, limit) => {
+      const [count, calls] = await Promise.all([
+        pool.query<{ count: string }>(CALLER_HISTORY_SQL.count, [pgText(phone)]),
+        pool.query<{ record: CallRecord }>(CALLER_HISTORY_SQL.calls, [pgText(phone), limit]),
+      ]);
+      return { count: Number(count.rows[0]!.count), records: calls.rows.map((row) => row.record) };
     },
     listDeliveries: async (query) => (await pool.query<DeliveryInfo>(page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit))).rows,
     // Counts come from the (state, sink) index alone; only pending rows are read for their creation time.

@@ -79,6 +79,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_status ON calls (status, id);
   CREATE INDEX calls_received ON calls (received_at);
   `,
+  // Reconciliation and in-call lookups find calls by the caller's number and by the recording's URL. The
+  // expressions are those of postgres-admin.ts's dataField, character for character, or the planner ignores them.
+  `
+  CREATE INDEX calls_phone ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'phone_number'), id);
+  CREATE INDEX calls_recording ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'recording_url'), id);
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

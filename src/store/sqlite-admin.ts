@@ -9,7 +9,7 @@ type Db = Database.Database;
 
 export type SqliteAdmin = Pick<
   Store,
-  'getCall' | 'listCalls' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
+  'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
 >;
 
 interface CallRow {
@@ -20,11 +20,21 @@ interface CallRow {
 }
 
 /** A field of `data` as text, as PostgreSQL's `->>` gives it, so a number compares with its digits. */
-const dataField = (name: string) => `CAST(json_extract(record, '$.data.${name}') AS TEXT)`;
+export const dataField = (name: string) => `CAST(json_extract(record, '$.data.${name}') AS TEXT)`;
+
+/**
+ * A caller's history (an in-call hook's answer). Both walk the calls_phone index, whose expression this is: the
+ * count reads the index alone, and ORDER BY id DESC reads it backwards, so neither sorts nor scans the table.
+ * No status filter: every stored call is accepted or held, and both count as the caller's calls.
+ */
+export const CALLER_HISTORY_SQL = {
+  count: `SELECT COUNT(*) FROM calls WHERE ${dataField('phone_number')} = ?`,
+  calls: `SELECT record FROM calls WHERE ${dataField('phone_number')} = ? ORDER BY id DESC LIMIT ?`,
+};
 
 /**
  * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so
- * the indexes on status, received_at and (state, sink, id) serve it, where `@x IS NULL OR …` would hide them.
+ * the indexes on status, received_at, phone, recording URL and (state, sink, id) serve it, where `@x IS NULL OR …` would hide them.
  */
 const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, string> = {
   hook: 'hook = @hook',
@@ -32,6 +42,7 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, string> = {
   outcome: `callhook_fold(${dataField('call_outcome')}) = callhook_fold(@outcome)`,
   sentiment: `callhook_lower(${dataField('sentiment_analysis')}) = callhook_lower(@sentiment)`,
   phone: `${dataField('phone_number')} = @phone`,
+  recordingUrl: `${dataField('recording_url')} = @recordingUrl`,
   from: 'received_at >= @from',
   to: 'received_at < @to',
   text: 'instr(callhook_lower(record), callhook_lower(@text)) > 0',
@@ -79,6 +90,10 @@ export function sqliteAdmin(db: Db): SqliteAdmin {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
       return (page(CALL_COLUMNS, CALL_FILTERS, values, query.limit) as CallRow[]).map((row) => toStoredCall(row)!);
     },
+    callerHistory: async (phone, limit) => ({
+      count: stmts.countByPhone.get(phone) as number,
+      records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) => JSON.parse(record) as CallRecord),
+    }),
     listDeliveries: async (query) => page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit) as DeliveryInfo[],
     deliveryStats: async () => stmts.stats.all() as DeliveryStat[],
     listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
@@ -110,6 +125,8 @@ function prepareStatements(db: Db) {
   return {
     getCall: db.prepare(`${CALL_COLUMNS} WHERE id = ?`),
     callStatus: db.prepare('SELECT status FROM calls WHERE id = ?').pluck(),
+    countByPhone: db.prepare(CALLER_HISTORY_SQL.count).pluck(),
+    callsByPhone: db.prepare(CALLER_HISTORY_SQL.calls).pluck(),
     // Counts come from the (state, sink) index alone; only pending rows are read for their creation time.
     stats: db.prepare(`
       SELECT c.sink, c.state, c.count, o.oldest AS oldestCreatedAt

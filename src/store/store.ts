@@ -17,7 +17,8 @@ export interface Receipt {
   contentType: string | null;
   size: number;
   status: number;
-  outcome: CommitOutcome | 'rejected';
+  /** `in-call`: an in-call lookup, answered from the store and leaving nothing but this receipt. */
+  outcome: CommitOutcome | 'rejected' | 'in-call';
   error?: string;
   /** The raw bytes of a body that could not be parsed, bounded by the caller. */
   rawBody?: Uint8Array;
@@ -70,6 +71,8 @@ export interface ListCallsQuery {
   sentiment?: string;
   /** `data.phone_number`, exactly (E.164). */
   phone?: string;
+  /** `data.recording_url`, exactly: how reconciliation finds a call the service also knows. */
+  recordingUrl?: string;
   /** `received_at` within [from, to): ISO timestamps or dates. */
   from?: string;
   to?: string;
@@ -143,7 +146,7 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Inserts the record and its outbox rows in one transaction keyed on (hook, dedup_key), with its receipt. */
   commitCall(input: CommitInput): Promise<CommitResult>;
-  /** A receipt for a request that passed auth but was refused (bad body, too large, store down). */
+  /** A receipt for a request that passed auth but stored no call: refused (bad body, too large, store down), or an in-call lookup. */
   recordRejection(receipt: Receipt): Promise<void>;
   /** Leases up to `limit` due deliveries of one sink; an expired lease counts as due. */
   claimDeliveries(sink: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
@@ -164,6 +167,11 @@ export interface Store {
   nextDueIn(sink: string): Promise<number | undefined>;
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
+  /**
+   * One caller's calls by `data.phone_number` (E.164), newest first, at most `limit`, and how many there are in
+   * all: what an in-call hook answers from, served by the phone index.
+   */
+  callerHistory(phone: string, limit: number): Promise<{ count: number; records: CallRecord[] }>;
   countDeliveries(): Promise<Record<DeliveryState, number>>;
   /** Deliveries by sink and state, with the oldest pending one's creation time (for /metrics). */
   deliveryStats(): Promise<DeliveryStat[]>;
