@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { serve, type Running } from '../../src/main.js';
 
@@ -110,4 +111,13 @@ export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: strin
   }
   // The sink may be mid-append while a test reads: only lines ended by a newline are complete.
   return text.split('\n').slice(0, -1).map((line) => JSON.parse(line));
+}
+
+/** A port nothing listens on (fetch refuses some well-known low ports outright, so they prove nothing). */
+export async function closedPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
