@@ -10,6 +10,7 @@ import { jsonlSink } from './jsonl.js';
 import { logSink } from './log.js';
 import type { Sink, SinkContext, SinkType } from './sink.js';
 import { slackSink } from './slack.js';
+import { tagContactSink } from './tag-contact.js';
 
 /** Built-in sink types by the `type` a config names; more arrive issue by issue (contract section 5). */
 export const SINK_TYPES: Readonly<Record<string, SinkType>> = {
@@ -17,6 +18,7 @@ export const SINK_TYPES: Readonly<Record<string, SinkType>> = {
   jsonl: jsonlSink,
   http: httpSink,
   slack: slackSink,
+  'tag-contact': tagContactSink,
 };
 
 /** What the delivery engine needs to know of one configured sink, checked before anything is opened. */

@@ -1,0 +1,101 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { z } from 'zod';
+import { CallingServiceError, createClient, type TagContactRequest } from '../client/index.js';
+import { toE164 } from '../normalize/formats.js';
+import type { CallRecord } from '../record.js';
+import { defineSinkType, PermanentError, RetryableError } from './sink.js';
+
+/** The service documents no length limit (spec 2.6); a note longer than this is no longer read by anyone. */
+const DESCRIPTION_CHARS = 500;
+/** RFC 9110 section 15: these may succeed later; every other 4xx will fail the same way again. */
+const RETRYABLE_STATUSES = new Set([408, 425, 429]);
+
+const text = z.string().min(1);
+
+/**
+ * Adds the caller of each call to a tag (a contact list) of the calling service, spec endpoint 12, with the
+ * fields of spec 2.6 filled from the record: for example every "callback requested" call into the list the
+ * next campaign dials. Delivery is at least once, so the tag's contacts are read first (endpoint 14) and a
+ * caller already in it is not added again.
+ */
+export const tagContactSink = defineSinkType({
+  defaults: { concurrency: 1 },
+  options: z.strictObject({
+    api_url: z.url({ protocol: /^https?$/, error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1' })
+      .refine((url) => !URL.canParse(url) || new URL(url).pathname.replace(/\/+$/, '').endsWith('/api/v1'), 'api_url must end in /api/v1 (spec section 9)'),
+    api_key: text,
+    tag_id: text,
+    job_title: text.optional(),
+    lifecycle_stage: text.optional(),
+    lead_status: text.optional(),
+  }),
+  create({ api_url, api_key, tag_id, job_title, lifecycle_stage, lead_status }) {
+    // No retries in the client: the delivery worker retries on its own schedule, with backoff and a dead letter.
+    const client = createClient({ baseUrl: api_url, apiKey: api_key, retries: 0 });
+    return {
+      async deliver(record, { signal, log }) {
+        const contact = { ...tagContact(record), job_title, lifecycle_stage, lead_status };
+        try {
+          const existing = await client.listTagContacts(tag_id, { signal });
+          if (existing.some((c) => samePhone(c.phone, contact.phone))) {
+            log.debug({ call: record.id }, 'the caller is already in the tag');
+            return;
+          }
+          await client.createTagContact(tag_id, contact, { signal });
+        } catch (err) {
+          throw forWorker(err);
+        }
+      },
+    };
+  },
+});
+
+/** The tag contact of spec 2.6 for this call's caller; a call without a number has no one to add. */
+export function tagContact(record: CallRecord): TagContactRequest & { phone: string } {
+  const value = (field: string): string | undefined => {
+    const v = record.data[field];
+    return v === undefined || String(v).trim() === '' ? undefined : String(v).trim();
+  };
+  const given = value('phone_number');
+  if (!given) throw new PermanentError('the record has no phone_number to add to the tag');
+  // Normalised records hold E.164 already; a value that was not (no region to read it in) is sent as it came.
+  const parsed = parsePhoneNumberFromString(given);
+  const phone = parsed?.isValid() ? parsed.number : given;
+  const note = [value('call_outcome'), value('call_summary')].filter(Boolean).join(' — ');
+  return {
+    first_name: value('first_name'),
+    last_name: value('last_name'),
+    phone,
+    email: value('email_address'),
+    description: note ? truncate(note, DESCRIPTION_CHARS) : undefined,
+  };
+}
+
+/**
+ * The list holds numbers as the account typed them. Two are the same when their digits are (`+91 98123-45678`
+ * and `919812345678`), or when the contact's, read as a national number of the record's country, gives the
+ * record's E.164 (`098123 45678`).
+ */
+export function samePhone(theirs: string | undefined, ours: string): boolean {
+  if (!theirs) return false;
+  const digits = (value: string) => value.replace(/\D/g, '');
+  if (digits(theirs) !== '' && digits(theirs) === digits(ours)) return true;
+  const country = parsePhoneNumberFromString(ours)?.country;
+  return country !== undefined && toE164(theirs, country) === ours;
+}
+
+/** As the http sink maps statuses (contract section 5): 4xx other than 408, 425, 429 will fail again. */
+function forWorker(err: unknown): unknown {
+  if (!(err instanceof CallingServiceError)) return err;
+  const { status } = err;
+  const message = status === 0 || err.message === `HTTP ${status}` ? err.message : `HTTP ${status}: ${err.message}`;
+  if (status >= 400 && status < 500 && !RETRYABLE_STATUSES.has(status)) return new PermanentError(message, { status, cause: err });
+  return new RetryableError(message, { status: status || undefined, cause: err });
+}
+
+function truncate(value: string, max: number): string {
+  if (value.length <= max) return value;
+  // Never cut an emoji in half: a lone surrogate is not valid UTF-8 on the wire.
+  const cut = value.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
+  return `${cut}…`;
+}
