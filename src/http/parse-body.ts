@@ -1,6 +1,7 @@
 import { MIMEType } from 'node:util';
 import busboy from 'busboy';
 import { CallhookError } from '../errors.js';
+import { readPlainMultipart } from './multipart-plain.js';
 import { decodeUtf8, groupFields, parseUrlEncoded, quote } from './parse-query.js';
 
 /**
@@ -18,7 +19,12 @@ export interface FileField {
   size: number;
   base64: string;
 }
-export interface ParseBodyOptions { allowFiles?: boolean; limits?: BodyLimits }
+export interface ParseBodyOptions {
+  allowFiles?: boolean;
+  limits?: BodyLimits;
+  /** Read every multipart body with busboy, skipping the plain-shape reader: for the tests that compare the two. */
+  busboyOnly?: boolean;
+}
 
 export const DEFAULT_BODY_LIMITS: Readonly<BodyLimits> = Object.freeze({ fields: 1000, fieldSize: 65536, parts: 1000 });
 
@@ -61,7 +67,7 @@ async function parse(body: Uint8Array, contentType: string | undefined, opts: Pa
   if (isJson) return { encoding: 'json', fields: asObject(parseJson(decodeUtf8(body, 'BAD_BODY'))) };
   const limits = opts.limits ?? DEFAULT_BODY_LIMITS;
   if (isForm) return { encoding: 'form', fields: parseUrlEncoded(decodeUtf8(body, 'BAD_BODY'), 'BAD_BODY', limits) };
-  return { encoding: 'multipart', fields: await parseMultipart(body, mime, opts.allowFiles ?? false, limits) };
+  return { encoding: 'multipart', fields: await parseMultipart(body, mime, opts.allowFiles ?? false, limits, opts.busboyOnly ?? false) };
 }
 
 function readMediaType(contentType: string): MIMEType {
@@ -144,11 +150,16 @@ async function parseMultipart(
   mime: MIMEType,
   allowFiles: boolean,
   limits: BodyLimits,
+  busboyOnly: boolean,
 ): Promise<Record<string, unknown>> {
-  if (!mime.params.get('boundary')) {
+  const boundary = mime.params.get('boundary');
+  if (!boundary) {
     throw new CallhookError('BAD_BODY', 'multipart/form-data without a boundary parameter (RFC 7578 section 4.1)');
   }
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  // The sender's own shape is read directly; anything else goes to busboy (see multipart-plain.ts).
+  const plain = busboyOnly ? undefined : readPlainMultipart(bytes, boundary, limits);
+  if (plain) return groupFields(plain);
   const read = (charset: string) => readParts(bytes, mime.toString(), charset, allowFiles, limits);
   const asBytes = await read('latin1');
   const nonAscii = (text: string | undefined) => text !== undefined && /[^\x00-\x7f]/.test(text);
