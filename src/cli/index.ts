@@ -7,6 +7,7 @@ import { keysCommand } from './keys.js';
 import { purgeCommand } from './purge.js';
 import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve.js';
+import { simulateCommand } from './simulate.js';
 
 /** The `callhook` command: one file per command in this folder; every failure is one clear line and exit 2. */
 
@@ -14,7 +15,7 @@ const program = new Command('callhook')
   .description('Receive AI voice-call webhooks durably, deduplicated, and deliver them to your systems')
   .exitOverride();
 
-for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand()]) program.addCommand(command);
+for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand(), simulateCommand()]) program.addCommand(command);
 
 try {
   await program.parseAsync(process.argv);

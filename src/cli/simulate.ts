@@ -1,0 +1,141 @@
+import { Command } from 'commander';
+import { ENCODINGS, METHODS } from '../simulate/plan.js';
+import { simulate } from '../simulate/simulate.js';
+import type { SimulateSummary } from '../simulate/summary.js';
+import { commandConfig, positive, webhookKey } from './context.js';
+
+interface Options {
+  count: string;
+  rate: string;
+  duplicates: string;
+  empty: string;
+  encoding: string;
+  method: string;
+  header: string[];
+  query: string[];
+  url?: string;
+  hook?: string;
+  key?: string;
+  seed?: string;
+  timeoutMs: string;
+  json?: boolean;
+  config?: string;
+}
+
+/** `callhook simulate`: the calling service's sender, played against a receiver (spec 6.3). */
+export function simulateCommand(): Command {
+  return new Command('simulate')
+    .description('play the calling service: synthetic calls, encodings mixed, "" for missing values, 10 s time-out, no retries')
+    .option('--count <n>', 'requests to send', '100')
+    .option('--rate <r>', 'requests started per second', '20')
+    .option('--duplicates <p>', 'share of requests that repeat an earlier call exactly (0 to 1)', '0.05')
+    .option('--empty <p>', 'chance of each value being sent as "" (0 to 1)', '0.1')
+    .option('--encoding <e>', `body encoding of POST and PUT: ${ENCODINGS.join(', ')} or mixed`, 'mixed')
+    .option('--method <m>', `HTTP method: ${METHODS.join(', ')} or mixed (all four)`, 'POST')
+    .option('--header <header>', "a configured header, 'Name: value' (repeatable)", collect, [])
+    .option('--query <pair>', 'a configured query parameter, key=value (repeatable)', collect, [])
+    .option('--url <url>', 'the receiver: a base URL or a full webhook URL (default http://localhost:<PORT or 8787>/webhooks/end-of-call)')
+    .option('--hook <name>', 'hook to send to (default end-of-call)')
+    .option('--key <key>', 'webhook key (default: the configured or generated one)')
+    .option('--seed <n>', 'repeat the same synthetic calls')
+    .option('--timeout-ms <ms>', "the sender's time-out", '10000')
+    .option('--json', 'print the summary as one JSON object')
+    .option('-c, --config <file>', 'config file, to find the port and the key')
+    .action(async (opts: Options) => {
+      // Every option is checked before the first request: a typo never turns into a half-sent run.
+      const count = positive(opts.count, '--count');
+      const rate = positiveNumber(opts.rate, '--rate');
+      const duplicates = share(opts.duplicates, '--duplicates');
+      const empty = share(opts.empty, '--empty');
+      const encodings = oneOf(opts.encoding, '--encoding', ENCODINGS);
+      const methods = oneOf(opts.method, '--method', METHODS);
+      const headers = Object.fromEntries(opts.header.map(header));
+      const query = Object.fromEntries(opts.query.map(queryPair));
+      const seed = opts.seed === undefined ? undefined : whole(opts.seed, '--seed');
+      const timeoutMs = positive(opts.timeoutMs, '--timeout-ms');
+      const config = commandConfig(opts.config);
+      const key = opts.key ?? webhookKey(config);
+      if (key === undefined) throw new Error('no webhook key: pass --key, set CALLHOOK_API_KEYS, or start serve once to generate one');
+      const onProgress = process.stderr.isTTY
+        ? (done: number, total: number) => {
+            if (done % 10 === 0 || done === total) process.stderr.write(`\r\x1b[Ksimulate: ${done}/${total} replies`);
+          }
+        : undefined;
+      const summary = await simulate({
+        url: opts.url ?? `http://localhost:${config.port}`,
+        hook: opts.hook,
+        // An explicit empty --key sends no Authorization header, to see the receiver refuse.
+        key: key || undefined,
+        count,
+        rate,
+        duplicates,
+        empty,
+        encodings,
+        methods,
+        headers,
+        query,
+        seed,
+        timeoutMs,
+        onProgress,
+      });
+      if (onProgress) process.stderr.write('\r\x1b[K');
+      console.log(opts.json ? JSON.stringify(summary) : describeSummary(summary));
+      // As the sender sees it: any failed delivery is a lost call.
+      if (summary.failures > 0) process.exitCode = 1;
+    });
+}
+
+export function describeSummary(s: SimulateSummary): string {
+  const counts = (record: Record<string, number>) => Object.entries(record).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  const lines = [
+    `sent ${s.sent} requests for ${s.calls} calls (${s.duplicates_sent} duplicates) in ${(s.elapsed_ms / 1000).toFixed(1)} s, ${s.rate}/s`,
+    `methods: ${counts(s.by_method)}; encodings: ${counts(s.by_encoding)}`,
+    `replies by status: ${counts(s.by_status)}`,
+    `replies by reply status: ${counts(s.by_reply)}`,
+    `latency ms: p50 ${s.latency_ms.p50}, p90 ${s.latency_ms.p90}, p99 ${s.latency_ms.p99}, max ${s.latency_ms.max}`,
+    `failed (lost calls, as the sender records them): ${s.failures}`,
+    ...s.failed.map((f) => `  ${f.call_id}: ${f.status} ${f.body}`),
+  ];
+  return lines.join('\n');
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function header(text: string): [string, string] {
+  const at = text.indexOf(':');
+  if (at < 1) throw new Error(`--header takes 'Name: value', not "${text}"`);
+  return [text.slice(0, at).trim(), text.slice(at + 1).trim()];
+}
+
+function queryPair(text: string): [string, string] {
+  const at = text.indexOf('=');
+  if (at < 1) throw new Error(`--query takes key=value, not "${text}"`);
+  return [text.slice(0, at), text.slice(at + 1)];
+}
+
+/** One of `values`, or `mixed` for all of them. */
+function oneOf<T extends string>(text: string, option: string, values: readonly T[]): readonly T[] {
+  if (text === 'mixed') return values;
+  if ((values as readonly string[]).includes(text)) return [text as T];
+  throw new Error(`${option} must be one of ${values.join(', ')} or mixed, not ${text}`);
+}
+
+function whole(text: string, option: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`${option} must be a whole number from 0, not ${text}`);
+  return n;
+}
+
+function share(text: string, option: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !(n >= 0 && n <= 1)) throw new Error(`${option} must be a number from 0 to 1, not ${text}`);
+  return n;
+}
+
+function positiveNumber(text: string, option: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !(n > 0) || !Number.isFinite(n)) throw new Error(`${option} must be a number above 0, not ${text}`);
+  return n;
+}

@@ -1,0 +1,78 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildRequest } from '../cli/fixtures.js';
+import { plan, type PlanOptions, type Planned } from './plan.js';
+import { tally, type Outcome, type SimulateSummary } from './summary.js';
+
+/**
+ * Plays the calling service's end-of-call sender (spec 6.3): one request per call with the configured method,
+ * headers and query parameters; the body serialised by Content-Type, none for GET and DELETE (their fields go in
+ * the query string); exactly one attempt, failed after 10 seconds (rule 8) or on any non-2xx (rule 7).
+ */
+
+export { ENCODINGS, METHODS, plan, type Encoding, type Method, type Planned } from './plan.js';
+export type { Failure, SimulateSummary } from './summary.js';
+
+export interface SimulateOptions extends PlanOptions {
+  /** The receiver's base URL (`/webhooks/<hook>` is added) or a full webhook URL. */
+  url: string;
+  key: string | undefined;
+  /** Requests started per second, each without waiting for the previous reply. */
+  rate: number;
+  timeoutMs?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Spec 6.3 rule 8. */
+const SENDER_TIMEOUT_MS = 10_000;
+
+export async function simulate(options: SimulateOptions): Promise<SimulateSummary> {
+  const { rate, key, timeoutMs = SENDER_TIMEOUT_MS, onProgress } = options;
+  if (!(rate > 0)) throw new Error(`simulate needs a rate above 0, not ${rate}`);
+  const { base, hook } = target(options.url, options.hook);
+  const requests = plan({ ...options, hook });
+  const counted = tally(requests);
+  const started = performance.now();
+  let done = 0;
+
+  const sendOne = async (planned: Planned) => {
+    counted.add(await send(planned, base, key, timeoutMs));
+    onProgress?.(++done, requests.length);
+  };
+
+  const inFlight: Promise<void>[] = [];
+  for (const [i, planned] of requests.entries()) {
+    // On schedule from the start, not from the last reply: a slow receiver does not slow the sender down.
+    const due = started + (i * 1000) / rate - performance.now();
+    if (due > 0) await sleep(due);
+    inFlight.push(sendOne(planned));
+  }
+  await Promise.all(inFlight);
+  return counted.summary(performance.now() - started);
+}
+
+/** Exactly one attempt (spec 6.3 rule 6): whatever happens is the outcome, never a reason to try again. */
+async function send(planned: Planned, base: string, key: string | undefined, timeoutMs: number): Promise<Outcome> {
+  const { url, init } = buildRequest(planned.fixture, base, key);
+  const t0 = performance.now();
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    // The time-out covers the body too: a reply that stalls half-way is as late as none.
+    const body = await response.text();
+    return { planned, status: response.status, body, latencyMs: performance.now() - t0 };
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError') return { planned, status: 'timeout', body: `no reply within ${timeoutMs} ms` };
+    return { planned, status: 'network', body: describe(err) };
+  }
+}
+
+/** A full webhook URL names its hook; a base URL gets `/webhooks/<hook>`. */
+export function target(url: string, hook: string | undefined): { base: string; hook: string } {
+  const match = /^(.*?)\/webhooks\/([^/?#]+)\/?$/.exec(url);
+  if (match) return { base: match[1]!, hook: hook ?? decodeURIComponent(match[2]!) };
+  return { base: url, hook: hook ?? 'end-of-call' };
+}
+
+function describe(err: unknown): string {
+  const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+  return cause?.message ?? (err instanceof Error ? err.message : String(err));
+}

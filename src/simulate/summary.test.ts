@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { plan } from './plan.js';
+import { percentile, tally } from './summary.js';
+
+const requests = plan({ count: 5, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 1, today: '2026-11-22' });
+
+describe('tally', () => {
+  it('counts replies by status and by reply status, with accepted, duplicate and held always there', () => {
+    const counted = tally(requests);
+    counted.add({ planned: requests[0]!, status: 200, body: '{"status":"accepted","id":"a"}', latencyMs: 3 });
+    counted.add({ planned: requests[1]!, status: 201, body: 'ok', latencyMs: 5 });
+    const summary = counted.summary(1000);
+    expect(summary.by_status).toEqual({ 200: 1, 201: 1 });
+    expect(summary.by_reply).toEqual({ accepted: 1, duplicate: 0, held: 0, 'not json': 1 });
+    expect(summary).toMatchObject({ sent: 5, calls: 5, duplicates_sent: 0, failures: 0, elapsed_ms: 1000, rate: 5 });
+  });
+
+  it('records a failure as the sender would: status or timeout/network, and the first 200 characters', () => {
+    const counted = tally(requests);
+    counted.add({ planned: requests[0]!, status: 503, body: 'x'.repeat(500), latencyMs: 1 });
+    counted.add({ planned: requests[1]!, status: 'timeout', body: 'no reply within 10000 ms' });
+    counted.add({ planned: requests[2]!, status: 'network', body: 'connect ECONNREFUSED' });
+    const summary = counted.summary(10);
+    expect(summary.failures).toBe(3);
+    expect(summary.failed.map((f) => f.status)).toEqual([503, 'timeout', 'network']);
+    expect(summary.failed[0]!.body).toHaveLength(200);
+    expect(summary.by_status).toEqual({ 503: 1, timeout: 1, network: 1 });
+    // Only replies have a latency.
+    expect(summary.latency_ms.max).toBe(1);
+  });
+});
+
+describe('percentile', () => {
+  it('is a value that was seen, by nearest rank', () => {
+    const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect([percentile(sorted, 0.5), percentile(sorted, 0.9), percentile(sorted, 0.99)]).toEqual([50, 90, 99]);
+    expect(percentile([7], 0.99)).toBe(7);
+    expect(percentile([], 0.5)).toBe(0);
+  });
+});
