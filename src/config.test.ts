@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test/helpers/server.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -98,5 +98,44 @@ hooks:
     const config = loadConfig({ CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa', CALLHOOK_ADMIN_TOKEN: 'admin-bbbbbbbbbbbbbbbb', DATABASE_URL: 'postgres://u:s3cr3t@db/x' }, path);
     expect(config.secrets).toEqual(expect.arrayContaining(['key-aaaaaaaaaaaaaaaa', 'admin-bbbbbbbbbbbbbbbb', 's3cr3t']));
     expect(maskSecrets('postgres://u:s3cr3t@db/x key-aaaaaaaaaaaaaaaa', config.secrets)).toBe('postgres://u:***@db/x ***');
+  });
+
+  it('reads the reconcile block, and keeps its API key a secret', () => {
+    const path = file('reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: "${SERVICE_KEY}"\n  interval: 1h\n');
+    const config = loadConfig({ SERVICE_KEY: 'service-key-0123456789' }, path);
+    expect(config.reconcile).toEqual({ apiUrl: 'https://calls.example.com/api/v1', apiKey: 'service-key-0123456789', intervalMs: 3_600_000, hook: 'end-of-call', lookbackMs: 7 * 86_400_000 });
+    expect(config.secrets).toContain('service-key-0123456789');
+    expect(loadConfig({}).reconcile).toBeUndefined();
+  });
+
+  it('refuses a bad reconcile block, naming the key', () => {
+    const load = (yaml: string) => () => loadConfig({}, file(`reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n${yaml}`));
+    expect(load('  interval: 10s\n')).toThrow('reconcile.interval: interval must be at least 1m');
+    expect(load('  hook: orders\n')).toThrow('reconcile.hook: no hook is named "orders" (hooks: end-of-call)');
+    expect(load('  every: 1h\n')).toThrow('reconcile.every: unknown key');
+    expect(() => loadConfig({}, file('reconcile:\n  api_url: calls.example.com\n  api_key: k\n'))).toThrow(/reconcile\.api_url: api_url must be the http\(s\) base URL/);
+  });
+
+  it('reads an in-call hook: phone_number by default, its handler beside the config file, a 2 s time-out', () => {
+    const path = file('hooks:\n  lookup:\n    kind: in-call\n  crm:\n    kind: in-call\n    handler: ./handlers/crm.mjs\n    handler_timeout: 500ms\n');
+    const config = loadConfig({}, path);
+    expect(config.hooks.get('lookup')).toMatchObject({ kind: 'in-call', sinks: [], handler: undefined, handlerTimeoutMs: 2000 });
+    expect(config.hooks.get('lookup')!.parameters).toEqual([expect.objectContaining({ identifier: 'phone_number', type: 'string', required: true, format: 'e164' })]);
+    expect(config.hooks.get('crm')).toMatchObject({ handler: join(dirname(path), 'handlers', 'crm.mjs'), handlerTimeoutMs: 500 });
+    expect(loadConfig({}).hooks.get('end-of-call')).toMatchObject({ kind: 'end-of-call', handler: undefined });
+  });
+
+  it('refuses on each kind of hook what only the other kind has, naming the key', () => {
+    const load = (hook: string) => () => loadConfig({}, file(`hooks:\n  lookup:\n${hook}`));
+    for (const key of ['sinks: [log]', 'sinks: [nowhere]', 'dedup: [order_id]', 'on_problem: hold', 'allow_files: false']) {
+      const name = key.split(':')[0]!;
+      expect(load(`    kind: in-call\n    ${key}\n`)).toThrow(`hooks.lookup.${name}: an in-call hook stores nothing, so it has no ${name}`);
+    }
+    expect(load('    handler: ./x.mjs\n')).toThrow('hooks.lookup.handler: only an in-call hook has a handler');
+    expect(load('    kind: end-of-call\n    handler_timeout: 1s\n')).toThrow('hooks.lookup.handler_timeout: only an in-call hook has a handler_timeout');
+    expect(load('    kind: in-call\n    handler_timeout: 10s\n')).toThrow(/hooks\.lookup\.handler_timeout: handler_timeout must be from 1ms to 8s/);
+    expect(load('    kind: mid-call\n')).toThrow(/hooks\.lookup\.kind/);
+    const reconcile = 'reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n  hook: lookup\nhooks:\n  lookup:\n    kind: in-call\n';
+    expect(() => loadConfig({}, file(reconcile))).toThrow('reconcile.hook: "lookup" is an in-call hook, which stores nothing');
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -19,15 +19,27 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const keySchema = z.string().regex(TOKEN68, 'a key must be a bearer token: letters, digits and -._~+/ (RFC 6750)').min(16, 'a key must be at least 16 characters');
 
+/** Defaults are applied in loadConfig, so an in-call hook can refuse what it was given, not what it defaulted to. */
 const hookSchema = z.strictObject({
+  /** `in-call`: the AI asks it during a conversation (spec 6.1) and gets an answer from the store; nothing is stored. */
+  kind: z.enum(['end-of-call', 'in-call']).default('end-of-call'),
   description: z.string().default(''),
   parameters: parametersSchema.optional(),
   keys: z.array(keySchema).min(1).optional(),
-  dedup: z.array(z.string().min(1)).min(1).default(['call_id', 'order_id']),
-  on_problem: z.enum(['deliver', 'hold']).default('deliver'),
+  dedup: z.array(z.string().min(1)).min(1).optional(),
+  on_problem: z.enum(['deliver', 'hold']).optional(),
   sinks: z.array(z.string().min(1)).optional(),
-  allow_files: z.boolean().default(false),
+  allow_files: z.boolean().optional(),
+  /** In-call only: a module whose default export answers instead of the built-in caller history. */
+  handler: z.string().min(1).optional(),
+  /** In-call only: the AI is waiting on the line, well inside the sender's 10 s. */
+  handler_timeout: durationSchema.refine((ms) => ms >= 1 && ms <= 8_000, 'handler_timeout must be from 1ms to 8s').optional(),
 });
+
+/** What an in-call hook looks up by when it declares no parameters. */
+const IN_CALL_PARAMETERS: Parameter[] = [{ identifier: 'phone_number', type: 'string', required: true, description: "Caller's number in E.164 format", format: 'e164' }];
+const END_OF_CALL_ONLY = ['dedup', 'on_problem', 'sinks', 'allow_files'] as const;
+const IN_CALL_ONLY = ['handler', 'handler_timeout'] as const;
 
 /** A sink's own options are checked by its factory (sinks/registry.ts); here only what every sink has. */
 const sinkSchema = z.looseObject({
@@ -55,10 +67,23 @@ const fileSchema = z.strictObject({
   auth_limit: z.strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) }).default({ max: 20, window: 60_000 }),
   hooks: z.record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema).optional(),
   sinks: z.array(sinkSchema).optional(),
+  /** Recovers calls whose webhook never arrived (`callhook reconcile`), and on a schedule inside serve. */
+  reconcile: z
+    .strictObject({
+      api_url: z.url({ protocol: /^https?$/, error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1' }),
+      api_key: z.string().min(1),
+      /** Absent: only `callhook reconcile` runs it. */
+      interval: durationSchema.refine((ms) => ms >= 60_000, 'interval must be at least 1m').optional(),
+      hook: z.string().default('end-of-call'),
+      /** How far back each scheduled run looks (the campaigns started since then). */
+      lookback: durationSchema.default(7 * 86_400_000),
+    })
+    .optional(),
 });
 
 export interface HookConfig {
   name: string;
+  kind: 'end-of-call' | 'in-call';
   description: string;
   parameters: Parameter[];
   /** Keys accepted on this hook; the global keys when the hook declares none. */
@@ -67,6 +92,17 @@ export interface HookConfig {
   on_problem: 'deliver' | 'hold';
   sinks: string[];
   allow_files: boolean;
+  /** In-call: the absolute path of the handler module, if any. */
+  handler: string | undefined;
+  handlerTimeoutMs: number;
+}
+
+export interface ReconcileConfig {
+  apiUrl: string;
+  apiKey: string;
+  intervalMs: number | undefined;
+  hook: string;
+  lookbackMs: number;
 }
 
 export interface SinkConfig {
@@ -91,6 +127,7 @@ export interface Config {
   requestTimeoutMs: number;
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
+  reconcile: ReconcileConfig | undefined;
   /** Every secret value, so logs and the config check can mask them. */
   secrets: string[];
   configPath: string | undefined;
@@ -123,19 +160,39 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
 
   const hooks = new Map<string, HookConfig>();
   for (const [name, h] of Object.entries(f.hooks ?? { 'end-of-call': hookSchema.parse({}) })) {
+    // Before the sink names: an in-call hook's sinks are wrong whatever they name.
+    const inCall = h.kind === 'in-call';
+    const misplaced = (inCall ? END_OF_CALL_ONLY : IN_CALL_ONLY).find((key) => h[key] !== undefined);
+    if (misplaced) {
+      const why = inCall ? 'an in-call hook stores nothing, so it has no' : 'only an in-call hook has a';
+      throw new ConfigError(`hooks.${name}.${misplaced}: ${why} ${misplaced}`);
+    }
     const unknownSink = h.sinks?.find((s) => !sinkNames.includes(s));
     if (unknownSink) throw new ConfigError(`hooks.${name}.sinks: no sink is named "${unknownSink}" (sinks: ${sinkNames.join(', ')})`);
     hooks.set(name, {
       name,
+      kind: h.kind,
       description: h.description,
-      parameters: h.parameters ?? RECOMMENDED_PARAMETERS,
+      parameters: h.parameters ?? (inCall ? IN_CALL_PARAMETERS : RECOMMENDED_PARAMETERS),
       keys: h.keys ?? apiKeys,
-      dedup: h.dedup,
-      on_problem: h.on_problem,
-      sinks: h.sinks ?? sinkNames,
-      allow_files: h.allow_files,
+      dedup: h.dedup ?? ['call_id', 'order_id'],
+      on_problem: h.on_problem ?? 'deliver',
+      sinks: inCall ? [] : (h.sinks ?? sinkNames),
+      allow_files: h.allow_files ?? false,
+      handler: h.handler === undefined ? undefined : resolve(path ? dirname(resolve(path)) : '.', h.handler),
+      handlerTimeoutMs: h.handler_timeout ?? 2_000,
     });
   }
+
+  const reconcile = f.reconcile && {
+    apiUrl: f.reconcile.api_url,
+    apiKey: f.reconcile.api_key,
+    intervalMs: f.reconcile.interval,
+    hook: f.reconcile.hook,
+    lookbackMs: f.reconcile.lookback,
+  };
+  if (reconcile && !hooks.has(reconcile.hook)) throw new ConfigError(`reconcile.hook: no hook is named "${reconcile.hook}" (hooks: ${[...hooks.keys()].join(', ')})`);
+  if (reconcile && hooks.get(reconcile.hook)!.kind === 'in-call') throw new ConfigError(`reconcile.hook: "${reconcile.hook}" is an in-call hook, which stores nothing`);
 
   const port = env.PORT !== undefined ? parsePort(env.PORT) : (f.port ?? 8787);
   const logLevel = env.LOG_LEVEL ?? f.log_level ?? 'info';
@@ -162,7 +219,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     requestTimeoutMs: f.request_timeout,
     hooks,
     sinks,
-    secrets: collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks),
+    reconcile,
+    secrets: [...collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks), ...(reconcile ? [reconcile.apiKey] : [])],
     configPath: path ? resolve(path) : undefined,
   };
 }

@@ -17,6 +17,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type: send application/json, application/x-www-form-urlencoded or multipart/form-data' },
   FILE_PART: { status: 415, message: 'File parts are not accepted on this hook' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store cannot commit the call right now' },
+  IN_CALL_FAILED: { status: 502, message: 'The in-call handler failed' },
+  IN_CALL_TIMEOUT: { status: 504, message: 'The in-call handler did not answer in time' },
   INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

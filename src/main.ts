@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
+import type { CountryCode } from 'libphonenumber-js';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
@@ -13,6 +14,8 @@ import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore } from './store/open.js';
+import { scheduleReconcile } from './reconcile/schedule.js';
+import { loadInCallHandlers } from './in-call/handler.js';
 
 /**
  * The process, and only the process: load config → open store → create app → serve → close gracefully.
@@ -36,6 +39,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const { config, generated } = withKeys(loaded);
   const log = createLogger({ level: config.logLevel, secrets: config.secrets });
 
+  const inCallHandlers = await loadInCallHandlers(config.hooks.values());
   const store = await openStore(config);
   const resumed = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
@@ -59,6 +63,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     log,
     metrics,
     limiter: createAuthLimiter(config.authLimit),
+    inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
     adminToken: config.adminToken!,
     secrets: config.secrets,
@@ -67,6 +72,10 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     workerRunning: () => worker.running,
     accepting: () => accepting,
   });
+
+  const reconciler = config.reconcile?.intervalMs
+    ? scheduleReconcile({ config: config.reconcile, log, store, hook: hooks.get(config.reconcile.hook)!, ingest, region: config.phoneRegion as CountryCode })
+    : undefined;
 
   const server = await new Promise<ServerType>((resolve) => {
     const s = listen(
@@ -95,6 +104,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
+      await reconciler?.stop();
       await worker.stop(10_000);
       await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
       await store.close();

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { Config } from '../config.js';
 import { maskSecrets } from '../secrets.js';
+import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
@@ -14,6 +15,7 @@ export function configCommand(): Command {
         const config = commandConfig(opts.config);
         // The same checks serve makes before it opens anything: sink options, filters, modules, parameters.
         compileHooks(config, await resolveConfiguredSinks(config));
+        await loadInCallHandlers(config.hooks.values());
         console.log(describeConfig(config));
       }),
   );
@@ -35,6 +37,9 @@ export function describeConfig(config: Config): string {
     admin_token: config.adminToken ?? (token ? `${token} (generated)` : '(generated on first start)'),
     hooks: Object.fromEntries([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' }])),
     sinks: config.sinks,
+    reconcile: config.reconcile
+      ? { api_url: config.reconcile.apiUrl, api_key: config.reconcile.apiKey, hook: config.reconcile.hook, interval_ms: config.reconcile.intervalMs ?? '(only by callhook reconcile)', lookback_ms: config.reconcile.lookbackMs }
+      : null,
   };
   return maskSecrets(JSON.stringify(resolved, null, 2), secrets);
 }

@@ -5,6 +5,7 @@ import { configCommand } from './config-check.js';
 import { deliveriesCommand } from './deliveries.js';
 import { keysCommand } from './keys.js';
 import { purgeCommand } from './purge.js';
+import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve.js';
 import { simulateCommand } from './simulate.js';
@@ -15,7 +16,7 @@ const program = new Command('callhook')
   .description('Receive AI voice-call webhooks durably, deduplicated, and deliver them to your systems')
   .exitOverride();
 
-for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand(), simulateCommand()]) program.addCommand(command);
+for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
 
 try {
   await program.parseAsync(process.argv);

@@ -28,14 +28,19 @@ export function openApiDocument(hooks: readonly string[]): object {
         }
       : {}),
     responses: {
-      200: { description: 'Committed: accepted, held, or a duplicate of an earlier call', content: json(ref('Reply')) },
+      200: {
+        description: "End-of-call hook: committed (accepted, held, or a duplicate of an earlier call). In-call hook: the caller's history, or its handler's JSON",
+        content: json({ oneOf: [ref('Reply'), ref('CallerHistory')] }),
+      },
       400: error('The body or query cannot be parsed'),
       401: error('Missing or wrong bearer key'),
       404: error('Unknown hook'),
       405: error('Method not allowed'),
       413: error('Body over the limit'),
       415: error('Unsupported content type or a file part'),
+      502: error('In-call hook: its handler failed'),
       503: error('The store cannot commit; nothing was stored'),
+      504: error('In-call hook: its handler did not answer in time'),
     },
   });
   const idParam = (what: string) => [{ name: 'id', in: 'path', required: true, description: what, schema: { type: 'string' } }];
@@ -58,6 +63,7 @@ export function openApiDocument(hooks: readonly string[]): object {
             query('outcome', 'data.call_outcome, ignoring case'),
             query('sentiment', 'data.sentiment_analysis, ignoring case'),
             query('phone', 'data.phone_number in E.164'),
+            query('recording_url', 'data.recording_url, exactly'),
             query('from', 'Received at or after (ISO date or timestamp)'),
             query('to', 'Received before (ISO date or timestamp)'),
             query('q', 'Text anywhere in the record'),
@@ -120,6 +126,35 @@ export function openApiDocument(hooks: readonly string[]): object {
           type: 'object',
           required: ['status', 'id', 'dedup_key'],
           properties: { status: { enum: ['accepted', 'duplicate', 'held'] }, id: { type: 'string' }, dedup_key: { type: 'string' }, problems: { type: 'array', items: ref('Problem') } },
+        },
+        CallerHistory: {
+          type: 'object',
+          description: "An in-call hook's answer: the caller's earlier calls by phone number, newest first",
+          required: ['phone_number', 'count', 'last_call_date', 'last_outcome', 'last_sentiment', 'last_summary', 'open_order_ids', 'calls'],
+          properties: {
+            phone_number: { type: ['string', 'null'] },
+            count: { type: 'integer' },
+            last_call_date: { type: ['string', 'null'] },
+            last_outcome: { type: ['string', 'null'] },
+            last_sentiment: { type: ['string', 'null'] },
+            last_summary: { type: ['string', 'null'] },
+            open_order_ids: { type: 'array', items: { type: 'string' }, description: "The caller's order ids, newest first, but for those whose newest call's outcome closes them (cancel, deliver, refund, return, complete)" },
+            calls: { type: 'array', maxItems: 5, items: ref('HistoryCall') },
+            problems: { type: 'array', items: ref('Problem'), description: 'Present when the request named no usable phone number; count is then 0' },
+          },
+        },
+        HistoryCall: {
+          type: 'object',
+          required: ['id', 'received_at', 'call_date', 'outcome', 'sentiment', 'summary', 'order_id'],
+          properties: {
+            id: { type: 'string' },
+            received_at: { type: 'string', format: 'date-time' },
+            call_date: { type: ['string', 'null'], format: 'date' },
+            outcome: { type: ['string', 'null'] },
+            sentiment: { type: ['string', 'null'] },
+            summary: { type: ['string', 'null'] },
+            order_id: { type: ['string', 'null'] },
+          },
         },
         Record: {
           type: 'object',

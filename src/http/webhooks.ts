@@ -1,7 +1,10 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
+import { runHandler, type InCallHandler } from '../in-call/handler.js';
+import { callerHistory, HISTORY_CALLS, type CallerHistory } from '../in-call/history.js';
 import type { Hook, IntakeInput, IntakeReply } from '../intake.js';
+import { normalize } from '../normalize/index.js';
 import type { Receipt, Store } from '../store/store.js';
 import type { AppEnv } from './env.js';
 import type { AuthLimiter } from './auth-limit.js';
@@ -25,12 +28,14 @@ export interface WebhookDeps {
   bodyLimitBytes: number;
   /** Sheds repeated failed authentication (shared with the admin routes). */
   limiter?: AuthLimiter;
+  /** The handler modules of in-call hooks that name one, by hook. */
+  inCallHandlers?: ReadonlyMap<string, InCallHandler>;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter }: WebhookDeps): Hono<Env> {
+export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter, inCallHandlers }: WebhookDeps): Hono<Env> {
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
 
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
@@ -38,6 +43,41 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
       .recordRejection({ ...receiptOf(c, rawBody?.byteLength), status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) })
       .catch((cause) => log.error({ err: cause }, 'cannot store a rejected receipt'));
     throw err;
+  };
+
+  /**
+   * An in-call hook answers from the store at once and stores nothing but a receipt. Without a usable phone
+   * number it still answers 200, with no history and the problems: the AI is mid-conversation and needs
+   * something to say, where an error would leave it silent.
+   */
+  const answerInCall = async (c: Context<Env>, hook: Hook, fields: Record<string, unknown>, size: number): Promise<Response> => {
+    const name = hook.config.name;
+    const { data, extra, problems } = normalize(fields, hook.parameters);
+    const phone = typeof data.phone_number === 'string' ? data.phone_number : null;
+    let history: CallerHistory;
+    try {
+      const found = phone ? await store.callerHistory(phone, HISTORY_CALLS) : { count: 0, records: [] };
+      history = callerHistory(phone, found.count, found.records, phone ? [] : problems);
+    } catch (cause) {
+      log.error({ err: cause, hook: name }, 'cannot read the caller history');
+      return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', 'the caller history cannot be read', { cause }));
+    }
+    const handler = inCallHandlers?.get(name);
+    let body = JSON.stringify(history);
+    if (handler) {
+      try {
+        body = await runHandler(handler, { hook: name, data, extra, problems, history }, hook.config.handlerTimeoutMs);
+      } catch (err) {
+        if (!(err instanceof CallhookError)) throw err;
+        log.warn({ err: err.cause ?? err, hook: name }, err.message);
+        return rejectAndThrow(c, err);
+      }
+    }
+    await store
+      .recordRejection({ ...receiptOf(c, size), status: 200, outcome: 'in-call' })
+      .catch((cause) => log.error({ err: cause }, 'cannot store an in-call receipt'));
+    c.set('summary', { hook: name, outcome: 'in-call' });
+    return c.body(body, 200, { 'content-type': 'application/json' });
   };
 
   const selectHook: MiddlewareHandler<Env> = async (c, next) => {
@@ -78,6 +118,8 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
       if (err instanceof CallhookError) return rejectAndThrow(c, err, body);
       throw err;
     }
+
+    if (hook.config.kind === 'in-call') return answerInCall(c, hook, fields, body.byteLength);
 
     let reply: IntakeReply;
     try {

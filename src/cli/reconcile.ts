@@ -1,0 +1,92 @@
+import { Command } from 'commander';
+import type { CountryCode } from 'libphonenumber-js';
+import { createClient } from '../client/index.js';
+import { compileHooks, createIntake } from '../intake.js';
+import { toCalendarDate } from '../normalize/formats.js';
+import { describeServiceError } from '../reconcile/describe-error.js';
+import { reconcile, type ReconcileSummary } from '../reconcile/reconcile.js';
+import { resolveConfiguredSinks } from '../sinks/registry.js';
+import { commandConfig, withStore } from './context.js';
+
+interface Options {
+  apiUrl?: string;
+  apiKey?: string;
+  since?: string;
+  dryRun?: boolean;
+  hook?: string;
+  json?: boolean;
+  config?: string;
+}
+
+/**
+ * `callhook reconcile`: asks the calling service for its campaigns' calls (spec endpoints 8 and 9) and stores
+ * those whose webhook never arrived. It writes to the store directly; a running `serve` delivers what it adds.
+ */
+export function reconcileCommand(): Command {
+  return new Command('reconcile')
+    .description("store the calls the calling service lists in its campaigns whose webhook never arrived")
+    .option('--api-url <url>', 'base URL of the calling service, ending in /api/v1 (default: reconcile.api_url of the config)')
+    .option('--api-key <key>', 'API key of the account (default: reconcile.api_key of the config)')
+    .option('--since <date>', 'only campaigns started on or after this date (YYYY-MM-DD), or within this age (7d, 12h)')
+    .option('--dry-run', 'list the calls it would add, and store nothing')
+    .option('--hook <name>', 'the end-of-call hook the calls are stored under (default: reconcile.hook, else end-of-call)')
+    .option('--json', 'print the summary as one JSON object')
+    .option('-c, --config <file>', 'config file')
+    .action(async (opts: Options) => {
+      const config = commandConfig(opts.config);
+      const apiUrl = opts.apiUrl ?? config.reconcile?.apiUrl;
+      const apiKey = opts.apiKey ?? config.reconcile?.apiKey;
+      if (!apiUrl) throw new Error('--api-url is required (or reconcile.api_url in the config file)');
+      if (!apiKey) throw new Error('--api-key is required (or reconcile.api_key in the config file)');
+      const since = opts.since === undefined ? undefined : parseSince(opts.since, new Date());
+      const client = createClient({ baseUrl: apiUrl, apiKey });
+      const hookName = opts.hook ?? config.reconcile?.hook ?? 'end-of-call';
+      const hook = compileHooks(config, await resolveConfiguredSinks(config)).get(hookName);
+      if (!hook) throw new Error(`--hook: no hook is named "${hookName}" (hooks: ${[...config.hooks.keys()].join(', ')})`);
+      if (hook.config.kind === 'in-call') throw new Error(`--hook: "${hookName}" is an in-call hook, which stores nothing`);
+
+      await withStore(config, async (store) => {
+        const progress = process.stderr.isTTY
+          ? (done: number, total: number, name: string) => process.stderr.write(`\r\x1b[Kreconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)
+          : undefined;
+        let summary: ReconcileSummary;
+        try {
+          summary = await reconcile({
+            client, store, hook, since, dryRun: opts.dryRun,
+            ingest: createIntake({ store }),
+            region: config.phoneRegion as CountryCode,
+            onProgress: progress,
+          });
+        } catch (err) {
+          throw new Error(describeServiceError(err, apiUrl), { cause: err });
+        } finally {
+          if (progress) process.stderr.write('\r\x1b[K');
+        }
+        if (opts.json) console.log(JSON.stringify({ dry_run: Boolean(opts.dryRun), ...summary }));
+        else printSummary(summary, Boolean(opts.dryRun));
+      });
+    });
+}
+
+/** A date as written, or an age back from now: both give the first day of campaigns to read. */
+export function parseSince(text: string, now: Date): string {
+  const date = toCalendarDate(text);
+  if (date && /^\d{4}-\d{2}-\d{2}$/.test(text.trim())) return date;
+  const age = /^(\d+)([hdw])$/.exec(text.trim());
+  if (!age) throw new Error(`--since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "${text}"`);
+  const ms = Number(age[1]) * { h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'h' | 'd' | 'w'];
+  return new Date(now.getTime() - ms).toISOString().slice(0, 10);
+}
+
+function printSummary(summary: ReconcileSummary, dryRun: boolean): void {
+  for (const call of summary.recovered) {
+    const who = [call.campaign, call.name || '(no name)', call.phone ?? '(no phone)', call.recordingUrl ?? ''].join('\t').trimEnd();
+    console.log(dryRun ? `would add\t${who}` : `added\t${call.id}\t${call.status}\t${who}`);
+  }
+  for (const { campaign, reason } of summary.skipped) console.log(`skipped campaign\t${campaign}\t${reason}`);
+  const held = summary.recovered.filter((c) => c.status === 'held').length;
+  console.log(
+    `${summary.campaigns} campaigns, ${summary.entries} audience entries, ${summary.calls} placed calls: ` +
+      `${summary.matched} already stored, ${summary.recovered.length} ${dryRun ? 'would be added' : 'added'}${held ? ` (${held} held)` : ''}`,
+  );
+}

@@ -1,0 +1,59 @@
+import type { Logger } from 'pino';
+import { createClient } from '../client/index.js';
+import type { ReconcileConfig } from '../config.js';
+import { describeServiceError } from './describe-error.js';
+import { reconcile, type ReconcileOptions } from './reconcile.js';
+
+/**
+ * Runs a job every `intervalMs` inside `serve`, so lost calls are recovered without anyone remembering to run
+ * `callhook reconcile`. A run never overlaps the previous one: the next is timed from the end of the last.
+ * The first run comes a few seconds after start-up, once intake is serving: calls lost while the receiver was
+ * down are the likeliest to be missing.
+ */
+export function scheduleEvery(
+  { intervalMs, firstDelayMs = Math.min(intervalMs, 5_000), log }: { intervalMs: number; firstDelayMs?: number; log: Logger },
+  job: () => Promise<void>,
+): { stop(): Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  const tick = () => {
+    running = job()
+      .catch((err: unknown) => log.warn({ err }, 'scheduled job failed; it runs again at the next interval'))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, intervalMs).unref();
+      });
+  };
+  timer = setTimeout(tick, firstDelayMs).unref();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+/** The `reconcile` block of the config, run inside serve: each run looks back `lookback` from its start. */
+export function scheduleReconcile(
+  { config, log, ...deps }: { config: ReconcileConfig; log: Logger } & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress'>,
+): { stop(): Promise<void> } {
+  const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
+  const every = config.intervalMs!;
+  return scheduleEvery({ intervalMs: every, log }, async () => {
+    const since = new Date(Date.now() - config.lookbackMs).toISOString().slice(0, 10);
+    try {
+      const summary = await reconcile({ ...deps, client, since });
+      const recovered = summary.recovered.length;
+      log[recovered > 0 ? 'warn' : 'info'](
+        { campaigns: summary.campaigns, calls: summary.calls, matched: summary.matched, recovered, since },
+        recovered > 0 ? 'reconcile recovered calls whose webhook never arrived' : 'reconcile found no lost calls',
+      );
+    } catch (err) {
+      throw new Error(describeServiceError(err, config.apiUrl), { cause: err });
+    }
+  });
+}
