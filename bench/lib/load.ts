@@ -6,6 +6,8 @@ import { API_KEY } from './processes.js';
 
 export interface LoadOptions {
   url: string;
+  /** The route under `url`; the end-of-call webhook unless given. */
+  path?: string;
   body: BodyFactory;
   connections?: number;
   /** Seconds to measure; or, with `amount`, the most it may take before it is stopped and reported as reached. */
@@ -46,7 +48,7 @@ export interface RunningLoad {
   result: Promise<LoadResult>;
 }
 
-export function startLoad({ url, body, connections = 50, seconds, warmupSeconds = 0, amount, rate, latencies = true }: LoadOptions): RunningLoad {
+export function startLoad({ url, path = '/webhooks/end-of-call', body, connections = 50, seconds, warmupSeconds = 0, amount, rate, latencies = true }: LoadOptions): RunningLoad {
   // Our own samples: autocannon's histogram truncates to whole milliseconds, and with overallRate it "corrects"
   // for coordinated omission with an expected interval of ceil(1 / per-connection rate) = 1 ms, which fills the
   // histogram with made-up values. Sub-millisecond replies and rate-limited p99 both need the raw figures.
@@ -61,7 +63,7 @@ export function startLoad({ url, body, connections = 50, seconds, warmupSeconds 
   const result = new Promise<LoadResult>((resolve, reject) => {
     instance = autocannon(
       {
-        url: `${url}/webhooks/end-of-call`,
+        url: `${url}${path}`,
         method: 'POST',
         connections,
         // autocannon refuses a key that is present but undefined, so only the ones in use are passed.

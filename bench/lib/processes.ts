@@ -44,14 +44,16 @@ export interface CallhookOptions {
   dataDir: string;
   /** Written to a config file passed as CALLHOOK_CONFIG; the built-in default sinks when absent. */
   sinks?: readonly Record<string, unknown>[];
+  /** Hooks for the same config file; the default end-of-call hook when absent. */
+  hooks?: Record<string, unknown>;
 }
 
 /** The compiled receiver (`npm run build` first), so the figures are production's and not tsx's. */
-export function startCallhook({ dataDir, sinks }: CallhookOptions): Promise<Server> {
+export function startCallhook({ dataDir, sinks, hooks }: CallhookOptions): Promise<Server> {
   const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
   if (sinks) {
     env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
-    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks }));
+    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks, ...(hooks && { hooks }) }));
   }
   return start('callhook', [join(ROOT, 'dist/cli/index.js'), 'serve'], env);
 }

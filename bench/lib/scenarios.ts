@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { backlogCounter, createBacklog } from './backlog.js';
 import { bodyFactory, type Encoding } from './bodies.js';
 import { startHangingSink } from './hanging-sink.js';
+import { createHistory, lookupBodies } from './in-call.js';
 import { load, startLoad, type LoadResult } from './load.js';
 import { removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
 import { readRss, sampleRss } from './rss.js';
@@ -163,6 +164,43 @@ export async function measureBacklog(s: Settings): Promise<BacklogResult> {
   } finally {
     removeDir(dataDir);
   }
+}
+
+export interface InCallResult {
+  calls: number;
+  callers: number;
+  inCall: LoadResult[];
+  ceiling: LoadResult[];
+}
+
+/**
+ * In-call lookups (issue: "answers at once, well under a second"): 50 connections asking an in-call hook for the
+ * history of callers in a store of `calls` calls, against the empty Hono route in the same run.
+ */
+export async function measureInCall(s: Settings): Promise<InCallResult> {
+  const calls = s.backlog;
+  const callers = Math.max(1, Math.round(calls / 10));
+  const dataDir = tempDir();
+  const result: InCallResult = { calls, callers, inCall: [], ceiling: [] };
+  try {
+    await createHistory(dataDir, calls, callers);
+    const hooks = { 'end-of-call': {}, 'caller-lookup': { kind: 'in-call' } };
+    for (let run = 0; run < s.runs; run++) {
+      await withServer('hono-empty', JSONL_ONLY, async (server) => {
+        result.ceiling.push(await load({ url: server.url, body: bodyFactory('json'), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS }));
+      });
+      const server = await startCallhook({ dataDir, sinks: JSONL_ONLY, hooks });
+      try {
+        const body = lookupBodies(callers);
+        result.inCall.push(await load({ url: server.url, path: '/webhooks/caller-lookup', body, seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS }));
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    removeDir(dataDir);
+  }
+  return result;
 }
 
 async function withServer(target: ThroughputTarget, sinks: readonly Record<string, unknown>[], work: (server: Server) => Promise<void>): Promise<void> {
