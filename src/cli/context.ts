@@ -38,3 +38,11 @@ export function positive(text: string, option: string): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${option} must be a positive whole number, not ${text}`);
   return n;
 }
+
+const AGE_UNITS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
+
+/** `90d`, `12h`, `30m`, `2w` → milliseconds, as `purge --older-than` and `reconcile --since` take them. */
+export function ageMs(text: string): number | undefined {
+  const match = /^(\d+)([mhdw])$/.exec(text.trim());
+  return match ? Number(match[1]) * AGE_UNITS[match[2] as keyof typeof AGE_UNITS] : undefined;
+}

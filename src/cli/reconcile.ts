@@ -6,7 +6,7 @@ import { toCalendarDate } from '../normalize/formats.js';
 import { describeServiceError } from '../reconcile/describe-error.js';
 import { reconcile, type ReconcileSummary } from '../reconcile/reconcile.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
-import { commandConfig, withStore } from './context.js';
+import { ageMs, commandConfig, withStore } from './context.js';
 
 interface Options {
   apiUrl?: string;
@@ -70,12 +70,12 @@ export function reconcileCommand(): Command {
 
 /** A date as written, or an age back from now: both give the first day of campaigns to read. */
 export function parseSince(text: string, now: Date): string {
-  const date = toCalendarDate(text);
-  if (date && /^\d{4}-\d{2}-\d{2}$/.test(text.trim())) return date;
-  const age = /^(\d+)([hdw])$/.exec(text.trim());
-  if (!age) throw new Error(`--since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "${text}"`);
-  const ms = Number(age[1]) * { h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'h' | 'd' | 'w'];
-  return new Date(now.getTime() - ms).toISOString().slice(0, 10);
+  const trimmed = text.trim();
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? toCalendarDate(trimmed) : undefined;
+  if (date) return date;
+  const age = ageMs(trimmed);
+  if (age === undefined) throw new Error(`--since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "${text}"`);
+  return new Date(now.getTime() - age).toISOString().slice(0, 10);
 }
 
 function printSummary(summary: ReconcileSummary, dryRun: boolean): void {

@@ -65,10 +65,12 @@ describe('parseSince', () => {
     expect(parseSince('7d', now)).toBe('2026-11-15');
     expect(parseSince('2w', now)).toBe('2026-11-08');
     expect(parseSince('36h', now)).toBe('2026-11-21');
+    expect(parseSince('90m', now)).toBe('2026-11-22');
   });
 
   it('refuses anything else, naming the option', () => {
     expect(() => parseSince('2026-02-30', now)).toThrow('--since takes a date');
     expect(() => parseSince('yesterday', now)).toThrow('--since takes a date');
+    expect(() => parseSince('7 days', now)).toThrow('--since takes a date');
   });
 });
