@@ -93,6 +93,13 @@ describe('calling service client', () => {
     expect(await rejection(client.listTags())).toMatchObject({ status: 500 });
   });
 
+  it('keeps the Retry-After of a refusal on the error, as sent', async () => {
+    service.failNext(1, 429, 'Wed, 25 Nov 2026 10:00:00 GMT');
+    expect(await rejection(client.createSegment({ name: 'X', description: 'Y' }))).toMatchObject({ status: 429, retryAfter: 'Wed, 25 Nov 2026 10:00:00 GMT' });
+    service.failNext(1, 429);
+    expect(await rejection(client.createSegment({ name: 'X', description: 'Y' }))).toMatchObject({ status: 429, retryAfter: undefined });
+  });
+
   it('does not retry a 4xx read', async () => {
     const before = service.requests.length;
     expect(await rejection(client.campaignAudiences('nope'))).toMatchObject({ status: 404, message: 'campaign not found' });

@@ -80,18 +80,20 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const where = `${req.method} ${req.path}`;
     let status = 0;
+    let retryAfter: string | undefined;
     let text: string;
     try {
       // fetch would carry x-api-key along a redirect to any host (it drops only Authorization): none is followed.
       const response = await fetch(url, { method: req.method, headers, body: req.body === undefined ? undefined : JSON.stringify(req.body), signal: combined, redirect: 'error' });
       status = response.status;
+      retryAfter = response.headers.get('retry-after') ?? undefined;
       text = await response.text();
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       const why = timeout.aborted ? `no reply within ${timeoutMs} ms` : `network error: ${describe(err)}`;
       throw new CallingServiceError(`${where}: ${why}`, { status, cause: err });
     }
-    if (status < 200 || status > 299) throw CallingServiceError.fromReply(status, text, apiKey);
+    if (status < 200 || status > 299) throw CallingServiceError.fromReply(status, text, { secret: apiKey, retryAfter });
     if (req.schema === undefined) return undefined;
     let value: unknown;
     try {

@@ -8,19 +8,22 @@ import { errorObjectSchema } from './schemas.js';
 export class CallingServiceError extends Error {
   readonly status: number;
   readonly code: number | undefined;
+  /** The reply's Retry-After header as sent (seconds or an HTTP-date), for a caller that schedules its own retry. */
+  readonly retryAfter: string | undefined;
 
-  constructor(message: string, { status, code, cause }: { status: number; code?: number; cause?: unknown }) {
+  constructor(message: string, { status, code, retryAfter, cause }: { status: number; code?: number; retryAfter?: string; cause?: unknown }) {
     super(message, { cause });
     this.name = 'CallingServiceError';
     this.status = status;
     this.code = code;
+    this.retryAfter = retryAfter;
   }
 
   /**
    * From a non-2xx reply: the Error object's message when the body is one, else `HTTP <status>` (an error page is
    * not repeated: it may echo the request). `secret`, the API key, is cut out should the service echo it.
    */
-  static fromReply(status: number, body: string, secret?: string): CallingServiceError {
+  static fromReply(status: number, body: string, { secret, retryAfter }: { secret?: string; retryAfter?: string } = {}): CallingServiceError {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -28,8 +31,8 @@ export class CallingServiceError extends Error {
       parsed = undefined;
     }
     const object = errorObjectSchema.safeParse(parsed);
-    if (!object.success) return new CallingServiceError(`HTTP ${status}`, { status });
+    if (!object.success) return new CallingServiceError(`HTTP ${status}`, { status, retryAfter });
     const message = secret ? object.data.message.replaceAll(secret, '[api key]') : object.data.message;
-    return new CallingServiceError(message || `HTTP ${status}`, { status, code: object.data.error });
+    return new CallingServiceError(message || `HTTP ${status}`, { status, code: object.data.error, retryAfter });
   }
 }

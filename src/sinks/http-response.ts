@@ -16,6 +16,11 @@ const RETRYABLE_STATUSES = new Set([408, 425, 429]);
 const IMF_OR_RFC850 = /^(?:[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4}|[A-Z][a-z]{5,8}, \d{2}-[A-Z][a-z]{2}-\d{2}) \d{2}:\d{2}:\d{2} GMT$/;
 const ASCTIME = /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
+/** A failed reply that may succeed later: 408, 425, 429 and every 5xx (contract section 5). */
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE_STATUSES.has(status) || status >= 500;
+}
+
 export interface SendOptions {
   /** The worker's signal: its abort reason is what `sendRequest` rejects with. */
   signal: AbortSignal;
@@ -54,7 +59,7 @@ export async function sendRequest(url: string, init: RequestInit, { signal, time
     excerpt = '';
   }
   const message = `HTTP ${status}${excerpt ? `: ${hideUrl(excerpt, url)}` : ''}`;
-  if (RETRYABLE_STATUSES.has(status) || status >= 500) {
+  if (isRetryableStatus(status)) {
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
     throw new RetryableError(message, { status, retryAfterMs });
   }

@@ -96,6 +96,15 @@ describe('tag-contact sink', () => {
     expect(await failure((await open()).deliver(record({ phone_number: '+919811122233' }), context()))).toBeInstanceOf(RetryableError);
   });
 
+  it('retries when the service asks it to, no sooner', async () => {
+    service.failNext(1, 429, '120');
+    const limited = await failure((await open()).deliver(record({ phone_number: '+919811122233' }), context()));
+    expect(limited).toBeInstanceOf(RetryableError);
+    expect(limited).toMatchObject({ status: 429, retryAfterMs: 120_000 });
+    service.failNext(1, 503);
+    expect(await failure((await open()).deliver(record({ phone_number: '+919811122233' }), context()))).toMatchObject({ status: 503, retryAfterMs: undefined });
+  });
+
   it('ends at once when the tag does not exist', async () => {
     const err = await failure((await open({ tag_id: 'no-such-tag' })).deliver(record(), context()));
     expect(err).toBeInstanceOf(PermanentError);

@@ -3,12 +3,11 @@ import { z } from 'zod';
 import { CallingServiceError, createClient, type TagContactRequest } from '../client/index.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
+import { isRetryableStatus, parseRetryAfter } from './http-response.js';
 import { defineSinkType, PermanentError, RetryableError } from './sink.js';
 
 /** The service documents no length limit (spec 2.6); a note longer than this is no longer read by anyone. */
 const DESCRIPTION_CHARS = 500;
-/** RFC 9110 section 15: these may succeed later; every other 4xx will fail the same way again. */
-const RETRYABLE_STATUSES = new Set([408, 425, 429]);
 
 const text = z.string().min(1);
 
@@ -84,13 +83,16 @@ export function samePhone(theirs: string | undefined, ours: string): boolean {
   return country !== undefined && toE164(theirs, country) === ours;
 }
 
-/** As the http sink maps statuses (contract section 5): 4xx other than 408, 425, 429 will fail again. */
+/**
+ * As the http sink maps statuses (contract section 5): a 4xx that is not retryable will fail again; the rest, a
+ * lost reply and one not in the documented shape are retried, when the service's Retry-After says if it says.
+ */
 function forWorker(err: unknown): unknown {
   if (!(err instanceof CallingServiceError)) return err;
   const { status } = err;
   const message = status === 0 || err.message === `HTTP ${status}` ? err.message : `HTTP ${status}: ${err.message}`;
-  if (status >= 400 && status < 500 && !RETRYABLE_STATUSES.has(status)) return new PermanentError(message, { status, cause: err });
-  return new RetryableError(message, { status: status || undefined, cause: err });
+  if (status >= 400 && status < 500 && !isRetryableStatus(status)) return new PermanentError(message, { status, cause: err });
+  return new RetryableError(message, { status: status || undefined, retryAfterMs: parseRetryAfter(err.retryAfter), cause: err });
 }
 
 function truncate(value: string, max: number): string {

@@ -38,8 +38,11 @@ export interface FakeService {
   apiKey: string;
   state: FakeState;
   requests: FakeRequest[];
-  /** The next `count` requests get `status` with an Error object; `hang` makes them never answer instead. */
-  failNext(count: number, status?: number | 'hang'): void;
+  /**
+   * The next `count` requests get `status` with an Error object, and `retryAfter` as a Retry-After header when
+   * given; `hang` makes them never answer instead.
+   */
+  failNext(count: number, status?: number | 'hang', retryAfter?: string): void;
   close(): Promise<void>;
 }
 
@@ -58,7 +61,7 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
     ...state,
   };
   const requests: FakeRequest[] = [];
-  let failures: { count: number; status: number | 'hang' } = { count: 0, status: 500 };
+  let failures: { count: number; status: number | 'hang'; retryAfter?: string } = { count: 0, status: 500 };
 
   const need = (body: Row, ...fields: string[]) => {
     const missing = fields.find((f) => typeof body[f] !== 'string' || body[f] === '');
@@ -142,9 +145,9 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
     },
   };
 
-  const answer = (res: ServerResponse, status: number, body: unknown) => {
-    if (body === undefined) return res.writeHead(status).end();
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    if (body === undefined) return res.writeHead(status, headers).end();
+    res.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
 
   const server = createServer((req, res) => {
@@ -165,7 +168,8 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
       if (failures.count > 0) {
         failures.count--;
         if (failures.status === 'hang') return;
-        return answer(res, failures.status, { error: failures.status, message: 'Service unavailable' });
+        const headers: Record<string, string> = failures.retryAfter === undefined ? {} : { 'retry-after': failures.retryAfter };
+        return answer(res, failures.status, { error: failures.status, message: 'Service unavailable' }, headers);
       }
       if (req.headers['x-api-key'] !== apiKey) return answer(res, 401, { error: 401, message: 'Invalid API key' });
       const route = url.pathname.startsWith('/api/v1/') ? routes[`${req.method} ${path}`] : undefined;
@@ -185,8 +189,8 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
     apiKey,
     state: s,
     requests,
-    failNext(count, status = 500) {
-      failures = { count, status };
+    failNext(count, status = 500, retryAfter) {
+      failures = { count, status, retryAfter };
     },
     close: () =>
       new Promise<void>((resolve) => {
