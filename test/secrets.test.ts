@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { callhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
 import { post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
@@ -64,9 +63,9 @@ describe('secrets', () => {
       await slack.close();
     }
     outputs.push(server.output());
-    const run = promisify(execFile);
-    const cli = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'config', 'check'], { env: { ...process.env, ...env, CALLHOOK_DATA_DIR: dataDir } });
+    const cli = await callhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir });
     outputs.push(cli.stdout, cli.stderr);
+    expect(cli.code).toBe(0);
     expect(cli.stdout).toContain('"crm"');
 
     const everything = outputs.join('\n');
