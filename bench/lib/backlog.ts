@@ -22,12 +22,20 @@ export const BACKLOG_MARK = '"dedup_key":"call_id:backlog-';
 const BATCH = 1_000;
 
 export async function createBacklog(dataDir: string, count: number, sink = 'jsonl'): Promise<void> {
+  await seedStore(dataDir, count, (n) => callFields(`backlog-${String(n).padStart(7, '0')}`), [sink]);
+}
+
+/**
+ * Commits `count` calls of the `end-of-call` hook, the nth with the fields `fieldsOf(n)` normalised as `serve`
+ * would, and an outbox row for each of `sinks`.
+ */
+export async function seedStore(dataDir: string, count: number, fieldsOf: (n: number) => Record<string, string>, sinks: string[]): Promise<void> {
   const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
   const parameters = compileParameters(RECOMMENDED_PARAMETERS, { region: 'IN' });
   try {
     for (let start = 0; start < count; start += BATCH) {
       const commits: Promise<unknown>[] = [];
-      for (let i = start; i < Math.min(count, start + BATCH); i++) commits.push(store.commitCall(backlogCall(i, parameters, sink)));
+      for (let n = start; n < Math.min(count, start + BATCH); n++) commits.push(store.commitCall(storedCall(fieldsOf(n), parameters, sinks)));
       await Promise.all(commits);
     }
   } finally {
@@ -35,8 +43,7 @@ export async function createBacklog(dataDir: string, count: number, sink = 'json
   }
 }
 
-function backlogCall(n: number, parameters: ReturnType<typeof compileParameters>, sink: string): CommitInput {
-  const fields = callFields(`backlog-${String(n).padStart(7, '0')}`);
+function storedCall(fields: Record<string, string>, parameters: ReturnType<typeof compileParameters>, sinks: string[]): CommitInput {
   const { data, extra, problems } = normalize(fields, parameters);
   const now = new Date();
   const record: CallRecord = {
@@ -54,7 +61,7 @@ function backlogCall(n: number, parameters: ReturnType<typeof compileParameters>
     record,
     status: 'accepted',
     raw: { method: 'POST', content_type: 'application/json', query: {}, body },
-    sinks: [sink],
+    sinks,
     receipt: { hook: 'end-of-call', receivedAt: record.received_at, method: 'POST', contentType: 'application/json', size: Buffer.byteLength(body) },
   };
 }
