@@ -71,6 +71,23 @@ describe('callhook simulate against a running receiver', () => {
     expect(encoding.stderr.trim()).toBe('callhook: --encoding must be one of json, form, multipart or mixed, not xml');
   });
 
+  it('serialises bodies as a configured Content-Type asks, multipart with the boundary it writes', async () => {
+    const args = ['simulate', '--count', '6', '--rate', '200', '--duplicates', '0', '--url', server.url, '--key', KEY];
+    const env = { CALLHOOK_DATA_DIR: server.dataDir };
+    const multipart = await callhook([...args, '--json', '--header', 'Content-Type: multipart/form-data'], env);
+    expect(multipart.code).toBe(0);
+    expect(JSON.parse(multipart.stdout)).toMatchObject({ sent: 6, failures: 0, by_status: { 200: 6 }, by_encoding: { multipart: 6 } });
+    const form = await callhook([...args, '--json', '--header', 'content-type: application/x-www-form-urlencoded'], env);
+    expect(JSON.parse(form.stdout)).toMatchObject({ failures: 0, by_encoding: { form: 6 } });
+
+    const clash = await callhook([...args, '--encoding', 'json', '--header', 'Content-Type: multipart/form-data'], env);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr.trim()).toBe('callhook: --encoding json contradicts the Content-Type header, which asks for multipart');
+    const unknown = await callhook([...args, '--header', 'Content-Type: text/plain'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.trim()).toMatch(/^callhook: --header Content-Type: the sender serialises .* \(spec 6\.3\), not text\/plain$/);
+  });
+
   it('exits 1 with the failures listed when a reply is not 2xx', async () => {
     // No duplicates, so three requests are three calls whatever the random seed.
     const err = await callhook(['simulate', '--count', '3', '--rate', '100', '--duplicates', '0', '--url', server.url, '--key', 'not-the-key'], { CALLHOOK_DATA_DIR: server.dataDir });

@@ -125,7 +125,9 @@ export function buildRequest(fixture: Fixture, baseUrl: string, key: string | un
     const form = new FormData();
     for (const [k, v] of Object.entries(body)) for (const one of [v].flat()) form.append(k, asText(one));
     for (const f of files ?? []) form.append(f.field, new Blob([f.content], { type: f.content_type }), f.filename);
-    payload = form; // fetch writes the boundary into Content-Type
+    payload = form;
+    // Only fetch knows the boundary it writes: a configured multipart Content-Type without it would be unreadable.
+    headers.delete('content-type');
   }
   return { url: url.toString(), init: { method, headers, body: payload } };
 }

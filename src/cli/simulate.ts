@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ENCODINGS, METHODS } from '../simulate/plan.js';
+import { ENCODINGS, type Encoding, METHODS } from '../simulate/plan.js';
 import { simulate } from '../simulate/simulate.js';
 import type { SimulateSummary } from '../simulate/summary.js';
 import { commandConfig, positive, webhookKey } from './context.js';
@@ -41,15 +41,21 @@ export function simulateCommand(): Command {
     .option('--timeout-ms <ms>', "the sender's time-out", '10000')
     .option('--json', 'print the summary as one JSON object')
     .option('-c, --config <file>', 'config file, to find the port and the key')
-    .action(async (opts: Options) => {
+    .action(async (opts: Options, command: Command) => {
       // Every option is checked before the first request: a typo never turns into a half-sent run.
       const count = positive(opts.count, '--count');
       const rate = positiveNumber(opts.rate, '--rate');
       const duplicates = share(opts.duplicates, '--duplicates');
       const empty = share(opts.empty, '--empty');
-      const encodings = oneOf(opts.encoding, '--encoding', ENCODINGS);
       const methods = oneOf(opts.method, '--method', METHODS);
-      const headers = Object.fromEntries(opts.header.map(header));
+      const headerList = opts.header.map(header);
+      // As in the service's webhook settings, a configured Content-Type decides how bodies are serialised (rule 2).
+      const configured = configuredEncoding(headerList);
+      if (configured && command.getOptionValueSource('encoding') === 'cli' && opts.encoding !== configured) {
+        throw new Error(`--encoding ${opts.encoding} contradicts the Content-Type header, which asks for ${configured}`);
+      }
+      const encodings = configured ? [configured] : oneOf(opts.encoding, '--encoding', ENCODINGS);
+      const headers = Object.fromEntries(headerList);
       const query = Object.fromEntries(opts.query.map(queryPair));
       const seed = opts.seed === undefined ? undefined : whole(opts.seed, '--seed');
       const timeoutMs = positive(opts.timeoutMs, '--timeout-ms');
@@ -107,6 +113,21 @@ function header(text: string): [string, string] {
   const at = text.indexOf(':');
   if (at < 1) throw new Error(`--header takes 'Name: value', not "${text}"`);
   return [text.slice(0, at).trim(), text.slice(at + 1).trim()];
+}
+
+const MEDIA_TYPES: Record<string, Encoding> = {
+  'application/json': 'json',
+  'application/x-www-form-urlencoded': 'form',
+  'multipart/form-data': 'multipart',
+};
+
+/** The encoding a `--header 'Content-Type: …'` asks for, if one was given. */
+function configuredEncoding(headers: [string, string][]): Encoding | undefined {
+  const given = headers.find(([name]) => name.toLowerCase() === 'content-type');
+  if (!given) return undefined;
+  const encoding = MEDIA_TYPES[given[1].split(';')[0]!.trim().toLowerCase()];
+  if (!encoding) throw new Error(`--header Content-Type: the sender serialises ${Object.keys(MEDIA_TYPES).join(', ')} (spec 6.3), not ${given[1]}`);
+  return encoding;
 }
 
 function queryPair(text: string): [string, string] {
