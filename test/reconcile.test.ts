@@ -150,6 +150,34 @@ describe('callhook reconcile', () => {
   });
 });
 
+describe('reconcile and a regular caller', () => {
+  it('finds the campaign call among hundreds of older calls of the same number', async () => {
+    const service = await startFakeService({
+      state: {
+        campaigns: [{ id: 'c9', campaigns_name: 'Renewals', started_at: '2026-11-20T09:00:00.000Z', is_started: true }],
+        // The service lists the call without a recording, so only the phone and the date can match it.
+        audiences: { c9: [{ first_name: 'Dev', last_name: 'Shah', phone: '98222 00000', call_duration_in_sec: '50', calltranscribe: 'AI: Hello Dev…' }] },
+      },
+    });
+    const server = await startServer();
+    try {
+      const older = Array.from({ length: 250 }, (_, n) => sampleCall({ first_name: 'Dev', phone_number: '9822200000', call_date: `2026-0${1 + (n % 9)}-1${n % 10}` }));
+      for (let i = 0; i < older.length; i += 50) {
+        for (const res of await Promise.all(older.slice(i, i + 50).map((call) => post(server.url, call)))) expect(res.status).toBe(200);
+      }
+      expect((await post(server.url, sampleCall({ first_name: 'Dev', phone_number: '9822200000', call_date: '2026-11-21' }))).status).toBe(200);
+
+      const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const run = await callhook(['reconcile', '--api-url', service.baseUrl, '--api-key', service.apiKey, '--json'], env);
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ calls: 1, matched: 1, recovered: [] });
+    } finally {
+      await server.close();
+      await service.close();
+    }
+  });
+});
+
 describe('reconcile on a schedule inside serve', () => {
   it('recovers lost calls without anyone running the command', async () => {
     const service = await startFakeService({ state: serviceState() });

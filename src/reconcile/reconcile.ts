@@ -3,7 +3,7 @@ import { campaignId, type Audience, type CallingServiceClient, type Campaign } f
 import type { createIntake, Hook } from '../intake.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
-import type { Store } from '../store/store.js';
+import type { ListCallsQuery, Store } from '../store/store.js';
 import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 
 /**
@@ -22,8 +22,8 @@ import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 /** A campaign runs for days; a call's webhook arrives on the day of the call. */
 const MATCH_DAYS = 14;
 const DAY_MS = 86_400_000;
-/** Enough for one caller's history; a number with more calls than this is matched against its first ones. */
-const CANDIDATES = 200;
+/** Stored calls read per query while matching. */
+const PAGE = 200;
 
 export interface ReconcileOptions {
   client: Pick<CallingServiceClient, 'listCampaigns' | 'campaignAudiences'>;
@@ -136,26 +136,40 @@ async function findStored(
   };
   const recording = entry.recording_url?.trim() || undefined;
   if (recording) {
-    for (const { record } of await store.listCalls({ recordingUrl: recording, limit: CANDIDATES })) if (take(record)) return true;
+    for (const record of await allCalls(store, { recordingUrl: recording })) if (take(record)) return true;
   }
   const phone = entry.phone ? toE164(entry.phone, region) : undefined;
-  const candidates = phone
-    ? await store.listCalls({ phone, limit: CANDIDATES })
-    : // Without a number only this job's own earlier record can be recognised, by its call_id.
-      await store.listCalls({ text: callId, limit: CANDIDATES });
   const day = date === undefined ? undefined : Date.parse(`${date}T00:00:00Z`);
-  for (const { record } of candidates.reverse()) {
-    if (record.data.call_id === callId || record.extra.call_id === callId) {
-      if (take(record)) return true;
-      continue;
-    }
-    if (!phone) continue;
+  // Nothing of this campaign arrived before the day before it started, neither a webhook nor a record this job
+  // stored: older calls of a regular caller are left unread however many there are.
+  const from = day === undefined ? undefined : new Date(day - DAY_MS).toISOString();
+  const candidates = phone
+    ? await allCalls(store, { phone, from })
+    : // Without a number only this job's own earlier record can be recognised, by its call_id.
+      await allCalls(store, { text: callId, from });
+  const isOwn = (record: CallRecord) => record.data.call_id === callId || record.extra.call_id === callId;
+  const own = candidates.find((record) => isOwn(record) && !claimed.has(record.id));
+  if (own) return take(own);
+  if (!phone) return false;
+  for (const record of candidates) {
+    if (isOwn(record)) continue;
     const theirs = typeof record.data.recording_url === 'string' ? record.data.recording_url : undefined;
     if (recording && theirs && theirs !== recording) continue;
     if (day !== undefined && !withinWindow(record, day)) continue;
     if (take(record)) return true;
   }
   return false;
+}
+
+/** Every stored call the query finds, oldest first, read a page at a time. */
+async function allCalls(store: Pick<Store, 'listCalls'>, query: ListCallsQuery): Promise<CallRecord[]> {
+  const records: CallRecord[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await store.listCalls({ ...query, after, limit: PAGE });
+    records.push(...page.map((call) => call.record));
+    if (page.length < PAGE) return records;
+    after = page.at(-1)!.record.id;
+  }
 }
 
 function withinWindow(record: CallRecord, campaignDay: number): boolean {
