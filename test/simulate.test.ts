@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../src/store/store.js';
-import { ENCODINGS, METHODS, plan } from '../src/simulate/plan.js';
+import { ENCODINGS, METHODS, plan, planRequests, type Planned } from '../src/simulate/plan.js';
 import { simulate } from '../src/simulate/simulate.js';
 import { callhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -126,6 +126,21 @@ describe('the requests simulate plans', () => {
     const repeats = requests.length - new Set(requests.map((r) => r.callId)).size;
     expect(repeats / requests.length).toBeGreaterThan(0.07);
     expect(repeats / requests.length).toBeLessThan(0.13);
+    // A repeat is marked, and sends the very request of the call's first send.
+    const first = new Map(requests.filter((r) => !r.repeat).map((r) => [r.callId, r.fixture]));
+    expect(requests.filter((r) => r.repeat)).toHaveLength(repeats);
+    for (const r of requests.filter((p) => p.repeat)) expect(r.fixture).toBe(first.get(r.callId));
+  });
+
+  it('plans a long run as it goes: millions of calls cost no more memory than the calls in flight', () => {
+    const endless = planRequests({ count: 1e12, duplicates: 0.5, empty: 0, encodings: ['json'], methods: ['POST'], seed: 5, today: '2026-11-22' });
+    // Far past the window of sends that repeats are drawn from, a repeat is still of a call already sent.
+    const seen = new Set<string>();
+    for (let i = 0; i < 30_000; i++) {
+      const next = endless.next().value as Planned;
+      expect(seen.has(next.callId)).toBe(next.repeat);
+      seen.add(next.callId);
+    }
   });
 
   it('is the same run for the same seed, and another for another', () => {

@@ -36,37 +36,50 @@ export interface Planned {
   encoding: Encoding | 'query';
   /** The request in the fixture shape, so `buildRequest` sends it exactly as `callhook replay` would. */
   fixture: Fixture;
+  /** A send of an earlier call's request again, byte for byte (the same fixture). */
+  repeat: boolean;
 }
 
+/** Repeats are drawn from the latest sends: a run of millions keeps no more than these in memory. */
+const REPEAT_WINDOW = 10_000;
+
 /** The requests of a run, in order: new calls, and at the chosen rate exact repeats of earlier ones. */
-export function plan({ count, duplicates, empty, encodings, methods, headers = {}, query = {}, hook = 'end-of-call', seed = Date.now() % 2 ** 31, today = new Date().toISOString().slice(0, 10) }: PlanOptions): Planned[] {
+export function plan(options: PlanOptions): Planned[] {
+  return [...planRequests(options)];
+}
+
+/** The same requests one at a time, each made when the sender is about to send it. */
+export function* planRequests({ count, duplicates, empty, encodings, methods, headers = {}, query = {}, hook = 'end-of-call', seed = Date.now() % 2 ** 31, today = new Date().toISOString().slice(0, 10) }: PlanOptions): Generator<Planned> {
   if (encodings.length === 0) throw new Error('simulate needs at least one encoding');
   if (methods.length === 0) throw new Error('simulate needs at least one method');
   const random = seeded(seed);
   const run = seed.toString(36);
-  const planned: Planned[] = [];
-  for (let n = 0; planned.length < count; ) {
-    if (planned.length > 0 && random() < duplicates) {
-      // The same object: a repeat is byte for byte the earlier request, as a re-fired webhook would be.
-      planned.push(pick(random, planned));
-      continue;
+  const recent: Planned[] = [];
+  for (let sent = 0, n = 0; sent < count; sent++) {
+    let next: Planned;
+    if (sent > 0 && random() < duplicates) {
+      next = { ...pick(random, recent), repeat: true };
+    } else {
+      const fields = syntheticCall(random, n++, { empty, run, today });
+      const method = pick(random, methods);
+      // Spec 6.3 rule 3: GET and DELETE carry no body; their parameters travel in the query string.
+      const bodyless = method === 'GET' || method === 'DELETE';
+      const encoding = bodyless ? 'query' : pick(random, encodings);
+      const fieldsAsText = bodyless ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) : {};
+      next = {
+        callId: String(fields.call_id),
+        method,
+        encoding,
+        fixture: {
+          description: `simulated call ${fields.call_id}`,
+          request: { method, hook, encoding, headers: { ...headers }, query: { ...query, ...fieldsAsText }, body: bodyless ? undefined : fields },
+          expect: { status: 200 },
+        },
+        repeat: false,
+      };
     }
-    const fields = syntheticCall(random, n++, { empty, run, today });
-    const method = pick(random, methods);
-    // Spec 6.3 rule 3: GET and DELETE carry no body; their parameters travel in the query string.
-    const bodyless = method === 'GET' || method === 'DELETE';
-    const encoding = bodyless ? 'query' : pick(random, encodings);
-    const fieldsAsText = bodyless ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) : {};
-    planned.push({
-      callId: String(fields.call_id),
-      method,
-      encoding,
-      fixture: {
-        description: `simulated call ${fields.call_id}`,
-        request: { method, hook, encoding, headers: { ...headers }, query: { ...query, ...fieldsAsText }, body: bodyless ? undefined : fields },
-        expect: { status: 200 },
-      },
-    });
+    if (recent.length < REPEAT_WINDOW) recent.push(next);
+    else recent[sent % REPEAT_WINDOW] = next;
+    yield next;
   }
-  return planned;
 }

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import { buildRequest } from '../cli/fixtures.js';
-import { plan, type PlanOptions, type Planned } from './plan.js';
+import { planRequests, type PlanOptions, type Planned } from './plan.js';
 import { tally, type Outcome, type SimulateSummary } from './summary.js';
 
 /**
@@ -29,22 +29,26 @@ export async function simulate(options: SimulateOptions): Promise<SimulateSummar
   const { rate, key, timeoutMs = SENDER_TIMEOUT_MS, onProgress } = options;
   if (!(rate > 0)) throw new Error(`simulate needs a rate above 0, not ${rate}`);
   const { base, hook } = target(options.url, options.hook);
-  const requests = plan({ ...options, hook });
-  const counted = tally(requests);
+  const counted = tally();
   const started = performance.now();
   let done = 0;
 
-  const sendOne = async (planned: Planned) => {
-    counted.add(await send(planned, base, key, timeoutMs));
-    onProgress?.(++done, requests.length);
-  };
-
-  const inFlight: Promise<void>[] = [];
-  for (const [i, planned] of requests.entries()) {
+  // Only what is in flight is held: a run of millions of calls needs no more memory than one of hundreds.
+  const inFlight = new Set<Promise<void>>();
+  let index = 0;
+  for (const planned of planRequests({ ...options, hook })) {
     // On schedule from the start, not from the last reply: a slow receiver does not slow the sender down.
-    const due = started + (i * 1000) / rate - performance.now();
+    const due = started + (index++ * 1000) / rate - performance.now();
+    // Behind schedule, the sends still take turns with the replies: a loop that never yields would start every
+    // remaining request before reading one reply.
     if (due > 0) await sleep(due);
-    inFlight.push(sendOne(planned));
+    else await yieldToIo();
+    const sending = send(planned, base, key, timeoutMs).then((outcome) => {
+      counted.add(outcome);
+      onProgress?.(++done, options.count);
+    });
+    inFlight.add(sending);
+    void sending.finally(() => inFlight.delete(sending));
   }
   await Promise.all(inFlight);
   return counted.summary(performance.now() - started);

@@ -3,20 +3,22 @@ import { plan } from './plan.js';
 import { percentile, tally } from './summary.js';
 
 const requests = plan({ count: 5, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 1, today: '2026-11-22' });
+const repeat = { ...requests[0]!, repeat: true };
 
 describe('tally', () => {
   it('counts replies by status and by reply status, with accepted, duplicate and held always there', () => {
-    const counted = tally(requests);
+    const counted = tally();
     counted.add({ planned: requests[0]!, status: 200, body: '{"status":"accepted","id":"a"}', latencyMs: 3 });
     counted.add({ planned: requests[1]!, status: 201, body: 'ok', latencyMs: 5 });
+    counted.add({ planned: repeat, status: 200, body: '{"status":"duplicate","id":"a"}', latencyMs: 4 });
     const summary = counted.summary(1000);
-    expect(summary.by_status).toEqual({ 200: 1, 201: 1 });
-    expect(summary.by_reply).toEqual({ accepted: 1, duplicate: 0, held: 0, 'not json': 1 });
-    expect(summary).toMatchObject({ sent: 5, calls: 5, duplicates_sent: 0, failures: 0, elapsed_ms: 1000, rate: 5 });
+    expect(summary.by_status).toEqual({ 200: 2, 201: 1 });
+    expect(summary.by_reply).toEqual({ accepted: 1, duplicate: 1, held: 0, 'not json': 1 });
+    expect(summary).toMatchObject({ sent: 3, calls: 2, duplicates_sent: 1, failures: 0, elapsed_ms: 1000, rate: 3 });
   });
 
   it('records a failure as the sender would: status or timeout/network, and the first 200 characters', () => {
-    const counted = tally(requests);
+    const counted = tally();
     counted.add({ planned: requests[0]!, status: 503, body: 'x'.repeat(500), latencyMs: 1 });
     counted.add({ planned: requests[1]!, status: 'timeout', body: 'no reply within 10000 ms' });
     counted.add({ planned: requests[2]!, status: 'network', body: 'connect ECONNREFUSED' });

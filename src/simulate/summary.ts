@@ -42,11 +42,10 @@ const FAILURES_KEPT = 10;
 const BODY_KEPT = 200;
 
 /** Counts outcomes as they arrive; `summary` closes the run. */
-export function tally(requests: readonly Planned[]) {
-  const calls = new Set(requests.map((r) => r.callId)).size;
+export function tally() {
   const latencies: number[] = [];
   const summary: SimulateSummary = {
-    sent: requests.length, calls, duplicates_sent: requests.length - calls,
+    sent: 0, calls: 0, duplicates_sent: 0,
     by_status: {}, by_reply: { accepted: 0, duplicate: 0, held: 0 }, by_method: {}, by_encoding: {},
     failures: 0, failed: [], latency_ms: { p50: 0, p90: 0, p99: 0, max: 0 }, elapsed_ms: 0, rate: 0,
   };
@@ -54,6 +53,9 @@ export function tally(requests: readonly Planned[]) {
   return {
     add(outcome: Outcome): void {
       const { planned, status, body } = outcome;
+      summary.sent++;
+      if (planned.repeat) summary.duplicates_sent++;
+      else summary.calls++;
       count(summary.by_method, planned.method);
       count(summary.by_encoding, planned.encoding);
       count(summary.by_status, String(status));
