@@ -5,7 +5,10 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CALLER_HISTORY_SQL } from '../src/store/sqlite-admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
+import { DELIVERY_STATS_SQL } from '../src/store/sqlite-stats.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
+import type { DeliveryStat } from '../src/store/store.js';
+import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
 import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
@@ -45,6 +48,42 @@ describe('sqlite store', () => {
     expect(plan(CALLER_HISTORY_SQL.count, '+14155550100')).toMatch(/^SEARCH calls USING COVERING INDEX calls_phone \(<expr>=\?\)$/);
     // No "USE TEMP B-TREE FOR ORDER BY": the index gives id order within one phone number.
     expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(/^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/);
+  });
+
+  it("counts deliveries for /metrics on a thread of its own, exactly as the store's connection would", async () => {
+    const file = join(dir, 'stats.db');
+    const store = openSqliteStore({ path: file });
+    const memory = openSqliteStore({ path: ':memory:' });
+    try {
+      for (const s of [store, memory]) {
+        for (let i = 0; i < 40; i++) await s.commitCall(commitInput('stats', `call_id:s${i}`, ['jsonl', 'log']));
+        for (const [n, outcome] of [[10, 'ok'], [5, 'dead']] as const) {
+          for (const claimed of await s.claimDeliveries('jsonl', n, 60_000)) await s.finishAttempt(claimed.id, claimed.attempt, { ...attemptOk, outcome });
+        }
+        await s.claimDeliveries('log', 3, 60_000);
+      }
+      const direct = new Database(file, { readonly: true });
+      const expected = direct.prepare(DELIVERY_STATS_SQL).all();
+      direct.close();
+      expect(expected.map((s) => Object.values(s as object).slice(0, 3))).toEqual([
+        ['jsonl', 'dead', 5], ['jsonl', 'done', 10], ['jsonl', 'pending', 25], ['log', 'in_flight', 3], ['log', 'pending', 37],
+      ]);
+
+      // The answer comes back as a message from the reader thread, so a turn of the event loop passes first; counted
+      // in place it would be there before that turn.
+      const turn = new Promise((resolve) => setImmediate(() => resolve('turn')));
+      expect(await Promise.race([store.deliveryStats().then(() => 'stats'), turn])).toBe('turn');
+      expect(await store.deliveryStats()).toEqual(expected);
+      // An in-memory database cannot be opened twice, so it is counted in place, with the same result.
+      const inMemory = new Promise((resolve) => setImmediate(() => resolve('turn')));
+      expect(await Promise.race([memory.deliveryStats().then(() => 'stats'), inMemory])).toBe('stats');
+      expect((await memory.deliveryStats()).map(({ oldestCreatedAt: _, ...rest }) => rest)).toEqual(
+        (expected as DeliveryStat[]).map(({ oldestCreatedAt: _, ...rest }) => rest),
+      );
+    } finally {
+      await store.close();
+      await memory.close();
+    }
   });
 
   it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { CallRecord, RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
-import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { StatsReader } from './sqlite-stats.js';
+import type { AttemptInfo, DeliveryInfo, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
@@ -60,7 +61,7 @@ const CALL_COLUMNS = 'SELECT record, status, raw, duplicates FROM calls';
 const DELIVERY_COLUMNS = `SELECT id, call_id AS callId, sink, state, attempts, next_attempt_at AS nextAttemptAt,
   last_error AS lastError, updated_at AS updatedAt FROM deliveries`;
 
-export function sqliteAdmin(db: Db): SqliteAdmin {
+export function sqliteAdmin(db: Db, stats: StatsReader): SqliteAdmin {
   // SQLite's lower() folds ASCII only; these fold as JavaScript does (and as the delivery filters compare), which
   // is what PostgreSQL's lower() does in a UTF-8 database, so "Élodie" is found by "élodie" in either store.
   const fold = (fn: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? fn(value) : value);
@@ -95,7 +96,7 @@ export function sqliteAdmin(db: Db): SqliteAdmin {
       records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) => JSON.parse(record) as CallRecord),
     }),
     listDeliveries: async (query) => page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit) as DeliveryInfo[],
-    deliveryStats: async () => stmts.stats.all() as DeliveryStat[],
+    deliveryStats: () => stats.read(),
     listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
     listReceipts: async (callId) => stmts.listReceipts.all(callId) as ReceiptInfo[],
     retryDeliveries: async ({ state, sink, callId, ids }) =>
@@ -127,13 +128,6 @@ function prepareStatements(db: Db) {
     callStatus: db.prepare('SELECT status FROM calls WHERE id = ?').pluck(),
     countByPhone: db.prepare(CALLER_HISTORY_SQL.count).pluck(),
     callsByPhone: db.prepare(CALLER_HISTORY_SQL.calls).pluck(),
-    // Counts come from the (state, sink) index alone; only pending rows are read for their creation time.
-    stats: db.prepare(`
-      SELECT c.sink, c.state, c.count, o.oldest AS oldestCreatedAt
-      FROM (SELECT state, sink, COUNT(*) AS count FROM deliveries GROUP BY state, sink) c
-      LEFT JOIN (SELECT sink, MIN(created_at) AS oldest FROM deliveries WHERE state = 'pending' GROUP BY sink) o
-        ON c.state = 'pending' AND o.sink = c.sink
-      ORDER BY c.sink, c.state`),
     listAttempts: db.prepare(`
       SELECT a.delivery_id AS deliveryId, d.sink, a.attempt, a.started_at AS startedAt, a.duration_ms AS durationMs, a.outcome,
         a.http_status AS httpStatus, a.error

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import type { CallRecord } from '../record.js';
 import { sqliteAdmin } from './sqlite-admin.js';
 import { createWriteBatcher } from './sqlite-batch.js';
+import { statsReader } from './sqlite-stats.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
@@ -43,6 +44,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
   const stmts = prepareStatements(db);
   // Every write of the request path and of the delivery worker goes through the group commit.
   const write = createWriteBatcher(db, onFlush);
+  const stats = statsReader(db);
 
   return {
     kind: 'sqlite',
@@ -57,7 +59,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
       return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
     },
     countDeliveries: async () => countDeliveries(stmts),
-    ...sqliteAdmin(db),
+    ...sqliteAdmin(db, stats),
     purge: async (before) => {
       const cutoff = before.toISOString();
       return db.transaction(() => ({
@@ -73,7 +75,10 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
         stmts.probe.run(PROBE);
         stmts.unprobe.run();
       }),
-    close: async () => void db.close(),
+    close: async () => {
+      await stats.close();
+      db.close();
+    },
   };
 }
 
