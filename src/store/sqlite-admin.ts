@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { CallRecord, RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
-import type { StatsReader } from './sqlite-stats.js';
-import type { AttemptInfo, DeliveryInfo, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { SqliteReader } from './sqlite-reader.js';
+import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
@@ -57,11 +57,19 @@ const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, string>
   after: 'id > @after',
 };
 
+/** Deliveries by sink and state; counts come from the (state, sink) index alone, only pending rows are read. */
+export const DELIVERY_STATS_SQL = `
+  SELECT c.sink, c.state, c.count, o.oldest AS oldestCreatedAt
+  FROM (SELECT state, sink, COUNT(*) AS count FROM deliveries GROUP BY state, sink) c
+  LEFT JOIN (SELECT sink, MIN(created_at) AS oldest FROM deliveries WHERE state = 'pending' GROUP BY sink) o
+    ON c.state = 'pending' AND o.sink = c.sink
+  ORDER BY c.sink, c.state`;
+
 const CALL_COLUMNS = 'SELECT record, status, raw, duplicates FROM calls';
 const DELIVERY_COLUMNS = `SELECT id, call_id AS callId, sink, state, attempts, next_attempt_at AS nextAttemptAt,
   last_error AS lastError, updated_at AS updatedAt FROM deliveries`;
 
-export function sqliteAdmin(db: Db, stats: StatsReader): SqliteAdmin {
+export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
   // SQLite's lower() folds ASCII only; these fold as JavaScript does (and as the delivery filters compare), which
   // is what PostgreSQL's lower() does in a UTF-8 database, so "Élodie" is found by "élodie" in either store.
   const fold = (fn: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? fn(value) : value);
@@ -69,9 +77,8 @@ export function sqliteAdmin(db: Db, stats: StatsReader): SqliteAdmin {
   db.function('callhook_fold', { deterministic: true }, fold((text) => text.trim().toLowerCase()));
 
   const stmts = prepareStatements(db);
-  // At most one statement per combination of filters, prepared the first time it is asked for.
-  const cache = new Map<string, Database.Statement>();
-  const page = (select: string, filters: Record<string, string>, values: Record<string, unknown>, limit: number | undefined) => {
+  // Lists may scan whole tables (a text search, an outcome): they are read on the reader thread.
+  const page = <T>(select: string, filters: Record<string, string>, values: Record<string, unknown>, limit: number | undefined) => {
     const params: Record<string, unknown> = { limit: pageLimit(limit) };
     const where: string[] = [];
     for (const [name, fragment] of Object.entries(filters)) {
@@ -79,24 +86,21 @@ export function sqliteAdmin(db: Db, stats: StatsReader): SqliteAdmin {
       params[name] = values[name];
       where.push(fragment);
     }
-    const sql = `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @limit`;
-    let statement = cache.get(sql);
-    if (!statement) cache.set(sql, (statement = db.prepare(sql)));
-    return statement.all(params);
+    return reader.all<T>(`${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @limit`, params);
   };
 
   return {
     getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
     listCalls: async (query) => {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
-      return (page(CALL_COLUMNS, CALL_FILTERS, values, query.limit) as CallRow[]).map((row) => toStoredCall(row)!);
+      return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit)).map((row) => toStoredCall(row)!);
     },
     callerHistory: async (phone, limit) => ({
       count: stmts.countByPhone.get(phone) as number,
       records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) => JSON.parse(record) as CallRecord),
     }),
-    listDeliveries: async (query) => page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit) as DeliveryInfo[],
-    deliveryStats: () => stats.read(),
+    listDeliveries: (query) => page<DeliveryInfo>(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit),
+    deliveryStats: () => reader.all<DeliveryStat>(DELIVERY_STATS_SQL),
     listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
     listReceipts: async (callId) => stmts.listReceipts.all(callId) as ReceiptInfo[],
     retryDeliveries: async ({ state, sink, callId, ids }) =>

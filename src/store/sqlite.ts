@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import type { CallRecord } from '../record.js';
 import { sqliteAdmin } from './sqlite-admin.js';
 import { createWriteBatcher } from './sqlite-batch.js';
-import { statsReader } from './sqlite-stats.js';
+import { sqliteReader } from './sqlite-reader.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
@@ -44,7 +44,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
   const stmts = prepareStatements(db);
   // Every write of the request path and of the delivery worker goes through the group commit.
   const write = createWriteBatcher(db, onFlush);
-  const stats = statsReader(db);
+  const reader = sqliteReader(db);
 
   return {
     kind: 'sqlite',
@@ -59,7 +59,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
       return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
     },
     countDeliveries: async () => countDeliveries(stmts),
-    ...sqliteAdmin(db, stats),
+    ...sqliteAdmin(db, reader),
     purge: async (before) => {
       const cutoff = before.toISOString();
       return db.transaction(() => ({
@@ -76,7 +76,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
         stmts.unprobe.run();
       }),
     close: async () => {
-      await stats.close();
+      await reader.close();
       db.close();
     },
   };
