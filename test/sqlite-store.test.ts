@@ -49,7 +49,7 @@ describe('sqlite store', () => {
     expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(/^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/);
   });
 
-  it("reads the admin's lists and /metrics' counts on a thread of its own, exactly as the store's connection would", async () => {
+  it("reads the admin's lists and /metrics' counts on the reader thread exactly as on the store's connection", async () => {
     const file = join(dir, 'stats.db');
     const store = openSqliteStore({ path: file });
     const memory = openSqliteStore({ path: ':memory:' });
@@ -68,18 +68,13 @@ describe('sqlite store', () => {
         ['jsonl', 'dead', 5], ['jsonl', 'done', 10], ['jsonl', 'pending', 25], ['log', 'in_flight', 3], ['log', 'pending', 37],
       ]);
 
-      // The answer comes back as a message from the reader thread, so a turn of the event loop passes first; read
-      // in place it would be there before that turn.
-      const turn = () => new Promise((resolve) => setImmediate(() => resolve('turn')));
-      expect(await Promise.race([store.deliveryStats().then(() => 'stats'), turn()])).toBe('turn');
+      // Whether the reader thread answers is src/store/sqlite-reader.test.ts's to show; here, that it answers right.
       expect(await store.deliveryStats()).toEqual(expected);
-      expect(await Promise.race([store.listCalls({ text: 'call_id:s1' }).then(() => 'calls'), turn()])).toBe('turn');
       const found = await store.listCalls({ text: 'call_id:s1', hook: 'stats' });
       // Ids made within one millisecond need not sort in commit order: the set is what is compared.
       expect(found.map((c) => c.record.dedup_key).sort()).toEqual(['call_id:s1', ...Array.from({ length: 10 }, (_, i) => `call_id:s1${i}`)]);
       expect((await store.listDeliveries({ state: 'dead', sink: 'jsonl' })).map((d) => d.attempts)).toEqual([1, 1, 1, 1, 1]);
       // An in-memory database cannot be opened twice, so it is counted in place, with the same result.
-      expect(await Promise.race([memory.deliveryStats().then(() => 'stats'), turn()])).toBe('stats');
       expect((await memory.deliveryStats()).map(({ oldestCreatedAt: _, ...rest }) => rest)).toEqual(
         (expected as DeliveryStat[]).map(({ oldestCreatedAt: _, ...rest }) => rest),
       );
