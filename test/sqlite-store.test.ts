@@ -84,6 +84,29 @@ describe('sqlite store', () => {
     }
   });
 
+  it('purges a chunk at a time, so a running serve commits in between', async () => {
+    const file = join(dir, 'purge.db');
+    const purger = openSqliteStore({ path: file });
+    const serve = openSqliteStore({ path: file });
+    try {
+      const longAgo = Date.parse('2001-01-01T00:00:00Z');
+      for (let i = 0; i < 1200; i += 100) {
+        await Promise.all(Array.from({ length: 100 }, (_, j) => purger.commitCall(commitInput('old', `call_id:o${i + j}`, [], longAgo))));
+      }
+      let finished = false;
+      const purging = purger.purge(new Date('2002-01-01T00:00:00Z')).then((purged) => ((finished = true), purged));
+      const during = await serve.commitCall(commitInput('new', 'call_id:during', []));
+      expect(during.outcome).toBe('accepted');
+      // In one transaction the purge would have held the only write lock until it was done.
+      expect(finished).toBe(false);
+      expect(await purging).toEqual({ calls: 1200, receipts: 1200 });
+      expect(await serve.getCall(during.id)).toBeDefined();
+    } finally {
+      await purger.close();
+      await serve.close();
+    }
+  });
+
   it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {
     const old = join(dir, 'old.db');
     const db = new Database(old);

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { CallRecord } from '../record.js';
 import { sqliteAdmin } from './sqlite-admin.js';
@@ -21,6 +22,13 @@ export interface SqliteStoreOptions {
 }
 
 type Db = Database.Database;
+
+/**
+ * Calls (with their deliveries and attempts) or receipts deleted per transaction by purge. SQLite has one writer:
+ * a purge of months in one transaction held the lock for seconds (2.7 s for 200,000 calls), longer than serve
+ * waits for it, and calls arriving meanwhile were refused. A chunk holds it for milliseconds.
+ */
+const PURGE_CHUNK = 500;
 
 /** About the size of two calls: needs fresh pages, as a commit of real calls would. */
 const PROBE = 'x'.repeat(8192);
@@ -62,10 +70,18 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
     ...sqliteAdmin(db, reader),
     purge: async (before) => {
       const cutoff = before.toISOString();
-      return db.transaction(() => ({
-        calls: stmts.purgeCalls.run(cutoff).changes,
-        receipts: stmts.purgeReceipts.run(cutoff).changes,
-      })).immediate();
+      const purged = { calls: 0, receipts: 0 };
+      for (const [what, statement] of [['calls', stmts.purgeCalls], ['receipts', stmts.purgeReceipts]] as const) {
+        for (;;) {
+          const started = performance.now();
+          const { changes } = db.transaction(() => statement.run(cutoff, PURGE_CHUNK)).immediate();
+          purged[what] += changes;
+          if (changes < PURGE_CHUNK) break;
+          // The lock stays free as long as the chunk held it, so a running serve's commits get their turn.
+          await sleep(Math.max(1, performance.now() - started));
+        }
+      }
+      return purged;
     },
     // Through the group commit, so readiness proves a commit (and its fsync) goes through now. The probe row is
     // larger than a page, so a database that cannot grow (disk full, max_page_count) fails here as a call would.
@@ -179,9 +195,11 @@ function prepareStatements(db: Db) {
       SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE sink = @sink AND state = 'pending'
       UNION ALL SELECT MIN(lease_until) FROM deliveries WHERE sink = @sink AND state = 'in_flight')`),
     countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
-    purgeCalls: db.prepare(`DELETE FROM calls WHERE received_at < ? AND NOT EXISTS (
-      SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`),
-    purgeReceipts: db.prepare('DELETE FROM receipts WHERE received_at < ?'),
+    purgeCalls: db.prepare(`DELETE FROM calls WHERE id IN (
+      SELECT id FROM calls WHERE received_at < ? AND NOT EXISTS (
+        SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))
+      LIMIT ?)`),
+    purgeReceipts: db.prepare('DELETE FROM receipts WHERE id IN (SELECT id FROM receipts WHERE received_at < ? LIMIT ?)'),
     probe: db.prepare(`INSERT INTO meta (key, value) VALUES ('probe', ?)`),
     unprobe: db.prepare(`DELETE FROM meta WHERE key = 'probe'`),
     heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
