@@ -94,12 +94,15 @@ describe('sqlite store', () => {
         await Promise.all(Array.from({ length: 100 }, (_, j) => purger.commitCall(commitInput('old', `call_id:o${i + j}`, [], longAgo))));
       }
       let finished = false;
-      const purging = purger.purge(new Date('2002-01-01T00:00:00Z')).then((purged) => ((finished = true), purged));
+      const steps: { calls: number; receipts: number }[] = [];
+      const purging = purger.purge(new Date('2002-01-01T00:00:00Z'), (totals) => steps.push(totals)).then((purged) => ((finished = true), purged));
       const during = await serve.commitCall(commitInput('new', 'call_id:during', []));
       expect(during.outcome).toBe('accepted');
       // In one transaction the purge would have held the only write lock until it was done.
       expect(finished).toBe(false);
       expect(await purging).toEqual({ calls: 1200, receipts: 1200 });
+      // Running totals, one a chunk, for the command's progress line.
+      expect(steps.map((t) => `${t.calls}/${t.receipts}`)).toEqual(['500/0', '1000/0', '1200/0', '1200/500', '1200/1000', '1200/1200']);
       expect(await serve.getCall(during.id)).toBeDefined();
     } finally {
       await purger.close();

@@ -12,7 +12,17 @@ export function purgeCommand(): Command {
       if (age === undefined) throw new Error(`--older-than takes a number and a unit m, h, d or w (like 90d), not "${opts.olderThan}"`);
       const before = new Date(Date.now() - age);
       await withStore(commandConfig(opts.config), async (store) => {
-        const { calls, receipts } = await store.purge(before);
+        // A purge of months takes a while on SQLite, which deletes a chunk at a time: a terminal sees it move.
+        const progress = process.stderr.isTTY
+          ? ({ calls, receipts }: { calls: number; receipts: number }) => process.stderr.write(`\r\x1b[Kpurge: ${calls} calls, ${receipts} receipts deleted`)
+          : undefined;
+        let purged: { calls: number; receipts: number };
+        try {
+          purged = await store.purge(before, progress);
+        } finally {
+          if (progress) process.stderr.write('\r\x1b[K');
+        }
+        const { calls, receipts } = purged;
         console.log(`purged ${calls} calls and ${receipts} receipts received before ${before.toISOString()}`);
       });
     });

@@ -68,7 +68,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
     },
     countDeliveries: async () => countDeliveries(stmts),
     ...sqliteAdmin(db, reader),
-    purge: async (before) => {
+    purge: async (before, onProgress) => {
       const cutoff = before.toISOString();
       const purged = { calls: 0, receipts: 0 };
       for (const [what, statement] of [['calls', stmts.purgeCalls], ['receipts', stmts.purgeReceipts]] as const) {
@@ -76,6 +76,7 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, onFlush }: Omit<Sq
           const started = performance.now();
           const { changes } = db.transaction(() => statement.run(cutoff, PURGE_CHUNK)).immediate();
           purged[what] += changes;
+          onProgress?.({ ...purged });
           if (changes < PURGE_CHUNK) break;
           // The lock stays free as long as the chunk held it, so a running serve's commits get their turn.
           await sleep(Math.max(1, performance.now() - started));

@@ -199,8 +199,9 @@ export interface Store {
   /**
    * Deletes calls received before `before` with their deliveries and attempts, and receipts received before it.
    * A call with a delivery still pending or in flight is kept: purging never drops what is owed to a sink.
+   * `onProgress` gets the running totals where the store purges in steps (SQLite: after each chunk).
    */
-  purge(before: Date): Promise<{ calls: number; receipts: number }>;
+  purge(before: Date, onProgress?: (purged: { calls: number; receipts: number }) => void): Promise<{ calls: number; receipts: number }>;
   /** Resolves when a write can be committed now; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
