@@ -1,6 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../src/client/index.js';
+import { loadConfig } from '../src/config.js';
+import { compileHooks, createIntake } from '../src/intake.js';
+import { reconcile } from '../src/reconcile/reconcile.js';
+import { secondSighting } from '../src/reconcile/schedule.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
 import type { CallRecord } from '../src/record.js';
 import { callhook } from './helpers/cli.js';
 import { startFakeService, type FakeService } from './helpers/fake-service.js';
@@ -194,6 +200,46 @@ describe('reconcile on a schedule inside serve', () => {
       expect(service.requests.every((r) => r.headers['x-api-key'] === service.apiKey)).toBe(true);
     } finally {
       await server.close();
+      await service.close();
+    }
+  });
+});
+
+describe('reconcile runs on a schedule', () => {
+  it('stores a call that ended between two runs only if the next run finds it missing too', async () => {
+    const entry = (name: string, n: number) => ({ first_name: name, phone: `98765000${n}0`, call_duration_in_sec: '42', recording_url: `https://rec.example/s${n}.mp3` });
+    const service = await startFakeService({
+      state: { campaigns: [{ id: 'c5', campaigns_name: 'Weekly', started_at: '2026-11-20T09:00:00.000Z', is_started: true }], audiences: { c5: [entry('Anu', 1)] } },
+    });
+    const store = openSqliteStore({ path: ':memory:' });
+    const hook = compileHooks(loadConfig({})).get('end-of-call')!;
+    const ingest = createIntake({ store });
+    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
+    // What scheduleReconcile does at each tick, driven here one run at a time.
+    const sightings = secondSighting();
+    const run = async () => {
+      const summary = await reconcile({ client, store, hook, ingest, region: 'IN', defer: sightings.defer });
+      sightings.endRun();
+      return { recovered: summary.recovered.map((r) => r.recordingUrl), deferred: summary.deferred };
+    };
+    const stored = async () => (await store.listCalls({ limit: 500 })).map((c) => `${c.record.source} ${c.record.data.recording_url}`).sort();
+    try {
+      // The first run stores at once what it finds missing: no earlier run saw it.
+      expect(await run()).toEqual({ recovered: ['https://rec.example/s1.mp3'], deferred: 0 });
+
+      // Two calls end; a run sees both before their webhooks, and leaves them.
+      service.state.audiences.c5!.push(entry('Bala', 2), entry('Chitra', 3));
+      expect(await run()).toEqual({ recovered: [], deferred: 2 });
+
+      // Bala's webhook arrives; Chitra's never does. The next run adds Chitra alone.
+      const fields = { call_id: 'wh-bala', first_name: 'Bala', phone_number: '9876500020', recording_url: 'https://rec.example/s2.mp3' };
+      const receipt = { hook: 'end-of-call', receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 0 };
+      await ingest({ hook, fields, raw: { method: 'POST', content_type: 'application/json', query: {}, body: JSON.stringify(fields) }, source: 'webhook', receipt });
+      expect(await run()).toEqual({ recovered: ['https://rec.example/s3.mp3'], deferred: 0 });
+      expect(await run()).toEqual({ recovered: [], deferred: 0 });
+      expect(await stored()).toEqual(['reconcile https://rec.example/s1.mp3', 'reconcile https://rec.example/s3.mp3', 'webhook https://rec.example/s2.mp3']);
+    } finally {
+      await store.close();
       await service.close();
     }
   });

@@ -43,17 +43,41 @@ export function scheduleReconcile(
 ): { stop(): Promise<void> } {
   const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
   const every = config.intervalMs!;
+  const sightings = secondSighting();
   return scheduleEvery({ intervalMs: every, log }, async () => {
     const since = new Date(Date.now() - config.lookbackMs).toISOString().slice(0, 10);
     try {
-      const summary = await reconcile({ ...deps, client, since });
+      const summary = await reconcile({ ...deps, client, since, defer: sightings.defer });
+      sightings.endRun();
       const recovered = summary.recovered.length;
       log[recovered > 0 ? 'warn' : 'info'](
-        { campaigns: summary.campaigns, calls: summary.calls, matched: summary.matched, recovered, since },
+        { campaigns: summary.campaigns, calls: summary.calls, matched: summary.matched, recovered, deferred: summary.deferred, since },
         recovered > 0 ? 'reconcile recovered calls whose webhook never arrived' : 'reconcile found no lost calls',
       );
     } catch (err) {
       throw new Error(describeServiceError(err, config.apiUrl), { cause: err });
     }
   });
+}
+
+/**
+ * Scheduled runs store a missing call only when the run before found it missing too. A call that ended just
+ * before a run is listed in its audience while its webhook may still be on the way, and a call stored by both
+ * would reach the sinks twice, as two records; by the next run, at least a minute later, the webhook has come
+ * or is lost. The first run after start-up stores what it finds: there is no earlier run to wait for, and what
+ * was lost while the receiver was down is the likeliest to be missing.
+ */
+export function secondSighting(): { defer: (callId: string) => boolean; endRun: () => void } {
+  let before: Set<string> | undefined;
+  let now = new Set<string>();
+  return {
+    defer(callId) {
+      now.add(callId);
+      return before !== undefined && !before.has(callId);
+    },
+    endRun() {
+      before = now;
+      now = new Set();
+    },
+  };
 }
