@@ -58,11 +58,12 @@ export function sqliteReader(db: Database.Database): SqliteReader {
   const start = (): Worker => {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const w = new Worker(READER, { eval: true, workerData: { path: db.name, driver } });
-    // A query in progress must not keep a stopping process alive.
+    // An idle reader does not keep the process alive; a query waiting for its rows does.
     w.unref();
     w.on('message', ({ id, rows, error }: { id: number; rows?: unknown[]; error?: string }) => {
       const query = waiting.get(id);
       waiting.delete(id);
+      if (waiting.size === 0) w.unref();
       if (error === undefined) query?.resolve(rows!);
       else query?.reject(new Error(error));
     });
@@ -81,7 +82,9 @@ export function sqliteReader(db: Database.Database): SqliteReader {
     new Promise<T[]>((resolve, reject) => {
       const id = next++;
       waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
-      (worker ??= start()).postMessage({ id, sql, params });
+      worker ??= start();
+      if (waiting.size === 1) worker.ref();
+      worker.postMessage({ id, sql, params });
     });
 
   return {
