@@ -1,8 +1,11 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SQLITE_FILE } from '../src/store/open.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
 import { callhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
+import { commitData } from './helpers/store-inputs.js';
 import { ADMIN, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
 
 /** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
@@ -85,6 +88,28 @@ describe('callhook calls', () => {
 
     expect((await callhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
     expect((await callhook(['calls', 'export', '--format', 'xml'], env)).code).toBe(2);
+  });
+});
+
+describe('callhook calls export', () => {
+  it('exports a store of several pages, with a CSV column for a field that only a late call has', async () => {
+    const dataDir = tempDir();
+    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const at = '2026-11-20T10:00:00.000Z';
+    for (let i = 0; i < 2500; i += 250) {
+      await Promise.all(Array.from({ length: 250 }, (_, j) => commitData(store, 'end-of-call', { first_name: `Caller ${i + j}` }, at)));
+    }
+    await commitData(store, 'end-of-call', { first_name: 'Last', gift_wrap: true }, at);
+    await store.close();
+    const env = { CALLHOOK_DATA_DIR: dataDir };
+
+    const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l) as { data: { first_name: string } });
+    expect(jsonl).toHaveLength(2501);
+    expect(new Set(jsonl.map((r) => r.data.first_name)).size).toBe(2501);
+    const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n').filter(Boolean);
+    expect(csv).toHaveLength(2502);
+    expect(csv[0]).toBe('id,hook,dedup_key,received_at,source,first_name,gift_wrap,problems');
+    expect(csv.filter((line) => line.endsWith(',true,'))).toEqual([expect.stringContaining(',Last,true,')]);
   });
 });
 

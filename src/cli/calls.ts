@@ -1,9 +1,12 @@
+import { once } from 'node:events';
 import { Command } from 'commander';
 import type { CallRecord } from '../record.js';
-import type { StoredCall } from '../store/store.js';
+import type { Store, StoredCall } from '../store/store.js';
 import { compileHooks, releaseHeld } from '../intake.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { commandConfig, positive, withStore } from './context.js';
+
+const EXPORT_PAGE = 1000;
 
 /** `callhook calls list|show|export`: reads the store directly, without a running server. */
 export function callsCommand(): Command {
@@ -44,12 +47,17 @@ export function callsCommand(): Command {
     .action(async (opts: { format: string; hook?: string; config?: string }) => {
       if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
       await withStore(commandConfig(opts.config), async (store) => {
-        const rows: CallRecord[] = [];
-        for (let after: string | undefined, page: StoredCall[]; (page = await store.listCalls({ hook: opts.hook, after, limit: 1000 })).length > 0; after = page.at(-1)!.record.id) {
-          if (opts.format === 'jsonl') for (const c of page) process.stdout.write(`${JSON.stringify(c.record)}\n`);
-          else rows.push(...page.map((c) => c.record));
+        // A page at a time, each line written as stdout takes it: a store of millions exports in bounded memory.
+        const pages = () => allPages(store, opts.hook);
+        if (opts.format === 'jsonl') {
+          for await (const page of pages()) await write(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
+          return;
         }
-        if (opts.format === 'csv') process.stdout.write(toCsv(rows));
+        // CSV needs every column before the first row: one pass for the field names, one for the rows.
+        const fields = new Set<string>();
+        for await (const page of pages()) for (const c of page) for (const name of Object.keys(c.record.data)) fields.add(name);
+        await write(csvLine(csvHeader([...fields])));
+        for await (const page of pages()) await write(page.map((c) => csvLine(csvRow(c.record, [...fields]))).join(''));
       });
     });
   calls
@@ -71,16 +79,31 @@ export function callsCommand(): Command {
   return calls;
 }
 
-/** RFC 4180 CSV: one column per data field seen in any record, after the record's own fields. */
-export function toCsv(records: readonly CallRecord[]): string {
-  const fields = [...new Set(records.flatMap((r) => Object.keys(r.data)))];
-  const header = ['id', 'hook', 'dedup_key', 'received_at', 'source', ...fields, 'problems'];
+/** Every stored call, oldest first, a page at a time. */
+async function* allPages(store: Store, hook: string | undefined): AsyncGenerator<StoredCall[]> {
+  for (let after: string | undefined; ; ) {
+    const page = await store.listCalls({ hook, after, limit: EXPORT_PAGE });
+    if (page.length === 0) return;
+    yield page;
+    after = page.at(-1)!.record.id;
+  }
+}
+
+/** Writes to stdout, waiting while a slow reader of the pipe has not taken what was written before. */
+async function write(text: string): Promise<void> {
+  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
+}
+
+/** RFC 4180 CSV: the record's own fields, then one column per data field seen in any record. */
+const csvHeader = (fields: readonly string[]) => ['id', 'hook', 'dedup_key', 'received_at', 'source', ...fields, 'problems'];
+
+const csvRow = (r: CallRecord, fields: readonly string[]) =>
+  [r.id, r.hook, r.dedup_key, r.received_at, r.source, ...fields.map((f) => r.data[f]), r.problems.map((p) => `${p.field}:${p.code}`).join(' ')];
+
+function csvLine(values: readonly unknown[]): string {
   const cell = (v: unknown) => {
     const s = v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
     return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };
-  const lines = records.map((r) =>
-    [r.id, r.hook, r.dedup_key, r.received_at, r.source, ...fields.map((f) => r.data[f]), r.problems.map((p) => `${p.field}:${p.code}`).join(' ')].map(cell).join(','),
-  );
-  return [header.join(','), ...lines].map((l) => `${l}\r\n`).join('');
+  return `${values.map(cell).join(',')}\r\n`;
 }
