@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
 import type { CallRecord } from '../record.js';
-import type { Store, StoredCall } from '../store/store.js';
+import { callPages } from '../store/call-pages.js';
 import { compileHooks, releaseHeld } from '../intake.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { commandConfig, positive, withStore } from './context.js';
@@ -48,7 +48,7 @@ export function callsCommand(): Command {
       if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
       await withStore(commandConfig(opts.config), async (store) => {
         // A page at a time, each line written as stdout takes it: a store of millions exports in bounded memory.
-        const pages = () => allPages(store, opts.hook);
+        const pages = () => callPages(store, { hook: opts.hook }, EXPORT_PAGE);
         if (opts.format === 'jsonl') {
           for await (const page of pages()) await write(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
           return;
@@ -56,8 +56,9 @@ export function callsCommand(): Command {
         // CSV needs every column before the first row: one pass for the field names, one for the rows.
         const fields = new Set<string>();
         for await (const page of pages()) for (const c of page) for (const name of Object.keys(c.record.data)) fields.add(name);
-        await write(csvLine(csvHeader([...fields])));
-        for await (const page of pages()) await write(page.map((c) => csvLine(csvRow(c.record, [...fields]))).join(''));
+        const columns = [...fields];
+        await write(csvLine(csvHeader(columns)));
+        for await (const page of pages()) await write(page.map((c) => csvLine(csvRow(c.record, columns))).join(''));
       });
     });
   calls
@@ -77,16 +78,6 @@ export function callsCommand(): Command {
       });
     });
   return calls;
-}
-
-/** Every stored call, oldest first, a page at a time. */
-async function* allPages(store: Store, hook: string | undefined): AsyncGenerator<StoredCall[]> {
-  for (let after: string | undefined; ; ) {
-    const page = await store.listCalls({ hook, after, limit: EXPORT_PAGE });
-    if (page.length === 0) return;
-    yield page;
-    after = page.at(-1)!.record.id;
-  }
 }
 
 /** Writes to stdout, waiting while a slow reader of the pipe has not taken what was written before. */

@@ -3,6 +3,7 @@ import { campaignId, type Audience, type CallingServiceClient, type Campaign } f
 import type { createIntake, Hook } from '../intake.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
+import { callPages } from '../store/call-pages.js';
 import type { ListCallsQuery, Store } from '../store/store.js';
 import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 
@@ -172,15 +173,11 @@ async function findStored(
   return false;
 }
 
-/** Every stored call the query finds, oldest first, read a page at a time. */
-async function allCalls(store: Pick<Store, 'listCalls'>, query: ListCallsQuery): Promise<CallRecord[]> {
+/** Every stored call the query finds, oldest first. */
+async function allCalls(store: Pick<Store, 'listCalls'>, query: Omit<ListCallsQuery, 'after' | 'limit'>): Promise<CallRecord[]> {
   const records: CallRecord[] = [];
-  for (let after: string | undefined; ; ) {
-    const page = await store.listCalls({ ...query, after, limit: PAGE });
-    records.push(...page.map((call) => call.record));
-    if (page.length < PAGE) return records;
-    after = page.at(-1)!.record.id;
-  }
+  for await (const page of callPages(store, query, PAGE)) records.push(...page.map((call) => call.record));
+  return records;
 }
 
 function withinWindow(record: CallRecord, campaignDay: number): boolean {
