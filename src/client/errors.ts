@@ -19,6 +19,12 @@ export class CallingServiceError extends Error {
     this.retryAfter = retryAfter;
   }
 
+  /** `HTTP <status>: <message>`, or the message alone where it would say no more (no reply, or no Error object). */
+  get statusLine(): string {
+    const status = `HTTP ${this.status}`;
+    return this.status === 0 || this.message === status ? this.message : `${status}: ${this.message}`;
+  }
+
   /**
    * From a non-2xx reply: the Error object's message when the body is one, else `HTTP <status>` (an error page is
    * not repeated: it may echo the request). `secret`, the API key, is cut out should the service echo it.

@@ -6,10 +6,9 @@ import { CallingServiceError } from '../client/index.js';
  */
 export function describeServiceError(err: unknown, apiUrl: string): string {
   if (err instanceof CallingServiceError) {
-    if (err.status === 401 || err.status === 403) return `the calling service at ${apiUrl} refused the API key (HTTP ${err.status}: ${err.message})`;
+    if (err.status === 401 || err.status === 403) return `the calling service at ${apiUrl} refused the API key (${err.statusLine})`;
     if (err.status === 0) return `cannot reach the calling service at ${apiUrl}: ${err.message}`;
-    const status = `HTTP ${err.status}`;
-    return `the calling service at ${apiUrl} answered ${err.message === status ? status : `${status}: ${err.message}`}`;
+    return `the calling service at ${apiUrl} answered ${err.statusLine}`;
   }
   return err instanceof Error ? err.message : String(err);
 }

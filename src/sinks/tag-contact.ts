@@ -89,10 +89,9 @@ export function samePhone(theirs: string | undefined, ours: string): boolean {
  */
 function forWorker(err: unknown): unknown {
   if (!(err instanceof CallingServiceError)) return err;
-  const { status } = err;
-  const message = status === 0 || err.message === `HTTP ${status}` ? err.message : `HTTP ${status}: ${err.message}`;
-  if (status >= 400 && status < 500 && !isRetryableStatus(status)) return new PermanentError(message, { status, cause: err });
-  return new RetryableError(message, { status: status || undefined, retryAfterMs: parseRetryAfter(err.retryAfter), cause: err });
+  const { status, statusLine } = err;
+  if (status >= 400 && status < 500 && !isRetryableStatus(status)) return new PermanentError(statusLine, { status, cause: err });
+  return new RetryableError(statusLine, { status: status || undefined, retryAfterMs: parseRetryAfter(err.retryAfter), cause: err });
 }
 
 function truncate(value: string, max: number): string {
