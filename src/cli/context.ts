@@ -46,3 +46,12 @@ export function ageMs(text: string): number | undefined {
   const match = /^(\d+)([mhdw])$/.exec(text.trim());
   return match ? Number(match[1]) * AGE_UNITS[match[2] as keyof typeof AGE_UNITS] : undefined;
 }
+
+/** The line a long command redraws on a terminal's stderr as it goes (contract section 7); none off a terminal. */
+export function progressLine(): { show(text: string): void; clear(): void } | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  return {
+    show: (text) => void process.stderr.write(`\r\x1b[K${text}`),
+    clear: () => void process.stderr.write('\r\x1b[K'),
+  };
+}

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ageMs, commandConfig, withStore } from './context.js';
+import { ageMs, commandConfig, progressLine, withStore } from './context.js';
 
 /** `callhook purge --older-than 90d`: deletes old calls and receipts, never one still owed to a sink. */
 export function purgeCommand(): Command {
@@ -13,14 +13,12 @@ export function purgeCommand(): Command {
       const before = new Date(Date.now() - age);
       await withStore(commandConfig(opts.config), async (store) => {
         // A purge of months takes a while on SQLite, which deletes a chunk at a time: a terminal sees it move.
-        const progress = process.stderr.isTTY
-          ? ({ calls, receipts }: { calls: number; receipts: number }) => process.stderr.write(`\r\x1b[Kpurge: ${calls} calls, ${receipts} receipts deleted`)
-          : undefined;
+        const line = progressLine();
         let purged: { calls: number; receipts: number };
         try {
-          purged = await store.purge(before, progress);
+          purged = await store.purge(before, line && (({ calls, receipts }) => line.show(`purge: ${calls} calls, ${receipts} receipts deleted`)));
         } finally {
-          if (progress) process.stderr.write('\r\x1b[K');
+          line?.clear();
         }
         const { calls, receipts } = purged;
         console.log(`purged ${calls} calls and ${receipts} receipts received before ${before.toISOString()}`);

@@ -6,7 +6,7 @@ import { toCalendarDate } from '../normalize/formats.js';
 import { describeServiceError } from '../reconcile/describe-error.js';
 import { reconcile, type ReconcileSummary } from '../reconcile/reconcile.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
-import { ageMs, commandConfig, withStore } from './context.js';
+import { ageMs, commandConfig, progressLine, withStore } from './context.js';
 
 interface Options {
   apiUrl?: string;
@@ -46,21 +46,19 @@ export function reconcileCommand(): Command {
       if (hook.config.kind === 'in-call') throw new Error(`--hook: "${hookName}" is an in-call hook, which stores nothing`);
 
       await withStore(config, async (store) => {
-        const progress = process.stderr.isTTY
-          ? (done: number, total: number, name: string) => process.stderr.write(`\r\x1b[Kreconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)
-          : undefined;
+        const line = progressLine();
         let summary: ReconcileSummary;
         try {
           summary = await reconcile({
             client, store, hook, since, dryRun: opts.dryRun,
             ingest: createIntake({ store }),
             region: config.phoneRegion as CountryCode,
-            onProgress: progress,
+            onProgress: line && ((done, total, name) => line.show(`reconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)),
           });
         } catch (err) {
           throw new Error(describeServiceError(err, apiUrl), { cause: err });
         } finally {
-          if (progress) process.stderr.write('\r\x1b[K');
+          line?.clear();
         }
         if (opts.json) console.log(JSON.stringify({ dry_run: Boolean(opts.dryRun), ...summary }));
         else printSummary(summary, Boolean(opts.dryRun));

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { ENCODINGS, type Encoding, METHODS } from '../simulate/plan.js';
 import { simulate } from '../simulate/simulate.js';
 import type { SimulateSummary } from '../simulate/summary.js';
-import { commandConfig, positive, webhookKey } from './context.js';
+import { commandConfig, positive, progressLine, webhookKey } from './context.js';
 
 interface Options {
   count: string;
@@ -62,11 +62,10 @@ export function simulateCommand(): Command {
       const config = commandConfig(opts.config);
       const key = opts.key ?? webhookKey(config);
       if (key === undefined) throw new Error('no webhook key: pass --key, set CALLHOOK_API_KEYS, or start serve once to generate one');
-      const onProgress = process.stderr.isTTY
-        ? (done: number, total: number) => {
-            if (done % 10 === 0 || done === total) process.stderr.write(`\r\x1b[Ksimulate: ${done}/${total} replies`);
-          }
-        : undefined;
+      const line = progressLine();
+      const onProgress = line && ((done: number, total: number) => {
+        if (done % 10 === 0 || done === total) line.show(`simulate: ${done}/${total} replies`);
+      });
       const summary = await simulate({
         url: opts.url ?? `http://localhost:${config.port}`,
         hook: opts.hook,
@@ -84,7 +83,7 @@ export function simulateCommand(): Command {
         timeoutMs,
         onProgress,
       });
-      if (onProgress) process.stderr.write('\r\x1b[K');
+      line?.clear();
       console.log(opts.json ? JSON.stringify(summary) : describeSummary(summary));
       // As the sender sees it: any failed delivery is a lost call.
       if (summary.failures > 0) process.exitCode = 1;
