@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { describeFetchError } from '../fetch-error.js';
 import { CallingServiceError } from './errors.js';
 import {
   assistantSchema, audienceSchema, campaignSchema, chunksEnvelopeSchema, dialerSchema, inboundRequestSchema, inboundSchema,
@@ -90,7 +91,7 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
       text = await response.text();
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      const why = timeout.aborted ? `no reply within ${timeoutMs} ms` : `network error: ${describe(err)}`;
+      const why = timeout.aborted ? `no reply within ${timeoutMs} ms` : `network error: ${describeFetchError(err)}`;
       throw new CallingServiceError(`${where}: ${why}`, { status, cause: err });
     }
     if (status < 200 || status > 299) throw CallingServiceError.fromReply(status, text, { secret: apiKey, retryAfter });
@@ -183,7 +184,3 @@ function requestBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S>
   throw new TypeError(`request body: ${issue.path.join('.') || 'body'}: ${issue.message}`);
 }
 
-function describe(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.message ?? cause?.code ?? (err instanceof Error ? err.message : String(err));
-}

@@ -1,5 +1,6 @@
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import { buildRequest } from '../cli/fixtures.js';
+import { describeFetchError } from '../fetch-error.js';
 import { planRequests, type PlanOptions, type Planned } from './plan.js';
 import { tally, type Outcome, type SimulateSummary } from './summary.js';
 
@@ -65,7 +66,7 @@ async function send(planned: Planned, base: string, key: string | undefined, tim
     return { planned, status: response.status, body, latencyMs: performance.now() - t0 };
   } catch (err) {
     if ((err as Error).name === 'TimeoutError') return { planned, status: 'timeout', body: `no reply within ${timeoutMs} ms` };
-    return { planned, status: 'network', body: describe(err) };
+    return { planned, status: 'network', body: describeFetchError(err) };
   }
 }
 
@@ -76,7 +77,3 @@ export function target(url: string, hook: string | undefined): { base: string; h
   return { base: url, hook: hook ?? 'end-of-call' };
 }
 
-function describe(err: unknown): string {
-  const cause = (err as { cause?: { message?: string; code?: string } }).cause;
-  return cause?.message ?? (err instanceof Error ? err.message : String(err));
-}

@@ -1,3 +1,4 @@
+import { describeFetchError } from '../fetch-error.js';
 import { PermanentError, RetryableError } from './sink.js';
 
 /** An error page can be megabytes; only its start is read, so a receiver cannot hog memory or time. */
@@ -46,7 +47,7 @@ export async function sendRequest(url: string, init: RequestInit, { signal, time
     response = await fetch(url, { ...init, redirect: 'manual', signal: combined });
   } catch (err) {
     if (combined.aborted) throw aborted(err);
-    throw new RetryableError(`network error: ${hideUrl(describe(err), url)}`, { cause: err });
+    throw new RetryableError(`network error: ${hideUrl(describeFetchError(err), url)}`, { cause: err });
   }
   const { status } = response;
   if (status >= 200 && status < 300) return response;
@@ -109,12 +110,3 @@ function hideUrl(text: string, url: string): string {
   return forms.reduce((out, form) => out.replaceAll(form, '<url>'), text);
 }
 
-/** fetch reports every network failure as TypeError("fetch failed"); the useful part is in its cause. */
-function describe(err: unknown): string {
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message;
-  }
-  return err instanceof Error ? err.message : String(err);
-}
