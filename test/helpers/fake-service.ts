@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { startReceiver } from './receiver.js';
 
 /**
  * A local stand-in for the calling service's REST API (spec section 4, rows 1 to 18) on 127.0.0.1, holding its
@@ -150,52 +150,43 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
     res.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://fake');
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        return answer(res, 400, { error: 400, message: 'Invalid JSON' });
-      }
-      const path = url.pathname.replace(/^\/api\/v1/, '');
-      const query = Object.fromEntries(url.searchParams);
-      requests.push({ method: req.method ?? '', path, query, headers: req.headers, body });
-      if (failures.count > 0) {
-        failures.count--;
-        if (failures.status === 'hang') return;
-        const headers: Record<string, string> = failures.retryAfter === undefined ? {} : { 'retry-after': failures.retryAfter };
-        return answer(res, failures.status, { error: failures.status, message: 'Service unavailable' }, headers);
-      }
-      if (req.headers['x-api-key'] !== apiKey) return answer(res, 401, { error: 401, message: 'Invalid API key' });
-      const route = url.pathname.startsWith('/api/v1/') ? routes[`${req.method} ${path}`] : undefined;
-      if (!route) return answer(res, 404, { error: 404, message: `no route ${req.method} ${url.pathname}` });
-      try {
-        answer(res, 200, route(query, (body ?? {}) as Row));
-      } catch (err) {
-        if (!(err instanceof Refusal)) throw err;
-        answer(res, err.status, { error: err.status, message: err.message });
-      }
-    });
+  // The server is the shared local receiver; this answers its requests as the service would.
+  const receiver = await startReceiver((req, res) => {
+    const url = new URL(req.url || '/', 'http://fake');
+    let body: unknown;
+    try {
+      body = req.body === '' ? undefined : JSON.parse(req.body);
+    } catch {
+      return answer(res, 400, { error: 400, message: 'Invalid JSON' });
+    }
+    const path = url.pathname.replace(/^\/api\/v1/, '');
+    const query = Object.fromEntries(url.searchParams);
+    requests.push({ method: req.method, path, query, headers: req.headers, body });
+    if (failures.count > 0) {
+      failures.count--;
+      if (failures.status === 'hang') return;
+      const headers: Record<string, string> = failures.retryAfter === undefined ? {} : { 'retry-after': failures.retryAfter };
+      return answer(res, failures.status, { error: failures.status, message: 'Service unavailable' }, headers);
+    }
+    if (req.headers['x-api-key'] !== apiKey) return answer(res, 401, { error: 401, message: 'Invalid API key' });
+    const route = url.pathname.startsWith('/api/v1/') ? routes[`${req.method} ${path}`] : undefined;
+    if (!route) return answer(res, 404, { error: 404, message: `no route ${req.method} ${url.pathname}` });
+    try {
+      answer(res, 200, route(query, (body ?? {}) as Row));
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      answer(res, err.status, { error: err.status, message: err.message });
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
   return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+    baseUrl: `${receiver.url}/api/v1`,
     apiKey,
     state: s,
     requests,
     failNext(count, status = 500, retryAfter) {
       failures = { count, status, retryAfter };
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => receiver.close(),
   };
 }
