@@ -1,7 +1,7 @@
-import { pathToFileURL } from 'node:url';
-import { ConfigError, type HookConfig } from '../config.js';
+import type { HookConfig } from '../config.js';
 import { CallhookError } from '../errors.js';
 import type { Problem, Scalar } from '../record.js';
+import { importUserModule } from '../user-module.js';
 import type { CallerHistory } from './history.js';
 
 /** What a user's in-call handler is given: the request normalised like any call, and the caller's history. */
@@ -21,15 +21,8 @@ export async function loadInCallHandlers(hooks: Iterable<HookConfig>): Promise<M
   const handlers = new Map<string, InCallHandler>();
   for (const hook of hooks) {
     if (hook.kind !== 'in-call' || hook.handler === undefined) continue;
-    const where = `hooks.${hook.name}.handler`;
-    let loaded: { default?: unknown };
-    try {
-      loaded = (await import(pathToFileURL(hook.handler).href)) as typeof loaded;
-    } catch (err) {
-      throw new ConfigError(`${where}: cannot load ${hook.handler}: ${(err as Error).message}`, { cause: err });
-    }
-    if (typeof loaded.default !== 'function') throw new ConfigError(`${where}: ${hook.handler} has no default export that is a function (request, { signal }) => reply`);
-    handlers.set(hook.name, loaded.default as InCallHandler);
+    const loaded = await importUserModule<InCallHandler>(hook.handler, `hooks.${hook.name}.handler`, 'a function (request, { signal }) => reply');
+    handlers.set(hook.name, loaded.default);
   }
   return handlers;
 }

@@ -1,10 +1,10 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, type Config, type SinkConfig } from '../config.js';
 import { compileFilter, filterSchema, type Filter } from '../delivery/filter.js';
 import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
+import { importUserModule } from '../user-module.js';
 import { httpSink } from './http.js';
 import { jsonlSink } from './jsonl.js';
 import { logSink } from './log.js';
@@ -89,14 +89,8 @@ async function loadModuleSink(config: SinkConfig, where: string, baseDir: string
   const path = config.module;
   if (typeof path !== 'string' || path === '') throw new ConfigError(`${where}.module: the path of the sink's module is required with type module`);
   const file = isAbsolute(path) ? path : resolve(baseDir, path);
-  let loaded: { default?: unknown; options?: unknown };
-  try {
-    loaded = (await import(pathToFileURL(file).href)) as typeof loaded;
-  } catch (err) {
-    throw new ConfigError(`${where}.module: cannot load ${file}: ${(err as Error).message}`, { cause: err });
-  }
+  const loaded = await importUserModule<(options: unknown, context: SinkContext) => unknown>(file, `${where}.module`, 'a factory (options, context) => Sink');
   const factory = loaded.default;
-  if (typeof factory !== 'function') throw new ConfigError(`${where}.module: ${file} has no default export that is a factory (options, context) => Sink`);
   const options = loaded.options instanceof z.ZodType ? loaded.options : z.record(z.string(), z.unknown());
   return {
     options,
