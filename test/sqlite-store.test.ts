@@ -93,6 +93,7 @@ describe('sqlite store', () => {
       for (let i = 0; i < 1200; i += 100) {
         await Promise.all(Array.from({ length: 100 }, (_, j) => purger.commitCall(commitInput('old', `call_id:o${i + j}`, [], longAgo))));
       }
+      await serve.ping(); // its writer thread is running before the purge starts
       let finished = false;
       const steps: { calls: number; receipts: number }[] = [];
       const purging = purger.purge(new Date('2002-01-01T00:00:00Z'), (totals) => steps.push(totals)).then((purged) => ((finished = true), purged));

@@ -1,0 +1,216 @@
+import type Database from 'better-sqlite3';
+import type { CallRecord } from '../record.js';
+import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt } from './store.js';
+
+/**
+ * Every write of the request path and of the delivery worker, as plain functions of a connection. They run where
+ * the SQLite store's writer runs (its own thread, or in place), inside its group commit, so they take and return
+ * only what passes between threads: strings, numbers and bytes. The record and the raw request are turned into
+ * JSON by the caller, which has to build them anyway.
+ */
+
+/** A call as the writer inserts it. */
+export interface CallRow {
+  id: string;
+  hook: string;
+  dedup_key: string;
+  status: CommitInput['status'];
+  source: string;
+  received_at: string;
+  record: string;
+  raw: string;
+  sinks: readonly string[];
+  receipt: ReceiptRow;
+}
+
+/** A receipt as the writer inserts it; a commit sets its status, outcome and call id. */
+export interface ReceiptRow {
+  hook: string;
+  received_at: string;
+  method: string;
+  content_type: string | null;
+  size: number;
+  status: number;
+  outcome: Receipt['outcome'];
+  error: string | null;
+  raw_body: Uint8Array | null;
+}
+
+/** A claimed delivery with its record still JSON: it is parsed where it is delivered. */
+export interface ClaimedRow {
+  id: number;
+  sink: string;
+  attempts: number;
+  record: string;
+}
+
+export interface SqliteWrites {
+  commitCall(call: CallRow): CommitResult;
+  recordReceipt(receipt: ReceiptRow): void;
+  claimDeliveries(sink: string, limit: number, leaseMs: number): ClaimedRow[];
+  finishAttempt(id: number, attempt: number, result: AttemptResult, retryAt?: number): boolean;
+  releaseLeases(ids: readonly number[]): void;
+  /** Writes and removes a row larger than a page: a database that cannot grow fails here as a call would. */
+  ping(): void;
+}
+
+/** About the size of two calls: needs fresh pages, as a commit of real calls would. */
+const PROBE = 'x'.repeat(8192);
+
+/**
+ * Every connection that writes. Contract section 2: a 200 leaves only after a commit that survives power loss, so
+ * WAL with FULL sync. better-sqlite3 waits for another connection's lock synchronously, blocking its thread, so
+ * the busy timeout stays well inside the sender's 10 s.
+ */
+export function configureConnection(db: Database.Database, busyTimeoutMs: number): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  db.pragma('foreign_keys = ON');
+}
+
+export function callRow({ record, status, raw, sinks, receipt }: CommitInput): CallRow {
+  return {
+    id: record.id,
+    hook: record.hook,
+    dedup_key: record.dedup_key,
+    status,
+    source: record.source,
+    received_at: record.received_at,
+    record: JSON.stringify(record),
+    raw: JSON.stringify(raw),
+    sinks,
+    receipt: receiptRow({ ...receipt, status: 200, outcome: status }),
+  };
+}
+
+export function receiptRow(r: Receipt): ReceiptRow {
+  return {
+    hook: r.hook,
+    received_at: r.receivedAt,
+    method: r.method,
+    content_type: r.contentType,
+    size: r.size,
+    status: r.status,
+    outcome: r.outcome,
+    error: r.error ?? null,
+    raw_body: r.rawBody ?? null,
+  };
+}
+
+export const claimedDelivery = (row: ClaimedRow): ClaimedDelivery => ({
+  id: row.id,
+  sink: row.sink,
+  attempt: row.attempts,
+  record: JSON.parse(row.record) as CallRecord,
+});
+
+export function sqliteWrites(db: Database.Database): SqliteWrites {
+  const stmts = prepareStatements(db);
+
+  const insertReceipt = (receipt: ReceiptRow, callId: string | null) => {
+    const body = receipt.raw_body;
+    // Bytes that crossed from another thread arrive as a plain Uint8Array; the driver binds a Buffer as a BLOB.
+    const rawBody = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : null;
+    stmts.insertReceipt.run({ ...receipt, raw_body: rawBody, call_id: callId });
+  };
+
+  return {
+    commitCall(call) {
+      const { sinks, receipt, ...row } = call;
+      if (stmts.insertCall.run(row).changes === 0) {
+        const firstId = stmts.findFirst.get(call.hook, call.dedup_key) as string;
+        stmts.countDuplicate.run(firstId);
+        insertReceipt({ ...receipt, outcome: 'duplicate' }, firstId);
+        return { outcome: 'duplicate', id: firstId };
+      }
+      const now = Date.now();
+      for (const sink of sinks) stmts.insertDelivery.run(call.id, sink, now, now, now);
+      insertReceipt(receipt, call.id);
+      return { outcome: call.status, id: call.id };
+    },
+
+    recordReceipt: (receipt) => insertReceipt(receipt, null),
+
+    claimDeliveries(sink, limit, leaseMs) {
+      const now = Date.now();
+      const ids = stmts.claim.all({ sink, now, lease_until: now + leaseMs, limit }) as number[];
+      if (ids.length === 0) return [];
+      return stmts.claimed.all(JSON.stringify(ids)) as ClaimedRow[];
+    },
+
+    /**
+     * A worker whose lease expired may still finish after another one took the delivery over as the next attempt:
+     * its result is dropped, attempt row included, so the history holds each attempt number once and a late `done`
+     * never overwrites the newer attempt's state.
+     */
+    finishAttempt(id, attempt, result, retryAt) {
+      const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
+      const now = Date.now();
+      const error = result.error ?? null;
+      if (stmts.finish.run({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }).changes === 0) return false;
+      stmts.insertAttempt.run({
+        id,
+        attempt,
+        started_at: result.startedAt,
+        duration_ms: result.durationMs,
+        outcome: result.outcome,
+        http_status: result.httpStatus ?? null,
+        error,
+      });
+      return true;
+    },
+
+    releaseLeases: (ids) => void stmts.release.run(JSON.stringify(ids)),
+
+    ping() {
+      stmts.heartbeat.run(new Date().toISOString());
+      stmts.probe.run(PROBE);
+      stmts.unprobe.run();
+    },
+  };
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insertCall: db.prepare(`
+      INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
+      VALUES (@id, @hook, @dedup_key, @status, @source, @received_at, @record, @raw)
+      ON CONFLICT (hook, dedup_key) DO NOTHING`),
+    findFirst: db.prepare('SELECT id FROM calls WHERE hook = ? AND dedup_key = ?').pluck(),
+    countDuplicate: db.prepare('UPDATE calls SET duplicates = duplicates + 1 WHERE id = ?'),
+    insertDelivery: db.prepare(`
+      INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`),
+    insertReceipt: db.prepare(`
+      INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body)
+      VALUES (@hook, @received_at, @method, @content_type, @size, @status, @outcome, @call_id, @error, @raw_body)`),
+    // Each branch walks the (sink, state, next_attempt_at) index alone: an OR across states would scan every
+    // delivery the sink ever had, done ones included, and grow slower with the history (bench/results.md).
+    // Leases left by a killed process come first; then pending ones in index order, so no sort is needed.
+    claim: db.prepare(`
+      UPDATE deliveries SET state = 'in_flight', lease_until = @lease_until, attempts = attempts + 1, updated_at = @now
+      WHERE id IN (
+        SELECT id FROM (SELECT id FROM deliveries WHERE sink = @sink AND state = 'in_flight' AND lease_until <= @now LIMIT @limit)
+        UNION ALL
+        SELECT id FROM (SELECT id FROM deliveries WHERE sink = @sink AND state = 'pending' AND next_attempt_at <= @now
+          ORDER BY next_attempt_at, id LIMIT @limit)
+        LIMIT @limit)
+      RETURNING id`).pluck(),
+    claimed: db.prepare(`
+      SELECT d.id, d.sink, d.attempts, c.record FROM deliveries d JOIN calls c ON c.id = d.call_id
+      WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.id`),
+    insertAttempt: db.prepare(`
+      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
+      VALUES (@id, @attempt, @started_at, @duration_ms, @outcome, @http_status, @error)`),
+    // Only the lease holder of this very attempt may move the delivery on (see finishAttempt).
+    finish: db.prepare(`
+      UPDATE deliveries SET state = @state, next_attempt_at = @next_attempt_at, lease_until = NULL, last_error = @error, updated_at = @now
+      WHERE id = @id AND state = 'in_flight' AND attempts = @attempt`),
+    release: db.prepare(`
+      UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
+      WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),
+    probe: db.prepare(`INSERT INTO meta (key, value) VALUES ('probe', ?)`),
+    unprobe: db.prepare(`DELETE FROM meta WHERE key = 'probe'`),
+    heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
+  };
+}

@@ -1,0 +1,16 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Starts a worker thread on a module beside the caller. Built, that module is JavaScript and runs as it is. From
+ * the sources (`npm start`, the tests), it is TypeScript, which a worker cannot load by itself: the thread first
+ * registers tsx's loader (a development dependency, as the sources are), then imports it.
+ */
+export function startThread(name: string, besides: string, workerData: unknown): Worker {
+  const fromSources = besides.endsWith('.ts');
+  const entry = new URL(`./${name}${fromSources ? '.ts' : '.js'}`, besides);
+  if (!fromSources) return new Worker(entry, { workerData });
+  // Resolved here, from the project, not from wherever the process was started.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(boot, { eval: true, workerData });
+}
