@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { CallRecord, RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import type { SqliteReader } from './sqlite-reader.js';
+import { registerTextFunctions } from './sqlite-text.js';
 import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
@@ -70,11 +71,7 @@ const DELIVERY_COLUMNS = `SELECT id, call_id AS callId, sink, state, attempts, n
   last_error AS lastError, updated_at AS updatedAt FROM deliveries`;
 
 export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
-  // SQLite's lower() folds ASCII only; these fold as JavaScript does (and as the delivery filters compare), which
-  // is what PostgreSQL's lower() does in a UTF-8 database, so "Élodie" is found by "élodie" in either store.
-  const fold = (fn: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? fn(value) : value);
-  db.function('callhook_lower', { deterministic: true }, fold((text) => text.toLowerCase()));
-  db.function('callhook_fold', { deterministic: true }, fold((text) => text.trim().toLowerCase()));
+  registerTextFunctions(db);
 
   const stmts = prepareStatements(db);
   // Lists may scan whole tables (a text search, an outcome): they are read on the reader thread.

@@ -1,31 +1,16 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import { startThread } from './thread.js';
 
-/**
- * The reader thread: plain CommonJS, so it runs as it is from the sources (tsx, vitest) and from dist alike. Its
- * two SQL functions are those sqliteAdmin registers on the store's connection, and must fold text the same way.
- * It answers each numbered query with the rows, or with the error's message.
- */
-const READER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
-db.pragma('busy_timeout = 2000');
-const fold = (fn) => (value) => (typeof value === 'string' ? fn(value) : value);
-db.function('callhook_lower', { deterministic: true }, fold((text) => text.toLowerCase()));
-db.function('callhook_fold', { deterministic: true }, fold((text) => text.trim().toLowerCase()));
-const statements = new Map();
-parentPort.on('message', ({ id, sql, params }) => {
-  try {
-    let statement = statements.get(sql);
-    if (!statement) statements.set(sql, (statement = db.prepare(sql)));
-    parentPort.postMessage({ id, rows: params === undefined ? statement.all() : statement.all(params) });
-  } catch (err) {
-    parentPort.postMessage({ id, error: String((err && err.message) || err) });
-  }
-});
-`;
+export interface ReaderSettings {
+  path: string;
+}
+export interface ReaderRequest {
+  id: number;
+  sql: string;
+  params?: Record<string, unknown>;
+}
+export type ReaderReply = { id: number; rows: unknown[] } | { id: number; error: string };
 
 export interface SqliteReader {
   /** The rows of a read-only query with named parameters, read off the event loop where it can be. */
@@ -56,16 +41,15 @@ export function sqliteReader(db: Database.Database): SqliteReader {
   let next = 0;
 
   const start = (): Worker => {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const w = new Worker(READER, { eval: true, workerData: { path: db.name, driver } });
+    const w = startThread('sqlite-reader-thread', import.meta.url, { path: db.name } satisfies ReaderSettings);
     // An idle reader does not keep the process alive; a query waiting for its rows does.
     w.unref();
-    w.on('message', ({ id, rows, error }: { id: number; rows?: unknown[]; error?: string }) => {
-      const query = waiting.get(id);
-      waiting.delete(id);
+    w.on('message', (reply: ReaderReply) => {
+      const query = waiting.get(reply.id);
+      waiting.delete(reply.id);
       if (waiting.size === 0) w.unref();
-      if (error === undefined) query?.resolve(rows!);
-      else query?.reject(new Error(error));
+      if ('error' in reply) query?.reject(new Error(reply.error));
+      else query?.resolve(reply.rows);
     });
     const stop = (err: Error) => {
       broken = true;
@@ -84,7 +68,7 @@ export function sqliteReader(db: Database.Database): SqliteReader {
       waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
       worker ??= start();
       if (waiting.size === 1) worker.ref();
-      worker.postMessage({ id, sql, params });
+      worker.postMessage({ id, sql, params } satisfies ReaderRequest);
     });
 
   return {
