@@ -111,6 +111,34 @@ describe('sqlite store', () => {
     }
   });
 
+  it('retries deliveries a chunk at a time, each once, and a running serve commits in between', async () => {
+    const file = join(dir, 'retry.db');
+    const admin = openSqliteStore({ path: file });
+    const serve = openSqliteStore({ path: file });
+    try {
+      for (let i = 0; i < 1200; i += 100) {
+        await Promise.all(Array.from({ length: 100 }, (_, j) => admin.commitCall(commitInput('h', `call_id:r${i + j}`, ['crm']))));
+      }
+      const db = new Database(file);
+      db.prepare(`UPDATE deliveries SET state = 'dead', attempts = 8 WHERE id % 3 <> 0`).run();
+      db.close();
+      await serve.ping(); // its writer thread is running before the retry starts
+      let finished = false;
+      const retrying = admin.retryDeliveries({ state: 'dead' }).then((n) => ((finished = true), n));
+      expect((await serve.commitCall(commitInput('h', 'call_id:during', []))).outcome).toBe('accepted');
+      expect(finished).toBe(false);
+      expect(await retrying).toBe(800);
+      expect(await admin.countDeliveries()).toMatchObject({ pending: 1200, dead: 0 });
+      // Pending ones made due now stay pending: past the first chunk, the cursor keeps each from being taken twice.
+      expect(await admin.retryDeliveries({ state: 'pending', sink: 'crm' })).toBe(1200);
+      const attempts = await admin.listDeliveries({ state: 'pending', limit: 1500 });
+      expect(attempts.every((d) => d.attempts === 0)).toBe(true);
+    } finally {
+      await admin.close();
+      await serve.close();
+    }
+  });
+
   it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {
     const old = join(dir, 'old.db');
     const db = new Database(old);

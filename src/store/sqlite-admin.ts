@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { CallRecord, RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
+import { inChunks } from './sqlite-chunks.js';
 import type { SqliteReader } from './sqlite-reader.js';
 import { registerTextFunctions } from './sqlite-text.js';
 import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
@@ -100,11 +101,16 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
     deliveryStats: () => reader.all<DeliveryStat>(DELIVERY_STATS_SQL),
     listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
     listReceipts: async (callId) => stmts.listReceipts.all(callId) as ReceiptInfo[],
-    retryDeliveries: async ({ state, sink, callId, ids }) =>
-      stmts.retry.run({
-        state: retryState(state), sink: sink ?? null, call_id: callId ?? null,
-        ids: ids === undefined ? null : JSON.stringify(ids), now: Date.now(),
-      }).changes,
+    retryDeliveries: async ({ state, sink, callId, ids }) => {
+      const params = { state: retryState(state), sink: sink ?? null, call_id: callId ?? null, ids: ids === undefined ? null : JSON.stringify(ids), now: Date.now() };
+      // In id order from a cursor: a retried pending delivery is still pending, and must not be taken twice.
+      let after = 0;
+      return inChunks(db, (limit) => {
+        const retried = stmts.retry.all({ ...params, after, limit }) as number[];
+        after = Math.max(after, ...retried);
+        return retried.length;
+      });
+    },
     redeliver: async (callId, sinks) =>
       db.transaction(() => {
         if (stmts.callStatus.get(callId) === undefined) return undefined;
@@ -139,8 +145,11 @@ function prepareStatements(db: Db) {
     // Never in flight: the state is dead or pending (retryState), so a leased delivery is not taken from its worker.
     retry: db.prepare(`
       UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = @now, lease_until = NULL, updated_at = @now
-      WHERE state = @state AND (@sink IS NULL OR sink = @sink) AND (@call_id IS NULL OR call_id = @call_id)
-        AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))`),
+      WHERE id IN (SELECT id FROM deliveries
+        WHERE state = @state AND id > @after AND (@sink IS NULL OR sink = @sink) AND (@call_id IS NULL OR call_id = @call_id)
+          AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))
+        ORDER BY id LIMIT @limit)
+      RETURNING id`).pluck(),
     // The WHERE of DO UPDATE leaves a pending or in-flight delivery as it is, and it then counts no change.
     redeliver: db.prepare(`
       INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (@call_id, @sink, 'pending', @now, @now, @now)

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { sqliteAdmin } from './sqlite-admin.js';
+import { inChunks } from './sqlite-chunks.js';
 import { sqliteReader } from './sqlite-reader.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { sqliteWriter } from './sqlite-writer.js';
@@ -17,13 +17,6 @@ export interface SqliteStoreOptions {
 }
 
 type Db = Database.Database;
-
-/**
- * Calls (with their deliveries and attempts) or receipts deleted per transaction by purge. SQLite has one writer:
- * a purge of months in one transaction held the lock for seconds (2.7 s for 200,000 calls), longer than serve
- * waits for it, and calls arriving meanwhile were refused. A chunk holds it for milliseconds.
- */
-const PURGE_CHUNK = 500;
 
 /** Writes on a thread of their own (sqlite-writer.ts). */
 export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store {
@@ -66,15 +59,10 @@ export function sqliteStoreOn(
       const cutoff = before.toISOString();
       const purged = { calls: 0, receipts: 0 };
       for (const [what, statement] of [['calls', stmts.purgeCalls], ['receipts', stmts.purgeReceipts]] as const) {
-        for (;;) {
-          const started = performance.now();
-          const { changes } = db.transaction(() => statement.run(cutoff, PURGE_CHUNK)).immediate();
-          purged[what] += changes;
+        await inChunks(db, (limit) => statement.run(cutoff, limit).changes, (changed) => {
+          purged[what] += changed;
           onProgress?.({ ...purged });
-          if (changes < PURGE_CHUNK) break;
-          // The lock stays free as long as the chunk held it, so a running serve's commits get their turn.
-          await sleep(Math.max(1, performance.now() - started));
-        }
+        });
       }
       return purged;
     },
