@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { startThread } from './thread.js';
+import { startThread, warnThreadFailed } from './thread.js';
 
 export interface ReaderSettings {
   path: string;
@@ -52,6 +52,7 @@ export function sqliteReader(db: Database.Database): SqliteReader {
       else query?.resolve(reply.rows);
     });
     const stop = (err: Error) => {
+      if (!broken) warnThreadFailed('reader', err, 'reads are made on the event loop from now on');
       broken = true;
       worker = undefined;
       for (const query of waiting.values()) query.reject(err);

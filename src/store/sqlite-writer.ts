@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
 import { sqliteWrites, type SqliteWrites } from './sqlite-writes.js';
-import { startThread } from './thread.js';
+import { startThread, warnThreadFailed } from './thread.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and
@@ -86,6 +86,7 @@ export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = f
     // Whether these writes were committed before the thread died is unknown: they are refused (a 503 for a call),
     // never acknowledged, and the writes after them are made in place.
     const stop = (err: Error) => {
+      if (!broken) warnThreadFailed('writer', err, 'writes are made on the event loop from now on');
       broken = true;
       thread = undefined;
       outbox = [];
@@ -117,8 +118,10 @@ export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = f
       if (!broken) {
         try {
           thread ??= start();
-        } catch {
-          broken = true; // e.g. run from the sources without tsx to load the thread's module
+        } catch (err) {
+          // e.g. run from the sources without tsx to load the thread's module
+          warnThreadFailed('writer', err, 'writes are made on the event loop');
+          broken = true;
         }
       }
       return thread && !broken ? onThread(thread, op, args) : here(op, args);

@@ -14,3 +14,12 @@ export function startThread(name: string, besides: string, workerData: unknown):
   const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
   return new Worker(boot, { eval: true, workerData });
 }
+
+/**
+ * Said once when a thread fails and its work goes back to the event loop: the process keeps serving, slower, and
+ * whoever reads its stderr should know why. A warning, since the store has no logger of its own.
+ */
+export function warnThreadFailed(thread: string, err: unknown, fallback: string): void {
+  const why = err instanceof Error ? err.message : String(err);
+  process.emitWarning(`the SQLite ${thread} thread failed (${why}); ${fallback}`, { code: 'CALLHOOK_THREAD_FAILED' });
+}
