@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { startThread, warnThreadFailed } from './thread.js';
+import { startThread, threadFailure, warnThreadFailed } from './thread.js';
 
 export interface ReaderSettings {
   path: string;
@@ -52,14 +52,14 @@ export function sqliteReader(db: Database.Database): SqliteReader {
       else query?.resolve(reply.rows);
     });
     const stop = (err: Error) => {
-      if (!broken) warnThreadFailed('reader', err, 'reads are made on the event loop from now on');
+      if (!broken) warnThreadFailed(err, 'reads are made on the event loop from now on');
       broken = true;
       worker = undefined;
       for (const query of waiting.values()) query.reject(err);
       waiting.clear();
     };
-    w.on('error', stop);
-    w.on('exit', (code) => stop(new Error(`the reader thread stopped (exit code ${code})`)));
+    w.on('error', (err) => stop(threadFailure('reader', err)));
+    w.on('exit', (code) => stop(new Error(`the SQLite reader thread stopped (exit code ${code})`)));
     return w;
   };
 

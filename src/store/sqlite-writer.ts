@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
 import { sqliteWrites, type SqliteWrites } from './sqlite-writes.js';
-import { startThread, warnThreadFailed } from './thread.js';
+import { startThread, threadFailure, warnThreadFailed } from './thread.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and
@@ -86,15 +86,15 @@ export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = f
     // Whether these writes were committed before the thread died is unknown: they are refused (a 503 for a call),
     // never acknowledged, and the writes after them are made in place.
     const stop = (err: Error) => {
-      if (!broken) warnThreadFailed('writer', err, 'writes are made on the event loop from now on');
+      if (!broken) warnThreadFailed(err, 'writes are made on the event loop from now on');
       broken = true;
       thread = undefined;
       outbox = [];
       for (const pending of waiting.values()) pending.reject(err);
       waiting.clear();
     };
-    w.on('error', stop);
-    exited = new Promise((resolve) => w.once('exit', (code) => (stop(new Error(`the writer thread stopped (exit code ${code})`)), resolve())));
+    w.on('error', (err) => stop(threadFailure('writer', err)));
+    exited = new Promise((resolve) => w.once('exit', (code) => (stop(new Error(`the SQLite writer thread stopped (exit code ${code})`)), resolve())));
     return w;
   };
 
@@ -120,7 +120,7 @@ export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = f
           thread ??= start();
         } catch (err) {
           // e.g. run from the sources without tsx to load the thread's module
-          warnThreadFailed('writer', err, 'writes are made on the event loop');
+          warnThreadFailed(threadFailure('writer', err), 'writes are made on the event loop');
           broken = true;
         }
       }

@@ -16,10 +16,19 @@ export function startThread(name: string, besides: string, workerData: unknown):
 }
 
 /**
+ * A thread's failure as an Error of this thread. An error thrown in a thread arrives as a copy; one of a class the
+ * copy does not know (SqliteError) arrives as a plain object that keeps only its code.
+ */
+export function threadFailure(thread: string, err: unknown): Error {
+  const copy = (typeof err === 'object' && err !== null ? err : {}) as { message?: unknown; code?: unknown };
+  const why = typeof copy.message === 'string' ? copy.message : typeof copy.code === 'string' ? copy.code : String(err);
+  return new Error(`the SQLite ${thread} thread failed: ${why}`);
+}
+
+/**
  * Said once when a thread fails and its work goes back to the event loop: the process keeps serving, slower, and
  * whoever reads its stderr should know why. A warning, since the store has no logger of its own.
  */
-export function warnThreadFailed(thread: string, err: unknown, fallback: string): void {
-  const why = err instanceof Error ? err.message : String(err);
-  process.emitWarning(`the SQLite ${thread} thread failed (${why}); ${fallback}`, { code: 'CALLHOOK_THREAD_FAILED' });
+export function warnThreadFailed(reason: Error, fallback: string): void {
+  process.emitWarning(`${reason.message}; ${fallback}`, { code: 'CALLHOOK_THREAD_FAILED' });
 }
