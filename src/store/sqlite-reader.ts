@@ -1,16 +1,13 @@
-import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { startThread, threadFailure, warnThreadFailed } from './thread.js';
+import { threadClient } from './thread.js';
 
 export interface ReaderSettings {
   path: string;
 }
-export interface ReaderRequest {
-  id: number;
+export interface ReaderCall {
   sql: string;
   params?: Record<string, unknown>;
 }
-export type ReaderReply = { id: number; rows: unknown[] } | { id: number; error: string };
 
 export interface SqliteReader {
   /** The rows of a read-only query with named parameters, read off the event loop where it can be. */
@@ -35,58 +32,19 @@ export function sqliteReader(db: Database.Database): SqliteReader {
   };
   if (db.memory) return { all: here, close: async () => undefined };
 
-  const waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (err: Error) => void }>();
-  let worker: Worker | undefined;
-  let broken = false;
-  let next = 0;
-
-  const start = (): Worker => {
-    const w = startThread('sqlite-reader-thread', import.meta.url, { path: db.name } satisfies ReaderSettings);
-    // An idle reader does not keep the process alive; a query waiting for its rows does.
-    w.unref();
-    w.on('message', (reply: ReaderReply) => {
-      const query = waiting.get(reply.id);
-      waiting.delete(reply.id);
-      if (waiting.size === 0) w.unref();
-      if ('error' in reply) query?.reject(new Error(reply.error));
-      else query?.resolve(reply.rows);
-    });
-    const stop = (err: Error) => {
-      if (!broken) warnThreadFailed(err, 'reads are made on the event loop from now on');
-      broken = true;
-      worker = undefined;
-      for (const query of waiting.values()) query.reject(err);
-      waiting.clear();
-    };
-    w.on('error', (err) => stop(threadFailure('reader', err)));
-    w.on('exit', (code) => stop(new Error(`the SQLite reader thread stopped (exit code ${code})`)));
-    return w;
-  };
-
-  const offThread = <T>(sql: string, params: Record<string, unknown> | undefined) =>
-    new Promise<T[]>((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
-      worker ??= start();
-      if (waiting.size === 1) worker.ref();
-      worker.postMessage({ id, sql, params } satisfies ReaderRequest);
-    });
-
+  const thread = threadClient<ReaderCall>({ thread: 'reader', besides: import.meta.url, settings: { path: db.name } satisfies ReaderSettings, work: 'reads' });
   return {
     async all<T>(sql: string, params?: Record<string, unknown>) {
-      if (broken) return here<T>(sql, params);
+      const asked = thread.call({ sql, params });
+      if (!asked) return here<T>(sql, params);
       try {
-        return await offThread<T>(sql, params);
+        return (await asked) as T[];
       } catch {
         // A query the reader refused fails here too, with SQLite's own error. A reader that cannot open the file,
-        // or died, is not worth a failed request: `stop` marked it broken, and queries are read in place from now on.
+        // or died, is not worth a failed request: queries are read in place from now on.
         return here<T>(sql, params);
       }
     },
-    async close() {
-      const w = worker;
-      broken = true;
-      await w?.terminate();
-    },
+    close: () => thread.close(),
   };
 }
