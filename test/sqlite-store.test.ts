@@ -6,11 +6,30 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite-admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
-import type { DeliveryStat } from '../src/store/store.js';
+import type { CommitInput, DeliveryStat, Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
 import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+
+/** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
+async function commitMany(store: Store, count: number, input: (i: number) => CommitInput): Promise<void> {
+  for (let i = 0; i < count; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, count - i) }, (_, j) => store.commitCall(input(i + j))));
+  }
+}
+
+/** Another connection takes the write lock and lets it go, without waiting: SQLITE_BUSY if the lock is held. */
+function takeLockAtOnce(file: string): void {
+  const other = new Database(file);
+  try {
+    other.pragma('busy_timeout = 0');
+    other.exec('BEGIN IMMEDIATE');
+    other.exec('COMMIT');
+  } finally {
+    other.close();
+  }
+}
 
 describe('sqlite store', () => {
   const dir = mkdtempSync(join(tmpdir(), 'callhook-store-'));
@@ -90,19 +109,13 @@ describe('sqlite store', () => {
     const serve = openSqliteStore({ path: file });
     try {
       const longAgo = Date.parse('2001-01-01T00:00:00Z');
-      for (let i = 0; i < 1200; i += 100) {
-        await Promise.all(Array.from({ length: 100 }, (_, j) => purger.commitCall(commitInput('old', `call_id:o${i + j}`, [], longAgo))));
-      }
-      const other = new Database(file);
-      other.pragma('busy_timeout = 0');
+      await commitMany(purger, 1200, (i) => commitInput('old', `call_id:o${i}`, [], longAgo));
       const steps: { calls: number; receipts: number }[] = [];
       const purging = purger.purge(new Date('2002-01-01T00:00:00Z'), (totals) => steps.push(totals));
       // The first chunk is done and the rest is not, yet another writer gets the lock at once: in one transaction,
       // the purge would have held it to the end.
       expect(steps).toEqual([{ calls: 500, receipts: 0 }]);
-      other.exec('BEGIN IMMEDIATE');
-      other.exec('COMMIT');
-      other.close();
+      takeLockAtOnce(file);
       const during = await serve.commitCall(commitInput('new', 'call_id:during', []));
       expect(during.outcome).toBe('accepted');
       expect(await purging).toEqual({ calls: 1200, receipts: 1200 });
@@ -120,17 +133,13 @@ describe('sqlite store', () => {
     const store = openSqliteStore({ path: file });
     const other = new Database(file);
     try {
-      for (let i = 0; i < 1200; i += 100) {
-        await Promise.all(Array.from({ length: 100 }, (_, j) => store.commitCall(commitInput('h', `call_id:r${i + j}`, ['crm']))));
-      }
+      await commitMany(store, 1200, (i) => commitInput('h', `call_id:r${i}`, ['crm']));
       other.prepare(`UPDATE deliveries SET state = 'dead', attempts = 8 WHERE id % 3 <> 0`).run();
-      other.pragma('busy_timeout = 0');
       const retrying = store.retryDeliveries({ state: 'dead' });
       // The first chunk is done and the rest is not, yet another writer gets the lock at once: in one statement,
       // the retry would have held it to the end.
       expect(other.prepare(`SELECT COUNT(*) FROM deliveries WHERE state = 'dead'`).pluck().get()).toBe(300);
-      other.exec('BEGIN IMMEDIATE');
-      other.exec('COMMIT');
+      takeLockAtOnce(file);
       expect(await retrying).toBe(800);
       expect(await store.countDeliveries()).toMatchObject({ pending: 1200, dead: 0 });
       // Pending ones made due now stay pending: past the first chunk, the cursor keeps each from being taken twice.
