@@ -130,3 +130,57 @@ describe('a receiver killed while deliveries are pending and in flight', () => {
     }
   });
 });
+
+describe('two receivers on one data dir, as in a rolling restart', () => {
+  it("the second leaves the first one's deliveries in flight to it; once both are gone the next takes them back at once", async () => {
+    let hold = true;
+    const held: (() => void)[] = [];
+    const crm = await startReceiver(async (_req, res) => {
+      if (hold) await new Promise<void>((resolve) => held.push(resolve));
+      res.writeHead(200).end('ok');
+    });
+    const dataDir = tempDir();
+    const configPath = join(dataDir, 'callhook.json');
+    writeFileSync(configPath, JSON.stringify({ sinks: [{ name: 'crm', type: 'http', url: crm.url }] }));
+    const env = { CALLHOOK_CONFIG: configPath, LOG_LEVEL: 'info' };
+    const inFlight = () => {
+      const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
+      try {
+        return db.prepare(`SELECT state, attempts FROM deliveries ORDER BY id`).all();
+      } finally {
+        db.close();
+      }
+    };
+    try {
+      const first = await spawnServer(dataDir, env);
+      const ids = await sendCalls(first.url, 3, 'rolling');
+      await until(() => crm.received.length === 3);
+
+      const second = await spawnServer(dataDir, env);
+      expect(second.output()).toContain('another callhook serve is running on this database file');
+      expect(inFlight()).toEqual(ids.map(() => ({ state: 'in_flight', attempts: 1 })));
+      first.child.kill('SIGKILL');
+      await first.exited;
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+      hold = false;
+      for (const release of held) release();
+
+      // Their leases last a minute: delivered within seconds, they were taken back at start-up.
+      const third = await spawnServer(dataDir, env);
+      try {
+        await until(() => crm.received.length === 6, { timeoutMs: 20_000 });
+        expect(crm.received.slice(3).map((r) => JSON.parse(r.body).id).sort()).toEqual([...ids].sort());
+        expect(third.output()).toContain('resumed deliveries left in flight by the previous run');
+        expect(third.output()).not.toContain('another callhook serve');
+      } finally {
+        third.child.kill('SIGTERM');
+        await third.exited;
+      }
+    } finally {
+      hold = false;
+      for (const release of held) release();
+      await crm.close();
+    }
+  });
+});

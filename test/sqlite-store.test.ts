@@ -152,6 +152,43 @@ describe('sqlite store', () => {
     }
   });
 
+  it("takes back deliveries left in flight only when no other serve runs on the file, never a running serve's", async () => {
+    const file = join(dir, 'serves.db');
+    const opened: Store[] = [];
+    const open = () => {
+      const store = openSqliteStore({ path: file });
+      opened.push(store);
+      return store;
+    };
+    const close = async (store: Store) => {
+      opened.splice(opened.indexOf(store), 1);
+      await store.close();
+    };
+    const first = open();
+    try {
+      expect(await first.resumeInFlight()).toEqual({ resumed: 0, besideAnother: false });
+      await first.commitCall(commitInput('h', 'call_id:held', ['crm']));
+      const [held] = await first.claimDeliveries('crm', 10, 60_000);
+      expect(held).toBeDefined();
+
+      // A second serve on the file (a rolling restart): the first one's delivery stays its own.
+      const second = open();
+      expect(await second.resumeInFlight()).toEqual({ resumed: 0, besideAnother: true });
+      expect(await second.claimDeliveries('crm', 10, 60_000)).toEqual([]);
+      // The first one's end lets the lock go; the second one still runs, so a third takes nothing either.
+      await close(first);
+      expect(await open().resumeInFlight()).toEqual({ resumed: 0, besideAnother: true });
+
+      // With every serve gone, the delivery is a dead process's: the next serve takes it back at once.
+      for (const store of [...opened]) await close(store);
+      const last = open();
+      expect(await last.resumeInFlight()).toEqual({ resumed: 1, besideAnother: false });
+      expect((await last.claimDeliveries('crm', 10, 60_000)).map((d) => d.id)).toEqual([held!.id]);
+    } finally {
+      for (const store of opened) await store.close().catch(() => undefined);
+    }
+  });
+
   it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {
     const old = join(dir, 'old.db');
     const db = new Database(old);

@@ -58,7 +58,7 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     finishAttempt: (id, attempt, result, retryAt) => finish(pool, id, attempt, result, retryAt),
     // PostgreSQL is shared by replicas: an in_flight row may belong to one that is alive, so leases are never
     // taken back at start-up; a dead replica's leases expire and claimDeliveries picks them up then.
-    resumeInFlight: async () => 0,
+    resumeInFlight: async () => ({ resumed: 0, besideAnother: false }),
     releaseLeases: async (ids) => {
       await pool.query(
         `UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { sqliteAdmin } from './sqlite-admin.js';
 import { inChunks } from './sqlite-chunks.js';
 import { sqliteReader } from './sqlite-reader.js';
+import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { sqliteWriter } from './sqlite-writer.js';
 import { callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
@@ -40,6 +41,7 @@ export function sqliteStoreOn(
   // Every write of the request path and of the delivery worker goes through the writer's group commit.
   const writer = sqliteWriter(db, { busyTimeoutMs, inPlace: writeInPlace });
   const reader = sqliteReader(db);
+  let serving: ServeLock | undefined;
 
   return {
     kind: 'sqlite',
@@ -47,7 +49,12 @@ export function sqliteStoreOn(
     recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt)),
     claimDeliveries: async (sink, limit, leaseMs) => (await writer.run('claimDeliveries', sink, limit, leaseMs)).map(claimedDelivery),
     finishAttempt: (id, attempt, result, retryAt) => writer.run('finishAttempt', id, attempt, result, retryAt),
-    resumeInFlight: async () => stmts.resume.run().changes,
+    resumeInFlight: async () => {
+      if (db.memory) return { resumed: stmts.resume.run().changes, besideAnother: false };
+      let resumed = 0;
+      serving ??= joinServes(db.name, () => (resumed = stmts.resume.run().changes));
+      return { resumed, besideAnother: !serving.alone };
+    },
     releaseLeases: (ids) => writer.run('releaseLeases', ids),
     nextDueIn: async (sink) => {
       const row = stmts.nextDue.get({ sink }) as { at: number | null } | undefined;
@@ -71,6 +78,7 @@ export function sqliteStoreOn(
     close: async () => {
       await Promise.all([writer.close(), reader.close()]);
       db.close();
+      serving?.release();
     },
   };
 }

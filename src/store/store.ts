@@ -39,6 +39,14 @@ export interface CommitResult {
   id: string;
 }
 
+/** What a serving process found at start-up (Store.resumeInFlight). */
+export interface Resumed {
+  /** Deliveries left in flight by a killed process, now pending again. */
+  resumed: number;
+  /** Another serve was running on the same SQLite file: its deliveries in flight were left to it. */
+  besideAnother: boolean;
+}
+
 export interface ClaimedDelivery {
   id: number;
   sink: string;
@@ -157,10 +165,11 @@ export interface Store {
    */
   finishAttempt(deliveryId: number, attempt: number, result: AttemptResult, retryAt?: number): Promise<boolean>;
   /**
-   * At start-up of the serving process: SQLite has one serving process per file, so every lease it finds was
-   * left by a killed process and is taken back at once; PostgreSQL leases are shared and simply expire.
+   * Called once, at start-up of a serving process, and returns how many deliveries it took back. On SQLite, a
+   * serve that finds no other serve running on the file takes back at once every lease it finds (a killed
+   * process's); beside a running serve it takes back none, and leases expire. PostgreSQL leases always expire.
    */
-  resumeInFlight(): Promise<number>;
+  resumeInFlight(): Promise<Resumed>;
   /** Puts leased deliveries back to pending without counting an attempt (used on shutdown). */
   releaseLeases(deliveryIds: readonly number[]): Promise<void>;
   /** Milliseconds until the next delivery of `sink` is due, or undefined when none is pending. */
