@@ -78,7 +78,15 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     ? scheduleReconcile({ config: config.reconcile, log, store, hook: hooks.get(config.reconcile.hook)!, ingest, region: config.phoneRegion as CountryCode })
     : undefined;
 
-  const server = await new Promise<ServerType>((resolve) => {
+  // Everything but the listener, in the order it must stop: what feeds deliveries, the deliveries, then the store.
+  const stopBehind = async () => {
+    await reconciler?.stop();
+    await worker.stop(10_000);
+    await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
+    await store.close();
+  };
+
+  const server = await new Promise<ServerType>((resolve, reject) => {
     const s = listen(
       {
         fetch: app.fetch,
@@ -88,8 +96,12 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
         // Node checks those limits every connectionsCheckingInterval (30 s by default): check each second instead.
         serverOptions: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
       },
-      () => resolve(s),
+      () => (s.off('error', reject), resolve(s)),
     );
+    s.once('error', reject);
+  }).catch(async (err: unknown) => {
+    await stopBehind();
+    throw listenFailure(err, config.host, config.port);
   });
   server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
@@ -105,14 +117,21 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       });
-      await reconciler?.stop();
-      await worker.stop(10_000);
-      await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
-      await store.close();
+      await stopBehind();
       log.info('callhook stopped');
       log.flush();
     })());
   return { port, close };
+}
+
+/** Why the listener could not start, in one line that says what to change. */
+function listenFailure(err: unknown, host: string, port: number): Error {
+  const code = (err as { code?: unknown }).code;
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') return new Error(`cannot listen on ${where}: the port is in use (by another callhook serve?); set PORT to another one`, { cause: err });
+  if (code === 'EACCES') return new Error(`cannot listen on ${where}: not allowed (a port below 1024 needs privileges); set PORT to another one`, { cause: err });
+  if (code === 'EADDRNOTAVAIL') return new Error(`cannot listen on ${where}: no interface of this machine has that address; check HOST`, { cause: err });
+  return new Error(`cannot listen on ${where}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }
 
 /** Fills in generated keys where none is configured (contract section 1). */

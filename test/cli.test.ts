@@ -165,6 +165,22 @@ describe('bad input', () => {
   });
 });
 
+describe('callhook serve', () => {
+  it('started a second time on a port in use, says so in one line, exits non-zero and leaves the first one serving', async () => {
+    const first = await startServer();
+    try {
+      const env = { PORT: String(first.port), HOST: '127.0.0.1', CALLHOOK_DATA_DIR: first.dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const { code, stderr } = await callhook(['serve'], env);
+      expect(code).toBe(2);
+      expect(stderr.trim().split('\n')).toEqual([`callhook: cannot listen on 127.0.0.1:${first.port}: the port is in use (by another callhook serve?); set PORT to another one`]);
+      const reply = await post(first.url, sampleCall({ call_id: 'after-second-start' }));
+      expect(await reply.json()).toMatchObject({ status: 'accepted' });
+    } finally {
+      await first.close();
+    }
+  });
+});
+
 describe('callhook deliveries and calls release', () => {
   it('list dead deliveries, retry them, and release a held call', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(400).end('no'));
