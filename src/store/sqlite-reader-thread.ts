@@ -1,6 +1,6 @@
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { ReaderCall, ReaderSettings } from './sqlite-reader.js';
+import { queryOn, type ReaderCall, type ReaderSettings } from './sqlite-reader.js';
 import { registerTextFunctions } from './sqlite-text.js';
 import { answerCalls } from './thread.js';
 
@@ -10,10 +10,5 @@ const { path } = workerData as ReaderSettings;
 const db = new Database(path, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 2000');
 registerTextFunctions(db);
-const statements = new Map<string, Database.Statement>();
 
-answerCalls<ReaderCall>(({ sql, params }) => {
-  let statement = statements.get(sql);
-  if (!statement) statements.set(sql, (statement = db.prepare(sql)));
-  return params === undefined ? statement.all() : statement.all(params);
-}, () => db.close());
+answerCalls<ReaderCall>(queryOn(db), () => db.close());

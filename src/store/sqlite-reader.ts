@@ -24,12 +24,8 @@ export interface SqliteReader {
  * cannot start, is read in place.
  */
 export function sqliteReader(db: Database.Database): SqliteReader {
-  const prepared = new Map<string, Database.Statement>();
-  const here = async <T>(sql: string, params?: Record<string, unknown>): Promise<T[]> => {
-    let statement = prepared.get(sql);
-    if (!statement) prepared.set(sql, (statement = db.prepare(sql)));
-    return (params === undefined ? statement.all() : statement.all(params)) as T[];
-  };
+  const query = queryOn(db);
+  const here = async <T>(sql: string, params?: Record<string, unknown>): Promise<T[]> => query({ sql, params }) as T[];
   if (db.memory) return { all: here, close: async () => undefined };
 
   const thread = threadClient<ReaderCall>({ thread: 'reader', besides: import.meta.url, settings: { path: db.name } satisfies ReaderSettings, work: 'reads' });
@@ -46,5 +42,15 @@ export function sqliteReader(db: Database.Database): SqliteReader {
       }
     },
     close: () => thread.close(),
+  };
+}
+
+/** A connection's answer to a query, each statement prepared once: in place, and on the reader thread. */
+export function queryOn(db: Database.Database): (call: ReaderCall) => unknown[] {
+  const prepared = new Map<string, Database.Statement>();
+  return ({ sql, params }) => {
+    let statement = prepared.get(sql);
+    if (!statement) prepared.set(sql, (statement = db.prepare(sql)));
+    return params === undefined ? statement.all() : statement.all(params);
   };
 }

@@ -2,7 +2,7 @@ import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
 import type { WriterCall, WriterSettings } from './sqlite-writer.js';
-import { configureConnection, sqliteWrites } from './sqlite-writes.js';
+import { configureConnection, runWrite, sqliteWrites } from './sqlite-writes.js';
 import { answerCalls } from './thread.js';
 
 /**
@@ -17,6 +17,4 @@ configureConnection(db, busyTimeoutMs);
 const writes = sqliteWrites(db);
 const write = createWriteBatcher(db);
 
-type Op = (...args: unknown[]) => unknown;
-
-answerCalls<WriterCall>(({ op, args }) => write(() => (writes[op] as Op)(...args)), () => db.close());
+answerCalls<WriterCall>(({ op, args }) => write(() => runWrite(writes, op, args)), () => db.close());

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
-import { sqliteWrites, type SqliteWrites } from './sqlite-writes.js';
+import { runWrite, sqliteWrites, type SqliteWrites, type WriteOp } from './sqlite-writes.js';
 import { threadClient } from './thread.js';
 
 /**
@@ -13,8 +13,6 @@ import { threadClient } from './thread.js';
  * and so is a connection the caller opened (`inPlace`), and every write after the thread failed: a thread that
  * cannot run is not worth refusing calls for.
  */
-
-export type WriteOp = keyof SqliteWrites;
 
 export interface SqliteWriter {
   run<K extends WriteOp>(op: K, ...args: Parameters<SqliteWrites[K]>): Promise<ReturnType<SqliteWrites[K]>>;
@@ -32,12 +30,10 @@ export interface WriterCall {
   args: unknown[];
 }
 
-type Op = (...args: unknown[]) => unknown;
-
 export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = false }: { busyTimeoutMs: number; inPlace?: boolean }): SqliteWriter {
   const writes = sqliteWrites(db);
   const write = createWriteBatcher(db);
-  const here = (op: WriteOp, args: unknown[]) => write(() => (writes[op] as Op)(...args));
+  const here = (op: WriteOp, args: unknown[]) => write(() => runWrite(writes, op, args));
   if (inPlace || db.memory) {
     return {
       run: ((op: WriteOp, ...args: unknown[]) => here(op, args)) as SqliteWriter['run'],

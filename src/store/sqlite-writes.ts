@@ -98,6 +98,13 @@ export function receiptRow(r: Receipt): ReceiptRow {
   };
 }
 
+export type WriteOp = keyof SqliteWrites;
+
+/** One of the writes by its name, as the store asks for it in place and as a message to the thread names it. */
+export function runWrite(writes: SqliteWrites, op: WriteOp, args: readonly unknown[]): unknown {
+  return (writes[op] as (...args: readonly unknown[]) => unknown)(...args);
+}
+
 export const claimedDelivery = (row: ClaimedRow): ClaimedDelivery => ({
   id: row.id,
   sink: row.sink,
