@@ -1,9 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { startReceiver } from './helpers/receiver.js';
-import { jsonlRecords, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /**
  * The crash test: thousands of unique calls fired at a real receiver that is killed with SIGKILL at random moments
@@ -76,10 +75,10 @@ describe('the receiver killed again and again under load', () => {
       expect(await server.exited).toBe(0);
     }
 
-    const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
-    const stored = db.prepare(`SELECT dedup_key, COUNT(*) AS n FROM calls GROUP BY dedup_key`).all() as { dedup_key: string; n: number }[];
-    const undelivered = db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get();
-    db.close();
+    const { stored, undelivered } = readStoreFile(dataDir, (db) => ({
+      stored: db.prepare(`SELECT dedup_key, COUNT(*) AS n FROM calls GROUP BY dedup_key`).all() as { dedup_key: string; n: number }[],
+      undelivered: db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get(),
+    }));
     const storedKeys = new Set(stored.map((s) => s.dedup_key));
     const lost = [...acknowledged.keys()].filter((callId) => !storedKeys.has(`call_id:${callId}`));
     const jsonl = jsonlRecords(dataDir);

@@ -1,8 +1,7 @@
-import Database from 'better-sqlite3';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { KEY, ADMIN, jsonlRecords, post, sampleCall, startServer, tempDir, type TestServer } from './helpers/server.js';
+import { KEY, ADMIN, jsonlRecords, post, readStoreFile, sampleCall, startServer, tempDir, type TestServer } from './helpers/server.js';
 
 /** `kind: in-call` hooks answer the AI mid-conversation from the store, and store nothing but a receipt. */
 
@@ -84,15 +83,12 @@ describe('an in-call hook without a handler', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(jsonlRecords(server.dataDir)).toHaveLength(4);
     expect(jsonlRecords(server.dataDir).some((r) => r.hook === 'caller-lookup')).toBe(false);
-    const db = new Database(join(server.dataDir, 'callhook.db'), { readonly: true });
-    try {
-      const receipts = db.prepare("SELECT method, status, call_id AS callId FROM receipts WHERE hook = 'caller-lookup' AND outcome = 'in-call'").all();
-      // One per lookup of this file so far, each with no call.
-      expect(receipts.length).toBeGreaterThanOrEqual(6);
-      expect(receipts).toContainEqual({ method: 'POST', status: 200, callId: null });
-    } finally {
-      db.close();
-    }
+    const receipts = readStoreFile(server.dataDir, (db) =>
+      db.prepare("SELECT method, status, call_id AS callId FROM receipts WHERE hook = 'caller-lookup' AND outcome = 'in-call'").all(),
+    );
+    // One per lookup of this file so far, each with no call.
+    expect(receipts.length).toBeGreaterThanOrEqual(6);
+    expect(receipts).toContainEqual({ method: 'POST', status: 200, callId: null });
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/hook="caller-lookup",outcome="in-call"/);
   });

@@ -1,9 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { startReceiver } from './helpers/receiver.js';
-import { ADMIN, KEY, jsonlRecords, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { ADMIN, KEY, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
 
@@ -25,9 +24,7 @@ describe('a killed receiver', () => {
     first.child.kill('SIGKILL');
     expect(await first.exited).toBeNull();
 
-    const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
-    const stored = new Set((db.prepare('SELECT id FROM calls').pluck().all() as string[]));
-    db.close();
+    const stored = new Set(readStoreFile(dataDir, (db) => db.prepare('SELECT id FROM calls').pluck().all() as string[]));
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
 
     const second = await spawnServer(dataDir);
@@ -52,10 +49,11 @@ describe('SIGTERM', () => {
     const acknowledged = await sendCalls(server.url, 50, 'term');
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
-    const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
-    const waiting = db.prepare(`SELECT call_id FROM deliveries WHERE sink = 'jsonl' AND state = 'pending'`).pluck().all() as string[];
-    expect(db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state = 'in_flight'`).pluck().get()).toBe(0);
-    db.close();
+    const { waiting, inFlight } = readStoreFile(dataDir, (db) => ({
+      waiting: db.prepare(`SELECT call_id FROM deliveries WHERE sink = 'jsonl' AND state = 'pending'`).pluck().all() as string[],
+      inFlight: db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state = 'in_flight'`).pluck().get(),
+    }));
+    expect(inFlight).toBe(0);
     // A delivery not made before exit is left pending, never half done, and the next start resumes it.
     const delivered = new Set(jsonlIds(dataDir));
     expect(acknowledged.filter((id) => !delivered.has(id)).sort()).toEqual(waiting.sort());
@@ -143,14 +141,7 @@ describe('two receivers on one data dir, as in a rolling restart', () => {
     const configPath = join(dataDir, 'callhook.json');
     writeFileSync(configPath, JSON.stringify({ sinks: [{ name: 'crm', type: 'http', url: crm.url }] }));
     const env = { CALLHOOK_CONFIG: configPath, LOG_LEVEL: 'info' };
-    const inFlight = () => {
-      const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
-      try {
-        return db.prepare(`SELECT state, attempts FROM deliveries ORDER BY id`).all();
-      } finally {
-        db.close();
-      }
-    };
+    const inFlight = () => readStoreFile(dataDir, (db) => db.prepare(`SELECT state, attempts FROM deliveries ORDER BY id`).all());
     try {
       const first = await spawnServer(dataDir, env);
       const ids = await sendCalls(first.url, 3, 'rolling');

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { serve, type Running } from '../../src/main.js';
 
 export const KEY = 'test-key-0123456789abcdef';
@@ -102,6 +103,16 @@ export async function until<T>(probe: () => T | Promise<T>, { timeoutMs = 10_000
 }
 
 /** The complete records in a data dir's JSONL file, in file order (none when it does not exist yet). */
+/** Reads a data dir's SQLite database on a read-only connection of its own, as another process would. */
+export function readStoreFile<T>(dataDir: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
 export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: string; dedup_key: string; [key: string]: unknown }[] {
   let text: string;
   try {
