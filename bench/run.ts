@@ -13,9 +13,9 @@ import {
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call]`: builds callhook, drives it and two
- * baselines with autocannon over loopback, prints one table of medians and the targets of the issue, and writes
- * both to bench/results.md with the machine they were measured on.
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call]`: builds callhook, drives it and
+ * two baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a fixed rate), prints one table of
+ * medians and the targets of the issue, and writes both to bench/results.md with the machine they were measured on.
  */
 
 const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call'] as const;
@@ -153,10 +153,10 @@ function report(totalSeconds: number, tree: string): void {
     '',
     '## How',
     '',
-    `- Load: autocannon in the bench process, 50 connections over 127.0.0.1; every request a new call (a counter in \`call_id\`) with the spec's recommended fields as strings: ${sizes}.`,
+    `- Load at full speed: autocannon in the bench process, 50 connections over 127.0.0.1; every request a new call (a counter in \`call_id\`) with the spec's recommended fields as strings: ${sizes}.`,
     `- Each run: a fresh process and data dir; ${settings.warmupSeconds} s on the same connections not counted, then ${settings.seconds} s; the table shows the median of ${settings.runs} run(s). Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
     '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row). Baselines: bench/baselines/, JSON only.',
-    '- At a fixed rate, autocannon sends each connection\'s share at the start of every second, so the load comes in bursts of 50 concurrent requests.',
+    '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
     '- RSS: /proc/<pid>/status VmRSS every 250 ms; "after N requests" is read when the Nth reply is in, peak is over the whole run.',
     '- Backlog: written through the store with the server down, then timed from the spawn of `serve` until every backlog record is in the JSONL file; intake latency leaves out its first second (connection set-up).',
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',

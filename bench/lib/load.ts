@@ -19,8 +19,6 @@ export interface LoadOptions {
    */
   warmupSeconds?: number;
   amount?: number;
-  /** Requests per second over all connections (autocannon's overallRate). */
-  rate?: number;
   /** Keep every 2xx latency for exact percentiles; off for runs of a million requests. */
   latencies?: boolean;
 }
@@ -48,10 +46,9 @@ export interface RunningLoad {
   result: Promise<LoadResult>;
 }
 
-export function startLoad({ url, path = '/webhooks/end-of-call', body, connections = 50, seconds, warmupSeconds = 0, amount, rate, latencies = true }: LoadOptions): RunningLoad {
-  // Our own samples: autocannon's histogram truncates to whole milliseconds, and with overallRate it "corrects"
-  // for coordinated omission with an expected interval of ceil(1 / per-connection rate) = 1 ms, which fills the
-  // histogram with made-up values. Sub-millisecond replies and rate-limited p99 both need the raw figures.
+export function startLoad({ url, path = '/webhooks/end-of-call', body, connections = 50, seconds, warmupSeconds = 0, amount, latencies = true }: LoadOptions): RunningLoad {
+  // Our own samples: autocannon's histogram truncates to whole milliseconds, and sub-millisecond replies need
+  // the raw figures.
   const samples: number[] = [];
   let ok = 0;
   let cut = false;
@@ -68,7 +65,6 @@ export function startLoad({ url, path = '/webhooks/end-of-call', body, connectio
         connections,
         // autocannon refuses a key that is present but undefined, so only the ones in use are passed.
         ...(amount === undefined ? { duration: warmupSeconds + seconds } : { amount }),
-        ...(rate === undefined ? {} : { overallRate: rate }),
         headers: { authorization: `Bearer ${API_KEY}`, 'content-type': body.contentType },
         requests: [
           {
@@ -115,7 +111,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
 }
 
 /** Nearest-rank percentile of sorted values. */
-function percentile(sorted: Float64Array, p: number): number {
+export function percentile(sorted: Float64Array, p: number): number {
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[rank - 1]!;
 }

@@ -4,7 +4,8 @@ import { backlogCounter, createBacklog } from './backlog.js';
 import { bodyFactory, type Encoding } from './bodies.js';
 import { startHangingSink } from './hanging-sink.js';
 import { createHistory, lookupBodies } from './in-call.js';
-import { load, startLoad, type LoadResult } from './load.js';
+import { load, type LoadResult } from './load.js';
+import { pacedLoad, startPacedLoad } from './paced.js';
 import { removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
 import { readRss, sampleRss } from './rss.js';
 
@@ -66,7 +67,7 @@ export async function measureSlowSink(s: Settings): Promise<SlowSinkResult> {
         const before = sink.received();
         await withServer('callhook-json', variant === 'hanging' ? [...JSONL_ONLY, slow] : JSONL_ONLY, async (server) => {
           const body = bodyFactory('json');
-          result[variant].push(await load({ url: server.url, body, seconds: s.seconds, warmupSeconds: s.warmupSeconds, rate: RATE, connections: CONNECTIONS }));
+          result[variant].push(await pacedLoad({ url: server.url, body, seconds: s.seconds, warmupSeconds: s.warmupSeconds, rate: RATE, connections: CONNECTIONS }));
         });
         if (variant === 'hanging' && sink.received() === before) warnings.push('the hanging sink received no delivery: row 3 measured nothing');
       }
@@ -148,7 +149,7 @@ export async function measureBacklog(s: Settings): Promise<BacklogResult> {
     const server = await startCallhook({ dataDir, sinks: JSONL_ONLY });
     try {
       // Its first second is not counted (connection set-up, as in every row); the drain clock runs regardless.
-      const intake = startLoad({ url: server.url, body: bodyFactory('json'), seconds: s.drainBoundSeconds, warmupSeconds: 1, rate: RATE, connections: CONNECTIONS });
+      const intake = startPacedLoad({ url: server.url, body: bodyFactory('json'), seconds: s.drainBoundSeconds, warmupSeconds: 1, rate: RATE, connections: CONNECTIONS });
       const count = backlogCounter(join(dataDir, 'calls.jsonl'));
       let drained = await count();
       while (drained < s.backlog && elapsed() < s.drainBoundSeconds) {
