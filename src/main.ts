@@ -166,10 +166,17 @@ function banner(print: (line: string) => void, config: Config, port: number, gen
 
 /** `callhook serve`: runs until SIGTERM or SIGINT, then drains and exits 0. */
 export async function runServer(options: ServeOptions): Promise<void> {
-  const running = await serve(options);
-  closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
+  const starting = serve(options);
+  // Installed before start-up ends: a signal in between (an orchestrator that gives up on the new process, a
+  // deploy rolled back) would otherwise take Node's default and kill the process with requests in flight.
+  const grace = closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
     if (err) process.stderr.write(`callhook: ${err.stack ?? err.message}\n`);
     else if (signal) process.stderr.write(`callhook: ${signal} received, draining\n`);
-    await running.close();
+    const running = await starting.catch(() => undefined); // a start-up that fails is reported, and exits 2
+    await running?.close();
+  });
+  await starting.catch((err: unknown) => {
+    grace.uninstall();
+    throw err;
   });
 }

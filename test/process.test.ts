@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +59,27 @@ describe('SIGTERM', () => {
     const delivered = new Set(jsonlIds(dataDir));
     expect(acknowledged.filter((id) => !delivered.has(id)).sort()).toEqual(waiting.sort());
     expect(server.output()).toContain('SIGTERM received, draining');
+  });
+
+  it('during start-up lets the start finish, then drains and exits 0', async () => {
+    const dataDir = tempDir();
+    // A sink that takes a while to open holds start-up at a known point, before the listener is up.
+    const module = join(dataDir, 'slow-to-open.mjs');
+    writeFileSync(module, `export default async () => { process.stderr.write('opening the sink\\n'); await new Promise((r) => setTimeout(r, 1500)); return { deliver() {} }; };\n`);
+    const config = join(dataDir, 'callhook.json');
+    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'slow', type: 'module', module }] }));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, CALLHOOK_CONFIG: config, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    await until(() => output.includes('opening the sink'), { timeoutMs: 20_000 });
+    child.kill('SIGTERM');
+    expect(await exited, output).toEqual({ code: 0, signal: null });
+    expect(output).toContain('SIGTERM received, draining');
   });
 });
 
