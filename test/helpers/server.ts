@@ -102,7 +102,6 @@ export async function until<T>(probe: () => T | Promise<T>, { timeoutMs = 10_000
   }
 }
 
-/** The complete records in a data dir's JSONL file, in file order (none when it does not exist yet). */
 /** Reads a data dir's SQLite database on a read-only connection of its own, as another process would. */
 export function readStoreFile<T>(dataDir: string, read: (db: Database.Database) => T): T {
   const db = new Database(join(dataDir, 'callhook.db'), { readonly: true });
@@ -113,6 +112,7 @@ export function readStoreFile<T>(dataDir: string, read: (db: Database.Database) 
   }
 }
 
+/** The complete records in a data dir's JSONL file, in file order (none when it does not exist yet). */
 export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: string; dedup_key: string; [key: string]: unknown }[] {
   let text: string;
   try {

@@ -1,0 +1,182 @@
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ADMIN, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until, type ChildServer } from './helpers/server.js';
+
+/**
+ * A real full disk under a real `callhook serve`: a small tmpfs, filled to the last byte while the receiver runs.
+ * test/storage-faults.test.ts fakes the database's side on one connection (`max_page_count`); here it is the
+ * disk itself, under everything a deployment has on it: the writer thread's group commits and WAL, the readiness
+ * probe, the delivery worker, and the JSONL file the sink appends to.
+ *
+ * Mounting needs root (or CAP_SYS_ADMIN), as in CI; elsewhere the test is skipped, and CI fails on a skip.
+ */
+
+const SIZE = '8m';
+
+function mount(dir: string): boolean {
+  return spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE},mode=0700`, 'tmpfs', dir], { stdio: 'ignore' }).status === 0;
+}
+
+function unmount(dir: string): void {
+  spawnSync('umount', ['-l', dir], { stdio: 'ignore' });
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function canMount(): boolean {
+  const dir = tempDir('callhook-mount-probe-');
+  try {
+    return mount(dir);
+  } finally {
+    unmount(dir);
+  }
+}
+
+/** Writes a file until the disk refuses another byte; removing it gives the space back. */
+function fill(path: string): void {
+  const fd = openSync(path, 'w');
+  try {
+    for (const size of [1 << 20, 64 << 10, 4 << 10, 512, 1]) {
+      const chunk = Buffer.alloc(size, 0x61);
+      for (;;) {
+        try {
+          writeSync(fd, chunk);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+          break;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A call about 20 KB long, as a long transcript summary makes it: it needs fresh pages to be stored. */
+const bigCall = (callId: string) => sampleCall({ call_id: callId, call_summary: `${callId} `.repeat(2000) });
+
+async function reply(server: ChildServer, callId: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await post(server.url, bigCall(callId));
+  return { status: res.status, body: await res.json() };
+}
+
+const readyz = async (server: ChildServer) => (await fetch(`${server.url}/readyz`)).status;
+
+describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
+  it('under the database: refuses with 503 while full, acknowledges only what is on disk, and catches up when space returns', { timeout: 120_000 }, async () => {
+    const dataDir = tempDir('callhook-full-');
+    const configDir = tempDir();
+    expect(mount(dataDir)).toBe(true);
+    let server: ChildServer | undefined;
+    try {
+      const config = join(configDir, 'callhook.json');
+      writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
+      const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
+      server = await spawnServer(dataDir, env);
+      const acknowledged = new Map<string, unknown>(); // call_id → record id
+
+      for (let i = 0; i < 5; i++) {
+        const r = await reply(server, `before-${i}`);
+        expect(r.status).toBe(200);
+        acknowledged.set(`before-${i}`, r.body.id);
+      }
+      await until(() => jsonlRecords(dataDir).length === 5);
+
+      const filler = join(dataDir, 'filler');
+      fill(filler);
+
+      // Calls go on arriving. The WAL may still have room for a few; once one is refused, the disk is full for
+      // the calls after it too.
+      const refused: string[] = [];
+      for (let i = 0; i < 200 && refused.length < 10; i++) {
+        const callId = `full-${i}`;
+        const r = await reply(server, callId);
+        if (r.status === 200) {
+          expect(refused, `${callId} accepted after a refusal`).toEqual([]);
+          expect(r.body).toMatchObject({ status: 'accepted' });
+          acknowledged.set(callId, r.body.id);
+        } else {
+          expect(r).toEqual({ status: 503, body: { error: 503, message: 'The store cannot commit the call right now' } });
+          refused.push(callId);
+        }
+      }
+      expect(refused).toHaveLength(10);
+      expect(await readyz(server)).toBe(503);
+      // The admin API still reads, and the process is still there.
+      const admin = await fetch(`${server.url}/admin/calls?limit=1`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(admin.status).toBe(200);
+      expect(server.child.exitCode).toBeNull();
+
+      unlinkSync(filler);
+      await until(async () => (await readyz(server!)) === 200);
+      // The refused calls left nothing behind: sent again (by an operator, say), each is a new call, not a duplicate.
+      for (const callId of [...refused, 'after']) {
+        const r = await reply(server, callId);
+        expect(r.body, callId).toMatchObject({ status: 'accepted' });
+        acknowledged.set(callId, r.body.id);
+      }
+
+      // A delivery attempted while the disk was full could not record its failure and holds its lease: a restart
+      // takes it back at once. After it, the JSONL file holds every acknowledged call once and nothing else.
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      server = await spawnServer(dataDir, env);
+      await until(() => jsonlRecords(dataDir).length >= acknowledged.size, { timeoutMs: 30_000 });
+      const lines = jsonlRecords(dataDir);
+      expect(lines.map((r) => r.id).sort()).toEqual([...acknowledged.values()].sort());
+
+      const stored = readStoreFile(dataDir, (db) => db.prepare('SELECT dedup_key, id FROM calls').all() as { dedup_key: string; id: string }[]);
+      expect(Object.fromEntries(stored.map((r) => [r.dedup_key, r.id]))).toEqual(Object.fromEntries([...acknowledged].map(([callId, id]) => [`call_id:${callId}`, id])));
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      server = undefined;
+    } finally {
+      server?.child.kill('SIGKILL');
+      await server?.exited;
+      unmount(dataDir);
+      rmSync(configDir, { recursive: true, force: true });
+    }
+  });
+
+  it('under the JSONL file: holds its deliveries, retried, and never tears or repeats a line', { timeout: 60_000 }, async () => {
+    const dataDir = tempDir();
+    const outDir = tempDir('callhook-full-out-');
+    expect(mount(outDir)).toBe(true);
+    let server: ChildServer | undefined;
+    try {
+      const file = join(outDir, 'calls.jsonl');
+      const config = join(dataDir, 'callhook.json');
+      writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', path: file, retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
+      server = await spawnServer(dataDir, { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' });
+      const acknowledged: unknown[] = [];
+      const send = async (callId: string) => {
+        const r = await reply(server!, callId);
+        expect(r.body, callId).toMatchObject({ status: 'accepted' });
+        acknowledged.push(r.body.id);
+      };
+      for (let i = 0; i < 5; i++) await send(`before-${i}`);
+      await until(() => jsonlRecords(outDir).length === 5);
+
+      const filler = join(outDir, 'filler');
+      fill(filler);
+      // The database's disk has room: calls go on being acknowledged, and the receiver stays ready.
+      for (let i = 0; i < 20; i++) await send(`while-${i}`);
+      expect(await readyz(server)).toBe(200);
+      await until(() => readStoreFile(dataDir, (db) => db.prepare(`SELECT COUNT(*) FROM attempts WHERE error LIKE '%ENOSPC%'`).pluck().get() as number) >= 20);
+      expect(jsonlRecords(outDir)).toHaveLength(5);
+
+      unlinkSync(filler);
+      await until(() => jsonlRecords(outDir).length >= acknowledged.length);
+      expect(jsonlRecords(outDir).map((r) => r.id).sort()).toEqual([...acknowledged].sort());
+      await until(() => readStoreFile(dataDir, (db) => db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get()) === 0);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      server = undefined;
+    } finally {
+      server?.child.kill('SIGKILL');
+      await server?.exited;
+      unmount(outDir);
+    }
+  });
+});
