@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readKeyFile } from '../src/keys.js';
+import { callhook } from './helpers/cli.js';
 import { ADMIN, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until, type ChildServer } from './helpers/server.js';
 
 /**
@@ -177,6 +179,47 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       server?.child.kill('SIGKILL');
       await server?.exited;
       unmount(outDir);
+    }
+  });
+
+  it('at start-up and under `keys generate`: one line, exit 2, and every key file stays whole', { timeout: 60_000 }, async () => {
+    const disk = tempDir('callhook-full-keys-');
+    expect(mount(disk)).toBe(true);
+    let server: ChildServer | undefined;
+    try {
+      const kept = join(disk, 'kept');
+      const generated = await callhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
+      expect(generated.code).toBe(0);
+      const key = generated.stdout.trim();
+      const filler = join(disk, 'filler');
+      fill(filler);
+
+      // Rotation on a full disk fails as a whole: the key the sender has still opens the door.
+      const rotate = await callhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
+      expect(rotate.code).toBe(2);
+      expect(rotate.stderr).toMatch(/^callhook: ENOSPC: no space left on device[^\n]*\n$/);
+      expect(readKeyFile(join(kept, 'api-keys'))).toEqual([key]);
+      expect(readdirSync(kept)).toEqual(['api-keys']);
+
+      // A first start on a full disk: one line, and no empty key file that would stop every later start.
+      const fresh = join(disk, 'fresh');
+      const start = await callhook(['serve'], { CALLHOOK_DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      expect(start.code).toBe(2);
+      expect(start.stderr).toMatch(/^callhook: ENOSPC: no space left on device[^\n]*\n$/);
+      expect(existsSync(fresh) ? readdirSync(fresh) : []).toEqual([]);
+
+      unlinkSync(filler);
+      server = await spawnServer(fresh, { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      const printed = await until(() => /Authorization: Bearer (\S+)\n/.exec(server!.output())?.[1]);
+      expect(readKeyFile(join(fresh, 'api-keys'))).toEqual([printed]);
+      expect((await post(server.url, sampleCall(), { key: printed })).status).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      server = undefined;
+    } finally {
+      server?.child.kill('SIGKILL');
+      await server?.exited;
+      unmount(disk);
     }
   });
 });
