@@ -216,6 +216,18 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
       server = undefined;
+
+      // A restart on a full disk: the line names the database and the likely cause.
+      fill(filler);
+      const restart = await callhook(['serve'], { CALLHOOK_DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      expect(restart.code).toBe(2);
+      expect(restart.stderr).toBe(`callhook: cannot open the SQLite store ${join(fresh, 'callhook.db')}: disk I/O error (is the disk full?)\n`);
+      unlinkSync(filler);
+      server = await spawnServer(fresh, { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      expect((await post(server.url, sampleCall(), { key: printed })).status).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      server = undefined;
     } finally {
       server?.child.kill('SIGKILL');
       await server?.exited;

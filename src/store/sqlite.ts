@@ -23,7 +23,22 @@ type Db = Database.Database;
 export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store {
   // The data dir holds callers' personal data: readable by its owner only when callhook creates it.
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  return sqliteStoreOn(new Database(path), { ...options, writeInPlace: false });
+  let db: Db | undefined;
+  try {
+    db = new Database(path);
+    return sqliteStoreOn(db, { ...options, writeInPlace: false });
+  } catch (err) {
+    db?.close();
+    throw new Error(`cannot open the SQLite store ${path}: ${(err as Error).message}${hintFor((err as { code?: unknown }).code)}`, { cause: err });
+  }
+}
+
+/** SQLite's words for a full or unwritable disk say nothing of the disk; the operator needs the likely cause. */
+function hintFor(code: unknown): string {
+  if (typeof code !== 'string') return '';
+  if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR')) return ' (is the disk full?)';
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) return ' (can this user write there?)';
+  return '';
 }
 
 /**
