@@ -74,7 +74,7 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
     try {
       const config = join(configDir, 'callhook.json');
       writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
-      const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
+      const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'warn' };
       server = await spawnServer(dataDir, env);
       const acknowledged = new Map<string, unknown>(); // call_id → record id
 
@@ -118,6 +118,13 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
         expect(r.body, callId).toMatchObject({ status: 'accepted' });
         acknowledged.set(callId, r.body.id);
       }
+      // The outage is in the log once, with its end, not once per refused call.
+      const logged = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; refusedCalls?: number });
+      expect(logged.filter((l) => /commit/.test(l.msg)).map((l) => l.msg)).toEqual([
+        'cannot commit a call; calls are refused with 503 until the store commits again',
+        'the store commits again',
+      ]);
+      expect(logged.find((l) => l.msg === 'the store commits again')?.refusedCalls).toBe(10);
 
       // A delivery attempted while the disk was full could not record its failure and holds its lease: a restart
       // takes it back at once. After it, the JSONL file holds every acknowledged call once and nothing else.

@@ -12,6 +12,7 @@ import { requireBearer } from './auth.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
 import { readBody } from './read-body.js';
+import { storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
@@ -38,10 +39,13 @@ type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } }
 export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter, inCallHandlers }: WebhookDeps): Hono<Env> {
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
 
+  const outage = storeOutageLog(log);
+
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
+    const receipt = receiptOf(c, rawBody?.byteLength);
     await store
-      .recordRejection({ ...receiptOf(c, rawBody?.byteLength), status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) })
-      .catch((cause) => log.error({ err: cause }, 'cannot store a rejected receipt'));
+      .recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) })
+      .then(outage.committed, (cause) => outage.failed(cause, { hook: receipt.hook, receipt: true }));
     throw err;
   };
 
@@ -75,7 +79,7 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
     }
     await store
       .recordRejection({ ...receiptOf(c, size), status: 200, outcome: 'in-call' })
-      .catch((cause) => log.error({ err: cause }, 'cannot store an in-call receipt'));
+      .then(outage.committed, (cause) => outage.failed(cause, { hook: name, receipt: true }));
     c.set('summary', { hook: name, outcome: 'in-call' });
     return c.body(body, 200, { 'content-type': 'application/json' });
   };
@@ -132,9 +136,10 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
         receivedAt: c.get('receivedAt'),
       });
     } catch (cause) {
-      log.error({ err: cause, hook: hook.config.name }, 'cannot commit a call');
+      outage.failed(cause, { hook: hook.config.name });
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', undefined, { cause }));
     }
+    outage.committed();
     c.set('summary', { hook: hook.config.name, outcome: reply.status, callId: reply.id });
     return c.json(reply, 200);
   });
