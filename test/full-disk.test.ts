@@ -65,17 +65,42 @@ async function reply(server: ChildServer, callId: string): Promise<{ status: num
 
 const readyz = async (server: ChildServer) => (await fetch(`${server.url}/readyz`)).status;
 
+/** SIGTERM, as an orchestrator stops it: serve drains and exits 0. */
+async function stop(server: ChildServer): Promise<void> {
+  server.child.kill('SIGTERM');
+  expect(await server.exited).toBe(0);
+}
+
+type Start = (dataDir: string, env: Record<string, string>) => Promise<ChildServer>;
+
+/** A fresh tmpfs for one test, and `serve` processes to start on it; any still running at the end are killed. */
+async function withDisk(work: (disk: string, start: Start) => Promise<void>): Promise<void> {
+  const disk = tempDir('callhook-full-');
+  expect(mount(disk)).toBe(true);
+  const started: ChildServer[] = [];
+  try {
+    await work(disk, async (dataDir, env) => {
+      const server = await spawnServer(dataDir, env);
+      started.push(server);
+      return server;
+    });
+  } finally {
+    for (const server of started) {
+      if (server.child.exitCode !== null || server.child.signalCode !== null) continue;
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    unmount(disk);
+  }
+}
+
 describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
   it('under the database: refuses with 503 while full, acknowledges only what is on disk, and catches up when space returns', { timeout: 120_000 }, async () => {
-    const dataDir = tempDir('callhook-full-');
-    const configDir = tempDir();
-    expect(mount(dataDir)).toBe(true);
-    let server: ChildServer | undefined;
-    try {
-      const config = join(configDir, 'callhook.json');
+    await withDisk(async (dataDir, start) => {
+      const config = join(tempDir(), 'callhook.json');
       writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
       const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'warn' };
-      server = await spawnServer(dataDir, env);
+      let server = await start(dataDir, env);
       const acknowledged = new Map<string, unknown>(); // call_id → record id
 
       for (let i = 0; i < 5; i++) {
@@ -111,7 +136,7 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       expect(server.child.exitCode).toBeNull();
 
       unlinkSync(filler);
-      await until(async () => (await readyz(server!)) === 200);
+      await until(async () => (await readyz(server)) === 200);
       // The refused calls left nothing behind: sent again (by an operator, say), each is a new call, not a duplicate.
       for (const callId of [...refused, 'after']) {
         const r = await reply(server, callId);
@@ -128,39 +153,28 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
 
       // A delivery attempted while the disk was full could not record its failure and holds its lease: a restart
       // takes it back at once. After it, the JSONL file holds every acknowledged call once and nothing else.
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      server = await spawnServer(dataDir, env);
+      await stop(server);
+      server = await start(dataDir, env);
       await until(() => jsonlRecords(dataDir).length >= acknowledged.size, { timeoutMs: 30_000 });
       const lines = jsonlRecords(dataDir);
       expect(lines.map((r) => r.id).sort()).toEqual([...acknowledged.values()].sort());
 
       const stored = readStoreFile(dataDir, (db) => db.prepare('SELECT dedup_key, id FROM calls').all() as { dedup_key: string; id: string }[]);
       expect(Object.fromEntries(stored.map((r) => [r.dedup_key, r.id]))).toEqual(Object.fromEntries([...acknowledged].map(([callId, id]) => [`call_id:${callId}`, id])));
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      server = undefined;
-    } finally {
-      server?.child.kill('SIGKILL');
-      await server?.exited;
-      unmount(dataDir);
-      rmSync(configDir, { recursive: true, force: true });
-    }
+      await stop(server);
+    });
   });
 
   it('under the JSONL file: holds its deliveries, retried, and never tears or repeats a line', { timeout: 60_000 }, async () => {
-    const dataDir = tempDir();
-    const outDir = tempDir('callhook-full-out-');
-    expect(mount(outDir)).toBe(true);
-    let server: ChildServer | undefined;
-    try {
+    await withDisk(async (outDir, start) => {
+      const dataDir = tempDir();
       const file = join(outDir, 'calls.jsonl');
       const config = join(dataDir, 'callhook.json');
       writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', path: file, retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
-      server = await spawnServer(dataDir, { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' });
+      const server = await start(dataDir, { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' });
       const acknowledged: unknown[] = [];
       const send = async (callId: string) => {
-        const r = await reply(server!, callId);
+        const r = await reply(server, callId);
         expect(r.body, callId).toMatchObject({ status: 'accepted' });
         acknowledged.push(r.body.id);
       };
@@ -179,21 +193,12 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       await until(() => jsonlRecords(outDir).length >= acknowledged.length);
       expect(jsonlRecords(outDir).map((r) => r.id).sort()).toEqual([...acknowledged].sort());
       await until(() => readStoreFile(dataDir, (db) => db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get()) === 0);
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      server = undefined;
-    } finally {
-      server?.child.kill('SIGKILL');
-      await server?.exited;
-      unmount(outDir);
-    }
+      await stop(server);
+    });
   });
 
   it('at start-up and under `keys generate`: one line, exit 2, and every key file stays whole', { timeout: 60_000 }, async () => {
-    const disk = tempDir('callhook-full-keys-');
-    expect(mount(disk)).toBe(true);
-    let server: ChildServer | undefined;
-    try {
+    await withDisk(async (disk, start) => {
       const kept = join(disk, 'kept');
       const generated = await callhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
       expect(generated.code).toBe(0);
@@ -210,19 +215,18 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
 
       // A first start on a full disk: one line, and no empty key file that would stop every later start.
       const fresh = join(disk, 'fresh');
-      const start = await callhook(['serve'], { CALLHOOK_DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
-      expect(start.code).toBe(2);
-      expect(start.stderr).toMatch(/^callhook: ENOSPC: no space left on device[^\n]*\n$/);
+      const firstStart = await callhook(['serve'], { CALLHOOK_DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      expect(firstStart.code).toBe(2);
+      expect(firstStart.stderr).toMatch(/^callhook: ENOSPC: no space left on device[^\n]*\n$/);
       expect(existsSync(fresh) ? readdirSync(fresh) : []).toEqual([]);
 
       unlinkSync(filler);
-      server = await spawnServer(fresh, { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
-      const printed = await until(() => /Authorization: Bearer (\S+)\n/.exec(server!.output())?.[1]);
+      const generatedKeys = { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' };
+      const first = await start(fresh, generatedKeys);
+      const printed = await until(() => /Authorization: Bearer (\S+)\n/.exec(first.output())?.[1]);
       expect(readKeyFile(join(fresh, 'api-keys'))).toEqual([printed]);
-      expect((await post(server.url, sampleCall(), { key: printed })).status).toBe(200);
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      server = undefined;
+      expect((await post(first.url, sampleCall(), { key: printed })).status).toBe(200);
+      await stop(first);
 
       // A restart on a full disk: the line names the database and the likely cause.
       fill(filler);
@@ -230,15 +234,9 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       expect(restart.code).toBe(2);
       expect(restart.stderr).toBe(`callhook: cannot open the SQLite store ${join(fresh, 'callhook.db')}: disk I/O error (is the disk full?)\n`);
       unlinkSync(filler);
-      server = await spawnServer(fresh, { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
-      expect((await post(server.url, sampleCall(), { key: printed })).status).toBe(200);
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      server = undefined;
-    } finally {
-      server?.child.kill('SIGKILL');
-      await server?.exited;
-      unmount(disk);
-    }
+      const again = await start(fresh, generatedKeys);
+      expect((await post(again.url, sampleCall(), { key: printed })).status).toBe(200);
+      await stop(again);
+    });
   });
 });
