@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { sqliteStoreOn } from '../src/store/sqlite.js';
+import type { Store } from '../src/store/store.js';
 import { appOn } from './helpers/app.js';
-import { KEY, sampleCall, tempDir } from './helpers/server.js';
+import { KEY, sampleCall, tempDir, until } from './helpers/server.js';
 
 /**
  * When SQLite cannot commit, the sender gets 503 with the Error object (never a 200), readiness turns 503,
@@ -94,6 +95,61 @@ describe('a database locked by another process', () => {
 
     expect(await ready()).toBe(200);
     expect((await send(sampleCall({ call_id: 'locked' }))).status).toBe(200);
+    expectWhole(db);
+  });
+});
+
+/**
+ * A store that answers nothing (a PostgreSQL behind a network that drops packets): while `hang` is on, its writes,
+ * reads and probe wait for `release()`, then go through.
+ */
+function hangingStore(db: Database.Database) {
+  const store = sqliteStoreOn(db);
+  let gate: Promise<void> | undefined;
+  let open = () => {};
+  const held = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    if (gate) await gate;
+    return fn(...args);
+  };
+  const hanging: Store = {
+    ...store,
+    commitCall: held(store.commitCall),
+    recordRejection: held(store.recordRejection),
+    callerHistory: held(store.callerHistory),
+    ping: held(store.ping),
+  };
+  return {
+    store: hanging,
+    hang: () => void (gate = new Promise((resolve) => (open = resolve))),
+    release: () => ((gate = undefined), open()),
+  };
+}
+
+describe('a store that hangs', () => {
+  it('is answered 503 at the deadline, readiness too; a commit that lands late is kept', async () => {
+    const db = new Database(join(tempDir(), 'callhook.db'));
+    const { store, hang, release } = hangingStore(db);
+    const app = appOn(store, { storeDeadlineMs: 300 });
+    const send = (call: Record<string, unknown>) =>
+      app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(call) });
+
+    hang();
+    const res = await send(sampleCall({ call_id: 'while-hung' }));
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
+    const ready = await app.request('/readyz');
+    expect(ready.status).toBe(503);
+    expect((await ready.json()).checks.store).toBe('failing: the store probe did not finish within 300 ms');
+    // A refusal that is not the store's fault waits for its receipt at most as long.
+    const broken = await app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{broken' });
+    expect(broken.status).toBe(400);
+
+    release();
+    await until(() => count(db, `SELECT COUNT(*) FROM calls WHERE dedup_key = 'call_id:while-hung'`) === 1);
+    expect((await app.request('/readyz')).status).toBe(200);
+    // The sender, who got a 503, never sends it again; if someone does, it is the call already stored.
+    expect(await (await send(sampleCall({ call_id: 'while-hung' }))).json()).toMatchObject({ status: 'duplicate' });
+    expect((await send(sampleCall({ call_id: 'after' }))).status).toBe(200);
     expectWhole(db);
   });
 });

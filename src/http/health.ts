@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { Store } from '../store/store.js';
+import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 
 export interface HealthDeps {
   store: Store;
@@ -7,16 +8,18 @@ export interface HealthDeps {
   workerRunning: () => boolean;
   /** False once shutdown began, so a load balancer stops sending new calls here. */
   accepting: () => boolean;
+  /** How long the store's probe may take before readiness fails (deadline.ts). */
+  storeDeadlineMs?: number;
 }
 
 /** `/healthz` says the process runs; `/readyz` that a call sent now would be committed and delivered. */
-export function healthRoutes({ store, workerRunning, accepting }: HealthDeps): Hono {
+export function healthRoutes({ store, workerRunning, accepting, storeDeadlineMs = STORE_DEADLINE_MS }: HealthDeps): Hono {
   return new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
     .get('/readyz', async (c) => {
       const checks = { store: 'ok', delivery: workerRunning() ? 'ok' : 'stopped', intake: accepting() ? 'ok' : 'draining' };
       try {
-        await store.ping();
+        await withinDeadline(store.ping(), storeDeadlineMs, 'the store probe');
       } catch (err) {
         checks.store = `failing: ${(err as Error).message}`;
       }

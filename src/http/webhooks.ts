@@ -12,6 +12,7 @@ import { requireBearer } from './auth.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
 import { readBody } from './read-body.js';
+import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
@@ -31,21 +32,31 @@ export interface WebhookDeps {
   limiter?: AuthLimiter;
   /** The handler modules of in-call hooks that name one, by hook. */
   inCallHandlers?: ReadonlyMap<string, InCallHandler>;
+  /** How long a store write or read may take before the reply is a 503 (deadline.ts). */
+  storeDeadlineMs?: number;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter, inCallHandlers }: WebhookDeps): Hono<Env> {
+export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS }: WebhookDeps): Hono<Env> {
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
 
   const outage = storeOutageLog(log);
 
+  const bounded = <T>(work: Promise<T>, what: string) => withinDeadline(work, storeDeadlineMs, what);
+
+  /**
+   * Keeps a receipt of the refused request, then throws the error reply. When the store itself is what failed,
+   * the reply does not wait for it a second time.
+   */
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
     const receipt = receiptOf(c, rawBody?.byteLength);
-    await store
-      .recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) })
-      .then(outage.committed, (cause) => outage.failed(cause, { hook: receipt.hook, receipt: true }));
+    const kept = bounded(
+      store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) }),
+      'storing a receipt',
+    ).then(outage.committed, (cause) => outage.failed(cause, { hook: receipt.hook, receipt: true }));
+    if (err.code !== 'STORE_UNAVAILABLE') await kept;
     throw err;
   };
 
@@ -60,7 +71,7 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
     const phone = typeof data.phone_number === 'string' ? data.phone_number : null;
     let history: CallerHistory;
     try {
-      const found = phone ? await store.callerHistory(phone, HISTORY_CALLS) : { count: 0, records: [] };
+      const found = phone ? await bounded(store.callerHistory(phone, HISTORY_CALLS), 'reading the caller history') : { count: 0, records: [] };
       history = callerHistory(phone, found.count, found.records, phone ? [] : problems);
     } catch (cause) {
       log.error({ err: cause, hook: name }, 'cannot read the caller history');
@@ -77,8 +88,7 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
         return rejectAndThrow(c, err);
       }
     }
-    await store
-      .recordRejection({ ...receiptOf(c, size), status: 200, outcome: 'in-call' })
+    await bounded(store.recordRejection({ ...receiptOf(c, size), status: 200, outcome: 'in-call' }), 'storing a receipt')
       .then(outage.committed, (cause) => outage.failed(cause, { hook: name, receipt: true }));
     c.set('summary', { hook: name, outcome: 'in-call' });
     return c.body(body, 200, { 'content-type': 'application/json' });
@@ -127,14 +137,17 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
 
     let reply: IntakeReply;
     try {
-      reply = await ingest({
-        hook,
-        fields,
-        raw: { method, content_type: contentType, query, body: lenientUtf8.decode(body) },
-        source: 'webhook',
-        receipt: receiptOf(c, body.byteLength),
-        receivedAt: c.get('receivedAt'),
-      });
+      reply = await bounded(
+        ingest({
+          hook,
+          fields,
+          raw: { method, content_type: contentType, query, body: lenientUtf8.decode(body) },
+          source: 'webhook',
+          receipt: receiptOf(c, body.byteLength),
+          receivedAt: c.get('receivedAt'),
+        }),
+        'the commit',
+      );
     } catch (cause) {
       outage.failed(cause, { hook: hook.config.name });
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', undefined, { cause }));

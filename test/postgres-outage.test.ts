@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+
+/**
+ * The real PostgreSQL stops answering mid-run, as behind a network that drops packets for a while: callhook talks
+ * to it through a TCP relay that can be frozen (every connection stays open, nothing is forwarded, what is sent
+ * waits) and thawed (what waited arrives, as TCP's retransmissions would deliver it once the network heals).
+ */
+
+const url = process.env.TEST_DATABASE_URL;
+
+interface Relay {
+  port: number;
+  freeze(): void;
+  thaw(): void;
+  close(): Promise<void>;
+}
+
+async function startRelay(target: URL): Promise<Relay> {
+  let frozen = false;
+  const flushes = new Set<() => void>();
+  const sockets = new Set<Socket>();
+  // One direction of one connection: forwards at once, or holds until the thaw.
+  const forward = (from: Socket, to: Socket) => {
+    const held: Buffer[] = [];
+    const flush = () => {
+      for (const chunk of held.splice(0)) to.write(chunk);
+    };
+    flushes.add(flush);
+    from.on('data', (chunk: Buffer) => (frozen ? held.push(chunk) : to.write(chunk)));
+    from.on('close', () => (flushes.delete(flush), to.destroy()));
+    from.on('error', () => to.destroy());
+  };
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    forward(client, upstream);
+    forward(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze: () => void (frozen = true),
+    thaw: () => {
+      frozen = false;
+      for (const flush of flushes) flush();
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe.skipIf(!url)('PostgreSQL that stops answering', () => {
+  const database = `callhook_outage_${randomBytes(6).toString('hex')}`;
+  let admin: pg.Client;
+  let relay: Relay;
+  let server: TestServer;
+  let databaseUrl: URL;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    databaseUrl = new URL(url!);
+    databaseUrl.pathname = `/${database}`;
+    relay = await startRelay(databaseUrl);
+    const through = new URL(databaseUrl);
+    through.host = `127.0.0.1:${relay.port}`;
+    server = await startServer({ env: { DATABASE_URL: through.toString() } });
+  });
+  afterAll(async () => {
+    relay.thaw();
+    await server?.close();
+    await relay?.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('gets a 503 and an unready receiver inside the sender’s 10 s, and stores every call once when it is back', { timeout: 60_000 }, async () => {
+    expect((await post(server.url, sampleCall({ call_id: 'before' }))).status).toBe(200);
+
+    relay.freeze();
+    const [during, ready] = await Promise.all([post(server.url, sampleCall({ call_id: 'during' })), fetch(`${server.url}/readyz`)]);
+    expect(during.status).toBe(503);
+    expect(await during.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
+    expect(ready.status).toBe(503);
+    expect((await ready.json()).checks.store).toBe('failing: the store probe did not finish within 5000 ms');
+
+    relay.thaw();
+    await until(async () => (await fetch(`${server.url}/readyz`)).status === 200, { timeoutMs: 30_000 });
+    expect((await post(server.url, sampleCall({ call_id: 'after' }))).status).toBe(200);
+    // The refused call may have committed once its packets got through, or never have reached the server. Sent
+    // again (the sender does not, an operator may), it is stored either way, and once.
+    const again = (await (await post(server.url, sampleCall({ call_id: 'during' }))).json()) as { status: string };
+    expect(['accepted', 'duplicate']).toContain(again.status);
+
+    const db = new pg.Client({ connectionString: databaseUrl.toString() });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ dedup_key: string }>('SELECT dedup_key FROM calls ORDER BY dedup_key');
+      expect(rows.map((r) => r.dedup_key)).toEqual(['call_id:after', 'call_id:before', 'call_id:during']);
+    } finally {
+      await db.end();
+    }
+  });
+});
