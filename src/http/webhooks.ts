@@ -9,10 +9,10 @@ import type { Receipt, Store } from '../store/store.js';
 import type { AppEnv } from './env.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
+import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
 import { readBody } from './read-body.js';
-import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
