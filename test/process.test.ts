@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startReceiver } from './helpers/receiver.js';
-import { ADMIN, KEY, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { ADMIN, KEY, jsonlRecords, post, readStoreFile, sampleCall, spawnStarting, spawnServer, tempDir, until } from './helpers/server.js';
 
 /** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
 
@@ -68,18 +67,11 @@ describe('SIGTERM', () => {
     writeFileSync(module, `export default async () => { process.stderr.write('opening the sink\\n'); await new Promise((r) => setTimeout(r, 1500)); return { deliver() {} }; };\n`);
     const config = join(dataDir, 'callhook.json');
     writeFileSync(config, JSON.stringify({ sinks: [{ name: 'slow', type: 'module', module }] }));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, CALLHOOK_CONFIG: config, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    await until(() => output.includes('opening the sink'), { timeoutMs: 20_000 });
-    child.kill('SIGTERM');
-    expect(await exited, output).toEqual({ code: 0, signal: null });
-    expect(output).toContain('SIGTERM received, draining');
+    const server = spawnStarting(dataDir, { CALLHOOK_CONFIG: config });
+    await until(() => server.output().includes('opening the sink'), { timeoutMs: 20_000 });
+    server.child.kill('SIGTERM');
+    expect(await server.exited, server.output()).toBe(0);
+    expect(server.output()).toContain('SIGTERM received, draining');
   });
 });
 

@@ -43,8 +43,8 @@ export interface ChildServer {
   exited: Promise<number | null>;
 }
 
-/** `callhook serve` as its own process, for tests that kill it. */
-export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+/** `callhook serve` as its own process, as soon as it is spawned: for tests that act during its start-up. */
+export function spawnStarting(dataDir: string, env: Record<string, string> = {}): Omit<ChildServer, 'url'> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -53,19 +53,26 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+/** `callhook serve` as its own process, once it listens, for tests that kill it. */
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const spawned = spawnStarting(dataDir, env);
+  const { child, output } = spawned;
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output()}`)), 20_000);
     const onData = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s]+)/.exec(output());
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!.replace('localhost', '127.0.0.1'));
       }
     };
     child.stderr!.on('data', onData);
-    child.on('exit', () => reject(new Error(`server exited:\n${out}`)));
+    child.on('exit', () => reject(new Error(`server exited:\n${output()}`)));
   });
-  return { child, url, output: () => out, exited };
+  return { ...spawned, url };
 }
 
 export function post(url: string, body: unknown, { key = KEY, hook = 'end-of-call' }: { key?: string; hook?: string } = {}): Promise<Response> {
