@@ -94,7 +94,7 @@ export function startPacedLoad({ url, path = '/webhooks/end-of-call', body, rate
 
   const ticker = setInterval(() => {
     const now = performance.now();
-    const due = Math.min(Math.floor(((Math.min(now, end) - start) / 1000) * rate), Math.ceil(((end - start) / 1000) * rate));
+    const due = Math.floor(((Math.min(now, end) - start) / 1000) * rate);
     for (; sent < due; sent++) send(start + (sent / rate) * 1000);
     if (now >= end) stop();
   }, TICK_MS);
