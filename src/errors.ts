@@ -32,13 +32,15 @@ export interface ErrorBody {
 export class CallhookError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
+  /** What narrows the table's message to this case, e.g. which limit or which byte. */
+  readonly detail: string | undefined;
 
-  /** `detail` narrows the table's message to this case, e.g. which limit or which byte. */
   constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown }) {
     super(detail ? `${ERRORS[code].message}: ${detail}` : ERRORS[code].message, options);
     this.name = 'CallhookError';
     this.code = code;
     this.status = ERRORS[code].status;
+    this.detail = detail;
   }
 
   toBody(): ErrorBody {

@@ -3,7 +3,7 @@ import type { Config, HookConfig } from './config.js';
 import { newId } from './ids.js';
 import { compileParameters, dedupKey, normalize, type CompiledHook } from './normalize/index.js';
 import type { CallRecord, Problem, RawRequest, RecordSource } from './record.js';
-import type { CommitInput, Store } from './store/store.js';
+import type { CommitInput, CommitResult, Store } from './store/store.js';
 
 /**
  * From fields to a committed record: normalise against the hook's declared parameters, derive the dedup key,
@@ -77,29 +77,50 @@ export interface IntakeDeps {
 }
 
 export function createIntake({ store, onCommitted }: IntakeDeps): (input: IntakeInput) => Promise<IntakeReply> {
-  return async function ingest({ hook, fields, raw, source, receipt, receivedAt = new Date() }) {
-    const { data, extra, problems } = normalize(fields, hook.parameters);
-    const record: CallRecord = {
-      id: newId(receivedAt.getTime()),
-      hook: hook.config.name,
-      dedup_key: dedupKey(hook.config.dedup, data, extra),
-      received_at: receivedAt.toISOString(),
-      source,
-      data,
-      extra,
-      problems,
-    };
-    const held = problems.length > 0 && hook.config.on_problem === 'hold';
-    const result = await store.commitCall({
+  return async function ingest(input) {
+    const call = prepareCall(input);
+    const reply = replyTo(call, await store.commitCall(call.commit));
+    if (reply.status === 'accepted') onCommitted?.();
+    return reply;
+  };
+}
+
+/** A call ready to commit: the record, its outbox rows and its receipt, with what the reply needs of it. */
+export interface PreparedCall {
+  commit: CommitInput;
+  problems: Problem[];
+}
+
+/** Normalises the fields against the hook's declared parameters and derives the dedup key: no I/O. */
+export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = new Date() }: IntakeInput): PreparedCall {
+  const { data, extra, problems } = normalize(fields, hook.parameters);
+  const record: CallRecord = {
+    id: newId(receivedAt.getTime()),
+    hook: hook.config.name,
+    dedup_key: dedupKey(hook.config.dedup, data, extra),
+    received_at: receivedAt.toISOString(),
+    source,
+    data,
+    extra,
+    problems,
+  };
+  const held = problems.length > 0 && hook.config.on_problem === 'hold';
+  return {
+    commit: {
       record,
       status: held ? 'held' : 'accepted',
       raw,
       // A held call gets its deliveries when it is released.
       sinks: held ? [] : sinksFor(hook, record),
       receipt,
-    });
-    if (result.outcome === 'duplicate') return { status: 'duplicate', id: result.id, dedup_key: record.dedup_key };
-    if (result.outcome === 'accepted') onCommitted?.();
-    return { status: result.outcome, id: result.id, dedup_key: record.dedup_key, problems };
+    },
+    problems,
   };
+}
+
+/** The reply of contract section 2 to a committed call. */
+export function replyTo({ commit, problems }: PreparedCall, result: CommitResult): IntakeReply {
+  const dedup_key = commit.record.dedup_key;
+  if (result.outcome === 'duplicate') return { status: 'duplicate', id: result.id, dedup_key };
+  return { status: result.outcome, id: result.id, dedup_key, problems };
 }

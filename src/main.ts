@@ -14,6 +14,7 @@ import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore } from './store/open.js';
+import { requestIntakeExtension } from './http/request-intake.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { loadInCallHandlers } from './in-call/handler.js';
 
@@ -40,7 +41,8 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const log = createLogger({ level: config.logLevel, secrets: config.secrets });
 
   const inCallHandlers = await loadInCallHandlers(config.hooks.values());
-  const store = await openStore(config);
+  // Webhook requests are parsed, normalised and committed on SQLite's writer thread (http/request-intake.ts).
+  const store = await openStore(config, requestIntakeExtension(config, specs));
   const { resumed, besideAnother } = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
   if (besideAnother) log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
@@ -59,7 +61,6 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const ingest = createIntake({ store, onCommitted: () => worker.notify() });
   const app = createApp({
     hooks,
-    ingest,
     store,
     log,
     metrics,

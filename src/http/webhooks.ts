@@ -3,29 +3,28 @@ import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
 import { runHandler, type InCallHandler } from '../in-call/handler.js';
 import { callerHistory, HISTORY_CALLS, type CallerHistory } from '../in-call/history.js';
-import type { Hook, IntakeInput, IntakeReply } from '../intake.js';
+import type { Hook } from '../intake.js';
 import { normalize } from '../normalize/index.js';
 import type { Receipt, Store } from '../store/store.js';
 import type { AppEnv } from './env.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
-import { parseBody } from './parse-body.js';
-import { parseQuery } from './parse-query.js';
 import { readBody } from './read-body.js';
+import { requestFields, type WebhookRequest } from './request-fields.js';
+import { createRequestIntake, type RequestOutcome } from './request-intake.js';
 import { storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
-/** For `raw`: the body parsed, so it is UTF-8, except the bytes of an allowed file part. */
-const lenientUtf8 = new TextDecoder();
 /** How much of an unparseable body a rejected receipt keeps, so a bad sender cannot fill the disk. */
 const REJECTED_BODY_BYTES = 64 * 1024;
 
 export interface WebhookDeps {
   hooks: ReadonlyMap<string, Hook>;
-  ingest: (input: IntakeInput) => Promise<IntakeReply>;
   store: Store;
+  /** Told after each commit that created deliveries, so they go out at once rather than at the next poll. */
+  notify?: () => void;
   log: Logger;
   bodyLimitBytes: number;
   /** Sheds repeated failed authentication (shared with the admin routes). */
@@ -39,7 +38,10 @@ export interface WebhookDeps {
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS }: WebhookDeps): Hono<Env> {
+export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS }: WebhookDeps): Hono<Env> {
+  // Where the store cannot ingest a request itself (store.ingestRequest), it is ingested here, on the event loop.
+  const ingestHere = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
+  const ingest = (request: WebhookRequest) => (store.toWriter?.(request) as Promise<RequestOutcome> | undefined) ?? ingestHere(request);
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
 
   const outage = storeOutageLog(log);
@@ -119,40 +121,37 @@ export function webhookRoutes({ hooks, ingest, store, log, bodyLimitBytes, limit
       if (err instanceof CallhookError) return rejectAndThrow(c, err);
       throw err;
     }
-    const contentType = c.req.header('content-type') ?? null;
+    const request: WebhookRequest = {
+      hook: hook.config.name,
+      method,
+      contentType: c.req.header('content-type') ?? null,
+      search: new URL(c.req.url).search,
+      body,
+      receivedAt: c.get('receivedAt').toISOString(),
+    };
 
-    let fields: Record<string, unknown>;
-    let query: Record<string, string | string[]>;
-    try {
-      query = parseQuery(new URL(c.req.url).search);
-      const parsed = await parseBody(body, contentType ?? undefined, { allowFiles: hook.config.allow_files });
-      // Query parameters fill only what the body does not carry; both stay in `raw`.
-      fields = { ...query, ...parsed.fields };
-    } catch (err) {
-      if (err instanceof CallhookError) return rejectAndThrow(c, err, body);
-      throw err;
+    if (hook.config.kind === 'in-call') {
+      let fields: Record<string, unknown>;
+      try {
+        ({ fields } = await requestFields(request, hook.config.allow_files));
+      } catch (err) {
+        if (err instanceof CallhookError) return rejectAndThrow(c, err, body);
+        throw err;
+      }
+      return answerInCall(c, hook, fields, body.byteLength);
     }
 
-    if (hook.config.kind === 'in-call') return answerInCall(c, hook, fields, body.byteLength);
-
-    let reply: IntakeReply;
+    let outcome: RequestOutcome;
     try {
-      reply = await bounded(
-        ingest({
-          hook,
-          fields,
-          raw: { method, content_type: contentType, query, body: lenientUtf8.decode(body) },
-          source: 'webhook',
-          receipt: receiptOf(c, body.byteLength),
-          receivedAt: c.get('receivedAt'),
-        }),
-        'the commit',
-      );
+      outcome = await bounded(ingest(request), 'the commit');
     } catch (cause) {
       outage.failed(cause, { hook: hook.config.name });
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', undefined, { cause }));
     }
+    if ('refused' in outcome) return rejectAndThrow(c, new CallhookError(outcome.refused.code, outcome.refused.detail), body);
     outage.committed();
+    const { reply } = outcome;
+    if (reply.status === 'accepted') notify?.();
     c.set('summary', { hook: hook.config.name, outcome: reply.status, callId: reply.id });
     return c.json(reply, 200);
   });

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
 import { runWrite, sqliteWrites, type SqliteWrites, type WriteOp } from './sqlite-writes.js';
 import { threadClient } from './thread.js';
+import type { CommitInput, CommitResult } from './store.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and
@@ -16,35 +17,52 @@ import { threadClient } from './thread.js';
 
 export interface SqliteWriter {
   run<K extends WriteOp>(op: K, ...args: Parameters<SqliteWrites[K]>): Promise<ReturnType<SqliteWrites[K]>>;
+  /** The extension's answer on the thread; undefined without one, or when the thread cannot take it. */
+  toExtension(request: unknown): Promise<unknown> | undefined;
   /** Waits for the writes under way, then closes the thread's connection. */
   close(): Promise<void>;
 }
 
+/**
+ * Work the writer's thread runs beside its group commit: a module it loads by URL, so the store knows nothing of
+ * what the work is. Webhook intake is one (http/request-intake.ts): a request parsed and normalised on the thread
+ * that commits it leaves the event loop only HTTP to do, and its commit still joins the batch of its turn.
+ */
+export interface WriterExtension {
+  /** The module's URL; it exports `extendWriter`. */
+  module: string;
+  /** Plain data, as it crosses to the thread. */
+  settings: unknown;
+}
+
+/** What an extension module exports: given its settings and the thread's commit, what answers each request. */
+export type ExtendWriter = (settings: unknown, commit: (input: CommitInput) => Promise<CommitResult>) => (request: unknown) => Promise<unknown>;
+
 export interface WriterSettings {
   path: string;
   busyTimeoutMs: number;
+  extension?: WriterExtension;
 }
 
-export interface WriterCall {
-  op: WriteOp;
-  args: unknown[];
-}
+export type WriterCall = { op: WriteOp; args: unknown[] } | { extension: unknown };
 
-export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = false }: { busyTimeoutMs: number; inPlace?: boolean }): SqliteWriter {
+export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = false, extension }: { busyTimeoutMs: number; inPlace?: boolean; extension?: WriterExtension }): SqliteWriter {
   const writes = sqliteWrites(db);
   const write = createWriteBatcher(db);
   const here = (op: WriteOp, args: unknown[]) => write(() => runWrite(writes, op, args));
   if (inPlace || db.memory) {
     return {
       run: ((op: WriteOp, ...args: unknown[]) => here(op, args)) as SqliteWriter['run'],
+      toExtension: () => undefined,
       // Joins the batch waiting for its turn, so it settles once that batch has.
       close: () => write(() => undefined),
     };
   }
 
-  const thread = threadClient<WriterCall>({ thread: 'writer', besides: import.meta.url, settings: { path: db.name, busyTimeoutMs } satisfies WriterSettings, work: 'writes' });
+  const thread = threadClient<WriterCall>({ thread: 'writer', besides: import.meta.url, settings: { path: db.name, busyTimeoutMs, extension } satisfies WriterSettings, work: 'writes' });
   return {
     run: ((op: WriteOp, ...args: unknown[]) => thread.call({ op, args }) ?? here(op, args)) as SqliteWriter['run'],
+    toExtension: (request) => (extension ? thread.call({ extension: request }) : undefined),
     close: () => thread.close(),
   };
 }

@@ -6,7 +6,7 @@ import { inChunks } from './sqlite-chunks.js';
 import { sqliteReader } from './sqlite-reader.js';
 import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { sqliteWriter } from './sqlite-writer.js';
+import { sqliteWriter, type WriterExtension } from './sqlite-writer.js';
 import { callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
 import type { DeliveryState, Store } from './store.js';
 
@@ -15,6 +15,8 @@ export interface SqliteStoreOptions {
   path: string;
   /** How long a write waits for another process's lock before the commit fails (and the reply is 503). */
   busyTimeoutMs?: number;
+  /** Work for the writer's thread (sqlite-writer.ts), reached through Store.toWriter. */
+  extension?: WriterExtension;
 }
 
 type Db = Database.Database;
@@ -47,20 +49,21 @@ function hintFor(code: unknown): string {
  */
 export function sqliteStoreOn(
   db: Db,
-  { busyTimeoutMs = 2000, writeInPlace = true }: Omit<SqliteStoreOptions, 'path'> & { writeInPlace?: boolean } = {},
+  { busyTimeoutMs = 2000, writeInPlace = true, extension }: Omit<SqliteStoreOptions, 'path'> & { writeInPlace?: boolean } = {},
 ): Store {
   configureConnection(db, busyTimeoutMs);
   migrate(db);
 
   const stmts = prepareStatements(db);
   // Every write of the request path and of the delivery worker goes through the writer's group commit.
-  const writer = sqliteWriter(db, { busyTimeoutMs, inPlace: writeInPlace });
+  const writer = sqliteWriter(db, { busyTimeoutMs, inPlace: writeInPlace, extension });
   const reader = sqliteReader(db);
   let serving: ServeLock | undefined;
 
   return {
     kind: 'sqlite',
     commitCall: (input) => writer.run('commitCall', callRow(input)),
+    toWriter: (request) => writer.toExtension(request),
     recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt)),
     claimDeliveries: async (sink, limit, leaseMs) => (await writer.run('claimDeliveries', sink, limit, leaseMs)).map(claimedDelivery),
     finishAttempt: (id, attempt, result, retryAt) => writer.run('finishAttempt', id, attempt, result, retryAt),

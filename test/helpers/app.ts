@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { createApp, type AppDeps } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { compileHooks, createIntake } from '../../src/intake.js';
+import { compileHooks } from '../../src/intake.js';
 import type { Store } from '../../src/store/store.js';
 import { ADMIN, KEY } from './server.js';
 
@@ -10,7 +10,6 @@ export function appOn(store: Store, overrides: Partial<AppDeps> = {}) {
   const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
   return createApp({
     hooks: compileHooks(config),
-    ingest: createIntake({ store }),
     store,
     log: pino({ level: 'silent' }),
     bodyLimitBytes: config.bodyLimit,

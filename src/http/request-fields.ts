@@ -1,0 +1,36 @@
+import type { RawRequest } from '../record.js';
+import { parseBody } from './parse-body.js';
+import { parseQuery } from './parse-query.js';
+
+/**
+ * A webhook request as bytes and headers, the way it leaves the HTTP layer: plain data, so it can be read on the
+ * event loop or sent to the thread that commits it.
+ */
+export interface WebhookRequest {
+  hook: string;
+  method: string;
+  contentType: string | null;
+  /** The query string with its `?`, or ''. */
+  search: string;
+  body: Uint8Array;
+  receivedAt: string;
+}
+
+/** For `raw`: the body parsed, so it is UTF-8, except the bytes of an allowed file part. */
+const lenientUtf8 = new TextDecoder();
+
+/**
+ * The fields of a request, and the request as it is kept in `raw`. Query parameters fill only what the body does
+ * not carry (contract section 2); both stay in `raw`. Throws the CallhookError of an unreadable query or body.
+ */
+export async function requestFields(
+  { method, contentType, search, body }: WebhookRequest,
+  allowFiles: boolean,
+): Promise<{ fields: Record<string, unknown>; raw: RawRequest }> {
+  const query = parseQuery(search);
+  const parsed = await parseBody(body, contentType ?? undefined, { allowFiles });
+  return {
+    fields: { ...query, ...parsed.fields },
+    raw: { method, content_type: contentType, query, body: lenientUtf8.decode(body) },
+  };
+}
