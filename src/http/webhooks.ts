@@ -39,7 +39,7 @@ type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } }
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
 export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS }: WebhookDeps): Hono<Env> {
-  // Where the store cannot ingest a request itself (store.ingestRequest), it is ingested here, on the event loop.
+  // SQLite's writer thread ingests what it is handed (store.toWriter); what no thread takes is ingested here.
   const ingestHere = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
   const ingest = (request: WebhookRequest) => (store.toWriter?.(request) as Promise<RequestOutcome> | undefined) ?? ingestHere(request);
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
