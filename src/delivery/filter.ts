@@ -225,6 +225,11 @@ export function compileFilter(filter: Filter): (record: CallRecord) => boolean {
   return (record) => check(read(record));
 }
 
+/** A sink's `when` as its predicate: a sink without one takes every record. */
+export function compileWhen(when: Filter | undefined): (record: CallRecord) => boolean {
+  return when ? compileFilter(when) : () => true;
+}
+
 const fieldName = (field: string) => (/^[\w.-]+$/.test(field) ? field : JSON.stringify(field));
 
 /** One line for `config check` and logs; field names that could break the line are quoted. */

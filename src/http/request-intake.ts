@@ -1,5 +1,5 @@
 import type { Config, HookConfig } from '../config.js';
-import { compileFilter, type Filter } from '../delivery/filter.js';
+import { compileWhen, type Filter } from '../delivery/filter.js';
 import { CallhookError, type ErrorCode } from '../errors.js';
 import { compileHooks, prepareCall, replyTo, type Hook, type IntakeReply } from '../intake.js';
 import type { ExtendWriter, WriterExtension } from '../store/sqlite-writer.js';
@@ -67,7 +67,7 @@ export function requestIntakeExtension(config: Pick<Config, 'hooks' | 'phoneRegi
 /** Run on the writer's thread: `commit` joins its group commit. */
 export const extendWriter: ExtendWriter = (settings, commit) => {
   const { hooks, sinks, phoneRegion } = settings as IntakeSettings;
-  const filters = sinks.map(({ name, when }) => ({ name, accepts: when ? compileFilter(when) : () => true }));
+  const filters = sinks.map(({ name, when }) => ({ name, accepts: compileWhen(when) }));
   const ingest = createRequestIntake({ hooks: compileHooks({ hooks: new Map(hooks), phoneRegion }, filters), commit });
   return (request) => ingest(request as WebhookRequest);
 };

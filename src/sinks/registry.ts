@@ -1,7 +1,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, type Config, type SinkConfig } from '../config.js';
-import { compileFilter, filterSchema, type Filter } from '../delivery/filter.js';
+import { compileWhen, filterSchema, type Filter } from '../delivery/filter.js';
 import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
 import { importUserModule } from '../user-module.js';
@@ -52,7 +52,7 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
       type: config.type,
       policy: toPolicy(common),
       when,
-      accepts: when ? compileFilter(when) : () => true,
+      accepts: compileWhen(when),
       open: async (context) => type.create(options, context),
     });
   }
