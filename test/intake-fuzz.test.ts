@@ -15,10 +15,14 @@ const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toS
 const value = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(''), fc.jsonValue({ maxDepth: 3 }));
 const fields = fc.dictionary(fc.oneof(hostileKey, fc.string()), value, { maxKeys: 12 });
 
-const textual = (f: Record<string, unknown>) => Object.entries(f).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`).join('&');
+// A generated value as a form field's text. Not String(v): an object with a `toString` key that is not a function
+// cannot be converted that way.
+const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+const textual = (f: Record<string, unknown>) => Object.entries(f).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(asText(v))}`).join('&');
 
 const multipart = (f: Record<string, unknown>) =>
-  `${Object.entries(f).map(([k, v]) => `--XyZ\r\nContent-Disposition: form-data; name="${k.replace(/["\r\n]/g, '')}"\r\n\r\n${String(v)}\r\n`).join('')}--XyZ--\r\n`;
+  `${Object.entries(f).map(([k, v]) => `--XyZ\r\nContent-Disposition: form-data; name="${k.replace(/["\r\n]/g, '')}"\r\n\r\n${asText(v)}\r\n`).join('')}--XyZ--\r\n`;
 
 const body = fc.oneof(
   fields.map((f) => ({ type: 'application/json', bytes: new TextEncoder().encode(JSON.stringify(f)) })),
@@ -34,10 +38,7 @@ const body = fc.oneof(
     const whole = type.startsWith('multipart') ? multipart(f) : type === 'application/json' ? JSON.stringify(f) : textual(f);
     return { type, bytes: new TextEncoder().encode(whole).subarray(0, Math.floor(whole.length * cut)) };
   }),
-  fields.map((f) => ({
-    type: 'multipart/form-data; boundary=XyZ',
-    bytes: new TextEncoder().encode(`${Object.entries(f).map(([k, v]) => `--XyZ\r\nContent-Disposition: form-data; name="${k.replace(/["\r\n]/g, '')}"\r\n\r\n${String(v)}\r\n`).join('')}--XyZ--\r\n`),
-  })),
+  fields.map((f) => ({ type: 'multipart/form-data; boundary=XyZ', bytes: new TextEncoder().encode(multipart(f)) })),
 );
 
 describe('intake under arbitrary requests', () => {
