@@ -8,6 +8,7 @@ import { createAuthLimiter } from './http/auth-limit.js';
 import type { AppEnv } from './http/env.js';
 import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
+import { requestLogger } from './log.js';
 import type { Metrics } from './metrics.js';
 
 export type AppDeps = WebhookDeps & HealthDeps & AdminDeps & { log: Logger; metrics?: Metrics };
@@ -17,6 +18,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { log, metrics } = deps;
   const routeDeps = { ...deps, limiter: deps.limiter ?? createAuthLimiter() };
   const app = new Hono<AppEnv>();
+  const requestLog = requestLogger(log);
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -27,7 +29,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // Only a configured hook names a metric label: a client cannot grow the label set.
     if (summary?.hook) metrics?.observeRequest(summary.hook, summary.outcome ?? String(c.res.status), seconds);
     // One line per request; headers are never logged, so the Authorization header cannot leak.
-    log.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, ...summary }, 'request');
+    requestLog.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, ...summary }, 'request');
   });
 
   app.route('/', healthRoutes(routeDeps));

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { maskSecrets } from './secrets.js';
+import { secretMasker } from './secrets.js';
 
 export interface LoggerOptions {
   level: string;
@@ -18,8 +18,17 @@ export function createLogger({ level, secrets = [], destination }: LoggerOptions
         paths: ['authorization', 'headers.authorization', 'req.headers.authorization', '*.headers.authorization', '*.authorization'],
         censor: '[redacted]',
       },
-      hooks: secrets.length > 0 ? { streamWrite: (line) => maskSecrets(line, secrets) } : {},
+      hooks: secrets.length > 0 ? { streamWrite: secretMasker(secrets) } : {},
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/**
+ * The logger of the one line per request. Its fields are chosen by the app (id, method, path, status, time, the
+ * summary of the outcome) and never carry headers, so it skips the redaction of `*.authorization`, which costs
+ * more than the rest of the line; configured secrets are still masked.
+ */
+export function requestLogger(log: Logger): Logger {
+  return log.child({}, { redact: [] });
 }

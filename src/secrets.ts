@@ -26,9 +26,20 @@ export function collectSecrets(apiKeys: string[], adminToken: string | undefined
 
 /** Replaces every configured secret inside `text` (URLs, headers, whole values) with `***`. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(s).join('***');
-  return out;
+  return secretMasker(secrets)(text);
+}
+
+/**
+ * `maskSecrets` for text that comes again and again (every log line): the secrets are ordered once, longest
+ * first so a secret containing another is masked whole, and text that holds none comes back as it is.
+ */
+export function secretMasker(secrets: readonly string[]): (text: string) => string {
+  const ordered = [...secrets].sort((a, b) => b.length - a.length);
+  return (text) => {
+    let out = text;
+    for (const s of ordered) if (out.includes(s)) out = out.split(s).join('***');
+    return out;
+  };
 }
 
 function safeUrl(text: string): URL | undefined {

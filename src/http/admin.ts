@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { CallhookError } from '../errors.js';
 import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
-import { maskSecrets } from '../secrets.js';
+import { secretMasker } from '../secrets.js';
 import { timeBound } from '../store/admin-query.js';
 import type { Store } from '../store/store.js';
 import type { AuthLimiter } from './auth-limit.js';
@@ -71,8 +71,8 @@ const retryBody = z.strictObject({
  * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
  */
 export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter }: AdminDeps): Hono {
-  const reply = (value: unknown, status = 200) =>
-    new Response(maskSecrets(JSON.stringify(value), secrets), { status, headers: { 'content-type': 'application/json' } });
+  const mask = secretMasker(secrets);
+  const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
 
   const callOr404 = async (id: string) => {
     const call = await store.getCall(id);
