@@ -96,4 +96,36 @@ describe('delivery worker', () => {
     const [again] = await store.claimDeliveries('slow', 1, 1000);
     expect(again!.attempt).toBe(1);
   });
+
+  it('times out every delivery of one claim at its deadline, with no listener warning however many there are', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const listening: AbortSignal[] = [];
+    const hang: Sink = { deliver: (_r, { signal }) => new Promise((_, reject) => (listening.push(signal), signal.addEventListener('abort', () => reject(signal.reason)))) };
+    const sinks = sinksOf([['hang', hang]], { timeoutMs: 50, concurrency: 40, retry: { schedule: [60_000], jitter: 0 } });
+    const worker = createDeliveryWorker({ store, sinks, log, leaseMs: 1000 });
+    for (let i = 0; i < 40; i++) await commit(store, `r${i}`, ['hang']);
+    worker.start();
+    await until(async () => (await store.countDeliveries()).pending === 40 && listening.length === 40);
+    await worker.stop();
+    process.off('warning', onWarning);
+    const attempts = await Promise.all(Array.from({ length: 40 }, (_, i) => store.listAttempts(`r${i}`)));
+    expect(attempts.map((list) => list.map((a) => [a.outcome, a.error]))).toEqual(Array(40).fill([['retry', 'timed out after 50 ms']]));
+    expect(warnings).toEqual([]);
+  });
+
+  it("gives a sink a logger bound to the delivery's sink, call and attempt", async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const lines: Record<string, unknown>[] = [];
+    const sinkLog = pino({ level: 'info', base: undefined }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['talky', { deliver: async (_r, c) => c.log.info('sent') }]]), log: sinkLog });
+    worker.start();
+    await commit(store, 'r1', ['talky']);
+    worker.notify();
+    await until(() => lines.length === 1);
+    await worker.stop();
+    expect(lines[0]).toMatchObject({ sink: 'talky', callId: 'r1', attempt: 1, msg: 'sent' });
+  });
 });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Sink } from '../sinks/sink.js';
@@ -76,7 +77,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
         log.error({ err, sink: loop.name }, 'cannot read the outbox');
       }
       if (claimed.length > 0) {
-        await Promise.all(claimed.map((delivery) => attempt(loop, delivery)));
+        await attemptAll(loop, claimed);
         continue;
       }
       const dueIn = await store.nextDueIn(loop.name).catch(() => undefined);
@@ -96,32 +97,49 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     });
   }
 
-  async function attempt(loop: SinkLoop, delivery: ClaimedDelivery): Promise<void> {
+  /**
+   * The deliveries of one claim start together, so they share one deadline: one controller and one timer for them
+   * all, which a backlog of hundreds per claim would otherwise pay for each.
+   */
+  async function attemptAll(loop: SinkLoop, claimed: readonly ClaimedDelivery[]): Promise<void> {
     const controller = new AbortController();
-    loop.inFlight.set(delivery.id, controller);
+    // Every attempt listens to it, and so may each sink's own I/O: no limit to warn about.
+    setMaxListeners(0, controller.signal);
+    const { timeoutMs } = loop.policy;
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    for (const delivery of claimed) loop.inFlight.set(delivery.id, controller);
+    try {
+      await Promise.all(claimed.map((delivery) => attempt(loop, delivery, controller.signal)));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function attempt(loop: SinkLoop, delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
     const startedAt = new Date();
     const started = performance.now();
-    const { timeoutMs, retry } = loop.policy;
-    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    let attemptLog: Logger | undefined;
     try {
       await untilAborted(
         loop.sink.deliver(delivery.record, {
           attempt: delivery.attempt,
           idempotencyKey: `${delivery.record.id}:${delivery.sink}`,
-          signal: controller.signal,
-          log: log.child({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt }),
+          signal,
+          // Made when a sink first logs: most never do, and a child logger per delivery shows in the profile.
+          get log() {
+            return (attemptLog ??= log.child({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt }));
+          },
         }),
-        controller.signal,
+        signal,
       );
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok' });
     } catch (err) {
-      if (controller.signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
-      const result = classify(err, delivery.attempt, retry);
+      if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
+      const result = classify(err, delivery.attempt, loop.policy.retry);
       const durationMs = performance.now() - started;
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt);
       log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');
     } finally {
-      clearTimeout(timer);
       loop.inFlight.delete(delivery.id);
     }
   }
