@@ -62,4 +62,19 @@ describe('group commit', () => {
     await write(() => insert.run('d'));
     expect(db.prepare('SELECT k FROM t').pluck().all()).toEqual(['d']);
   });
+
+  it('commits a batch of lazy-sync work alone without waiting for the disk, and anything else with FULL', async () => {
+    const db = open();
+    db.pragma('synchronous = FULL');
+    const write = createWriteBatcher(db);
+    // synchronous as each write sees it inside its transaction: 2 is FULL, 1 is NORMAL.
+    const level = () => db.pragma('synchronous', { simple: true });
+    expect(await Promise.all([write(level, true), write(level, true)])).toEqual([1, 1]);
+    expect(await Promise.all([write(level, true), write(level)])).toEqual([2, 2]);
+    expect(await write(level)).toBe(2);
+    expect(level()).toBe(2);
+    db.pragma('query_only = ON');
+    await expect(write(() => db.prepare('INSERT INTO t (k) VALUES (?)').run('x'), true)).rejects.toThrow();
+    expect(level()).toBe(2); // a failed lazy batch leaves the connection as it found it
+  });
 });

@@ -2,7 +2,7 @@ import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
 import type { ExtendWriter, WriterCall, WriterSettings } from './sqlite-writer.js';
-import { callRow, configureConnection, runWrite, sqliteWrites } from './sqlite-writes.js';
+import { callRow, configureConnection, lazySync, runWrite, sqliteWrites } from './sqlite-writes.js';
 import { answerCalls } from './thread.js';
 
 /**
@@ -21,6 +21,6 @@ const extend = extension ? ((await import(extension.module)) as { extendWriter: 
 const extended = extend?.(extension!.settings, (input) => write(() => writes.commitCall(callRow(input))));
 
 answerCalls<WriterCall>(
-  (call) => ('extension' in call ? extended!(call.extension) : write(() => runWrite(writes, call.op, call.args))),
+  (call) => ('extension' in call ? extended!(call.extension) : write(() => runWrite(writes, call.op, call.args), lazySync(call.op))),
   () => db.close(),
 );

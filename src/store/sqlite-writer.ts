@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
-import { runWrite, sqliteWrites, type SqliteWrites, type WriteOp } from './sqlite-writes.js';
+import { lazySync, runWrite, sqliteWrites, type SqliteWrites, type WriteOp } from './sqlite-writes.js';
 import { threadClient } from './thread.js';
 import type { CommitInput, CommitResult } from './store.js';
 
@@ -49,7 +49,7 @@ export type WriterCall = { op: WriteOp; args: unknown[] } | { extension: unknown
 export function sqliteWriter(db: Database.Database, { busyTimeoutMs, inPlace = false, extension }: { busyTimeoutMs: number; inPlace?: boolean; extension?: WriterExtension }): SqliteWriter {
   const writes = sqliteWrites(db);
   const write = createWriteBatcher(db);
-  const here = (op: WriteOp, args: unknown[]) => write(() => runWrite(writes, op, args));
+  const here = (op: WriteOp, args: unknown[]) => write(() => runWrite(writes, op, args), lazySync(op));
   if (inPlace || db.memory) {
     return {
       run: ((op: WriteOp, ...args: unknown[]) => here(op, args)) as SqliteWriter['run'],

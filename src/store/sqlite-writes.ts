@@ -100,6 +100,14 @@ export function receiptRow(r: Receipt): ReceiptRow {
 
 export type WriteOp = keyof SqliteWrites;
 
+/**
+ * The delivery worker's bookkeeping, which may commit without an fsync of its own (sqlite-batch.ts): undone by a
+ * power cut, a claim or a finished attempt only means the delivery is made again, as at-least-once allows.
+ */
+const LAZY_SYNC: ReadonlySet<WriteOp> = new Set<WriteOp>(['claimDeliveries', 'finishAttempt', 'releaseLeases']);
+
+export const lazySync = (op: WriteOp): boolean => LAZY_SYNC.has(op);
+
 /** One of the writes by its name, as the store asks for it in place and as a message to the thread names it. */
 export function runWrite(writes: SqliteWrites, op: WriteOp, args: readonly unknown[]): unknown {
   return (writes[op] as (...args: readonly unknown[]) => unknown)(...args);

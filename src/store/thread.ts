@@ -2,9 +2,10 @@ import { parentPort, Worker } from 'node:worker_threads';
 
 /**
  * The SQLite store's threads (the reader and the writer) and how the event loop talks to them. A call goes out with
- * the other calls of the same turn in one message, and comes back with their results in one reply: a message
- * between threads costs about what an insert does. A thread that fails is not worth failing requests for: the calls
- * it held are refused, and from then on the caller does the work in place, on the event loop.
+ * the other calls of the same turn in one message, and comes back with the others that settled in the same turn
+ * of the thread in one reply: a message between threads costs about what an insert does. A thread that fails is
+ * not worth failing requests for: the calls it held are refused, and from then on the caller does the work in
+ * place, on the event loop.
  */
 
 export type ThreadRequest<C> = { calls: (C & { id: number })[] } | { close: true };
@@ -113,11 +114,22 @@ export function threadClient<C extends object>({ thread, besides, settings, work
 }
 
 /**
- * Inside a thread: answers each call of a message with `answer` (which may return a promise), all of them in one
- * reply, and on close runs `close` and lets the thread end.
+ * Inside a thread: answers each call with `answer` (which may return a promise). The calls that settle in one turn
+ * go back in one reply, whichever message brought them: a call is never held for a slower one of its message. On
+ * close it runs `close` and lets the thread end.
  */
 export function answerCalls<C>(answer: (call: C) => unknown, close: () => void): void {
   const port = parentPort!;
+  let results: ThreadResult[] = [];
+  const post = () => {
+    const reply = { results } satisfies ThreadReply;
+    results = [];
+    port.postMessage(reply);
+  };
+  const reply = (result: ThreadResult) => {
+    results.push(result);
+    if (results.length === 1) setImmediate(post);
+  };
   port.on('message', (request: ThreadRequest<C>) => {
     if ('close' in request) {
       // The caller sends it once every call has its answer; a turn later all the same, behind any write still queued.
@@ -127,14 +139,12 @@ export function answerCalls<C>(answer: (call: C) => unknown, close: () => void):
       });
       return;
     }
-    void Promise.all(
-      request.calls.map(({ id, ...call }) =>
-        new Promise((resolve) => resolve(answer(call as C))).then(
-          (value): ThreadResult => ({ id, value }),
-          (err: unknown): ThreadResult => ({ id, error: { message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code } }),
-        ),
-      ),
-    ).then((results) => port.postMessage({ results } satisfies ThreadReply));
+    for (const { id, ...call } of request.calls) {
+      new Promise((resolve) => resolve(answer(call as C))).then(
+        (value) => reply({ id, value }),
+        (err: unknown) => reply({ id, error: { message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code } }),
+      );
+    }
   });
 }
 
