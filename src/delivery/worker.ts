@@ -98,29 +98,35 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
   }
 
   /**
-   * The deliveries of one claim start together, so they share one deadline: one controller and one timer for them
-   * all, which a backlog of hundreds per claim would otherwise pay for each.
+   * The deliveries of one claim start together, so they share one deadline: one controller, one timer and one
+   * abort listener for them all, which a backlog of hundreds per claim would otherwise pay for each (and an
+   * EventTarget removes a listener by walking its list).
    */
   async function attemptAll(loop: SinkLoop, claimed: readonly ClaimedDelivery[]): Promise<void> {
     const controller = new AbortController();
-    // Every attempt listens to it, and so may each sink's own I/O: no limit to warn about.
-    setMaxListeners(0, controller.signal);
+    const { signal } = controller;
+    // A sink's own I/O may listen to it too, once per delivery: no limit to warn about.
+    setMaxListeners(0, signal);
     const { timeoutMs } = loop.policy;
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    // Settles only by rejecting, when the signal aborts; each attempt races its sink against it.
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    aborted.catch(() => undefined); // aborted after every attempt settled: nobody is waiting for it
     for (const delivery of claimed) loop.inFlight.set(delivery.id, controller);
     try {
-      await Promise.all(claimed.map((delivery) => attempt(loop, delivery, controller.signal)));
+      await Promise.all(claimed.map((delivery) => attempt(loop, delivery, signal, aborted)));
     } finally {
       clearTimeout(timer);
     }
   }
 
-  async function attempt(loop: SinkLoop, delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+  async function attempt(loop: SinkLoop, delivery: ClaimedDelivery, signal: AbortSignal, aborted: Promise<never>): Promise<void> {
     const startedAt = new Date();
     const started = performance.now();
     let attemptLog: Logger | undefined;
     try {
-      await untilAborted(
+      // A sink that ignores the signal cannot hang us: the race settles when the signal aborts.
+      await Promise.race([
         loop.sink.deliver(delivery.record, {
           attempt: delivery.attempt,
           idempotencyKey: `${delivery.record.id}:${delivery.sink}`,
@@ -130,8 +136,8 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
             return (attemptLog ??= log.child({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt }));
           },
         }),
-        signal,
-      );
+        aborted,
+      ]);
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok' });
     } catch (err) {
       if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
@@ -188,15 +194,6 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       loops.length = 0;
     },
   };
-}
-
-/** Settles with the sink's promise, or rejects when the signal aborts: a sink that ignores it cannot hang us. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**
