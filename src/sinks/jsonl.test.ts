@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../../test/helpers/server.js';
 import type { CallRecord } from '../record.js';
 import { jsonlSink } from './jsonl.js';
@@ -53,5 +54,23 @@ describe('jsonl sink batching', () => {
     await Promise.all([...ids, ...ids.slice(0, 50)].map((id) => sink.deliver(record(id), context)));
     await sink.close?.();
     expect(lines(join(dir, 'calls.jsonl')).map((r) => r.id)).toEqual(ids);
+  });
+
+  it('gives the deliveries made in one turn one datasync', async () => {
+    const dir = tempDir();
+    const sink = await open(dir);
+    // FileHandle is not exported; its prototype is reached through a handle.
+    const probe = await openFile(join(dir, 'probe'), 'w');
+    const prototype = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+    await probe.close();
+    const datasync = vi.spyOn(prototype, 'datasync');
+    try {
+      await Promise.all(['a', 'b', 'c', 'd'].map((id) => sink.deliver(record(id), context)));
+      expect(datasync).toHaveBeenCalledTimes(1);
+    } finally {
+      datasync.mockRestore();
+      await sink.close?.();
+    }
+    expect(lines(join(dir, 'calls.jsonl')).map((r) => r.id)).toEqual(['a', 'b', 'c', 'd']);
   });
 });

@@ -27,7 +27,8 @@ export const jsonlSink = defineSinkType({
     let waiting: { id: string; line: string; done: (err?: unknown) => void }[] = [];
     let flushing: Promise<void> | undefined;
 
-    // Deliveries that arrive while a write is in progress share the next write and its one datasync.
+    // Deliveries made in the same turn share one write and its one datasync (the flush starts once the turn's
+    // code is done), and so do those that arrive while a write is in progress.
     const flush = async (): Promise<void> => {
       while (waiting.length > 0) {
         const batch = waiting;
@@ -55,7 +56,7 @@ export const jsonlSink = defineSinkType({
       deliver(record) {
         return new Promise<void>((resolve, reject) => {
           waiting.push({ id: record.id, line: `${JSON.stringify(record)}\n`, done: (err) => (err ? reject(err) : resolve()) });
-          flushing ??= flush();
+          flushing ??= Promise.resolve().then(flush);
         });
       },
       async close() {
