@@ -1,7 +1,11 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { sqliteStoreOn } from '../src/store/sqlite.js';
+import { loadConfig } from '../src/config.js';
+import { compileHooks } from '../src/intake.js';
+import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { appOn } from './helpers/app.js';
 import { KEY, sampleCall, tempDir, until } from './helpers/server.js';
@@ -151,5 +155,37 @@ describe('a store that hangs', () => {
     expect(await (await send(sampleCall({ call_id: 'while-hung' }))).json()).toMatchObject({ status: 'duplicate' });
     expect((await send(sampleCall({ call_id: 'after' }))).status).toBe(200);
     expectWhole(db);
+  });
+});
+
+describe('a store that cannot read the caller history', () => {
+  it('answers each in-call lookup 503 and logs the outage once, then its end', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'callhook.yaml');
+    writeFileSync(path, 'hooks:\n  caller-lookup:\n    kind: in-call\n');
+    const store = openSqliteStore({ path: ':memory:' });
+    let down = true;
+    const failing: Store = {
+      ...store,
+      callerHistory: (...args) => (down ? Promise.reject(Object.assign(new Error('connection terminated'), { code: 'ECONNRESET' })) : store.callerHistory(...args)),
+    };
+    const lines: { level: number; msg: string; refusedLookups?: number }[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = appOn(failing, { hooks: compileHooks(loadConfig({ CALLHOOK_API_KEYS: KEY, CALLHOOK_CONFIG: path })), log });
+    const lookup = () =>
+      app.request('/webhooks/caller-lookup', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"phone_number":"09812345678"}' });
+
+    const replies = await Promise.all(Array.from({ length: 20 }, lookup));
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill(503));
+    expect(await replies[0]!.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now: the caller history cannot be read' });
+    down = false;
+    expect((await lookup()).status).toBe(200);
+
+    const outage = lines.filter((l) => l.msg !== 'request');
+    expect(outage.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'cannot read the caller history; in-call hooks answer 503 until the store reads again'],
+      [40, 'the store reads the caller history again'],
+    ]);
+    expect(outage[1]!.refusedLookups).toBe(20);
   });
 });

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { storeOutageLog } from './store-outage.js';
+import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -47,5 +47,25 @@ describe('the store outage log', () => {
     expect(lines.map((l) => l.msg)).toEqual(['cannot store a receipt', 'the store commits again', 'cannot commit a call; calls are refused with 503 until the store commits again']);
     expect(lines[1]).toMatchObject({ seconds: 3, refusedCalls: 0, lostReceipts: 1 });
     expect(lines[2]).toMatchObject({ hook: 'b' });
+  });
+
+  it('keeps the caller history reads apart: their own first line, interval lines and end', () => {
+    const { lines, log, tick, now } = capture();
+    const outage = historyOutageLog(log, { everyMs: 10_000, now });
+    const down = Object.assign(new Error('connection terminated'), { code: 'ECONNRESET' });
+    for (let i = 0; i < 300; i++) {
+      outage.failed(down, 'caller-lookup');
+      tick(50);
+    }
+    outage.read();
+    outage.read();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'cannot read the caller history; in-call hooks answer 503 until the store reads again'],
+      [50, 'the store still cannot read the caller history'],
+      [40, 'the store reads the caller history again'],
+    ]);
+    expect(lines[0]).toMatchObject({ hook: 'caller-lookup', err: { message: 'connection terminated', code: 'ECONNRESET' } });
+    expect(lines[1]).toMatchObject({ error: 'connection terminated', code: 'ECONNRESET', refusedLookups: 200, seconds: 10 });
+    expect(lines[2]).toMatchObject({ seconds: 15, refusedLookups: 300 });
   });
 });

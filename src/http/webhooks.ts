@@ -13,7 +13,7 @@ import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { readBody } from './read-body.js';
 import { requestFields, type WebhookRequest } from './request-fields.js';
 import { createRequestIntake, type RequestOutcome } from './request-intake.js';
-import { storeOutageLog } from './store-outage.js';
+import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
@@ -45,6 +45,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
 
   const outage = storeOutageLog(log);
+  const historyOutage = historyOutageLog(log);
 
   const bounded = <T>(work: Promise<T>, what: string) => withinDeadline(work, storeDeadlineMs, what);
 
@@ -73,10 +74,11 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
     const phone = typeof data.phone_number === 'string' ? data.phone_number : null;
     let history: CallerHistory;
     try {
-      const found = phone ? await bounded(store.callerHistory(phone, HISTORY_CALLS), 'reading the caller history') : { count: 0, records: [] };
-      history = callerHistory(phone, found.count, found.records, phone ? [] : problems);
+      const found = phone ? await bounded(store.callerHistory(phone, HISTORY_CALLS), 'reading the caller history') : undefined;
+      if (found) historyOutage.read();
+      history = callerHistory(phone, found?.count ?? 0, found?.records ?? [], phone ? [] : problems);
     } catch (cause) {
-      log.error({ err: cause, hook: name }, 'cannot read the caller history');
+      historyOutage.failed(cause, name);
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', 'the caller history cannot be read', { cause }));
     }
     const handler = inCallHandlers?.get(name);
