@@ -2,12 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../src/store/postgres.js';
 import { post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { commitInput, unique } from './helpers/store-inputs.js';
 
 /**
  * The real PostgreSQL stops answering mid-run, as behind a network that drops packets for a while: callhook talks
  * to it through a TCP relay that can be frozen (every connection stays open, nothing is forwarded, what is sent
- * waits) and thawed (what waited arrives, as TCP's retransmissions would deliver it once the network heals).
+ * waits) and thawed (what waited arrives, as TCP's retransmissions would deliver it once the network heals). It
+ * can also cut off the connections it has (they stay open and nothing on them ever arrives, as when the server
+ * behind an address vanished) while new ones go through, as to a new server after a failover.
  */
 
 const url = process.env.TEST_DATABASE_URL;
@@ -16,12 +20,14 @@ interface Relay {
   port: number;
   freeze(): void;
   thaw(): void;
+  cutOff(): void;
   close(): Promise<void>;
 }
 
 async function startRelay(target: URL): Promise<Relay> {
   let frozen = false;
   const flushes = new Set<() => void>();
+  const cut = new WeakSet<Socket>();
   const sockets = new Set<Socket>();
   // One direction of one connection: forwards at once, or holds until the thaw.
   const forward = (from: Socket, to: Socket) => {
@@ -30,7 +36,11 @@ async function startRelay(target: URL): Promise<Relay> {
       for (const chunk of held.splice(0)) to.write(chunk);
     };
     flushes.add(flush);
-    from.on('data', (chunk: Buffer) => (frozen ? held.push(chunk) : to.write(chunk)));
+    from.on('data', (chunk: Buffer) => {
+      if (cut.has(from)) return;
+      if (frozen) held.push(chunk);
+      else to.write(chunk);
+    });
     from.on('close', () => (flushes.delete(flush), to.destroy()));
     from.on('error', () => to.destroy());
   };
@@ -50,6 +60,9 @@ async function startRelay(target: URL): Promise<Relay> {
     thaw: () => {
       frozen = false;
       for (const flush of flushes) flush();
+    },
+    cutOff: () => {
+      for (const s of sockets) cut.add(s);
     },
     close: async () => {
       for (const s of sockets) s.destroy();
@@ -109,6 +122,44 @@ describe.skipIf(!url)('PostgreSQL that stops answering', () => {
       expect(rows.map((r) => r.dedup_key)).toEqual(['call_id:after', 'call_id:before', 'call_id:during']);
     } finally {
       await db.end();
+    }
+  });
+});
+
+describe.skipIf(!url)('PostgreSQL that vanishes behind its address', () => {
+  const schema = `outage_${randomBytes(6).toString('hex')}`;
+  let admin: pg.Client;
+  let relay: Relay;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    relay = await startRelay(new URL(url!));
+  });
+  afterAll(async () => {
+    await relay?.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  it('gives up the connections that hang and commits again on new ones', { timeout: 30_000 }, async () => {
+    const through = new URL(url!);
+    through.host = `127.0.0.1:${relay.port}`;
+    const store = await openPostgresStore({ url: through.toString(), schema, poolSize: 2, queryTimeoutMs: 500 });
+    try {
+      // Both pooled connections open and in use.
+      await Promise.all([store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])), store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), []))]);
+
+      relay.cutOff();
+      const hung = await Promise.allSettled([store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])), store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), []))]);
+      expect(hung.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      // Each hung connection is closed, so the next commits open new ones, which reach the server.
+      const after = await store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), []));
+      expect(after.outcome).toBe('accepted');
+      const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.calls WHERE id = $1`, [after.id]);
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await store.close();
     }
   });
 });

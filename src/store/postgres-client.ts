@@ -23,17 +23,16 @@ export async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient)
   }
 }
 
+/**
+ * No ROLLBACK on failure: withClient closes the connection, and PostgreSQL rolls back what it held. A ROLLBACK sent
+ * after a query that timed out would only wait behind it for a time-out of its own.
+ */
 export function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   return withClient(pool, async (client) => {
     await client.query('BEGIN');
-    try {
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
   });
 }
 

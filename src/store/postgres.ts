@@ -13,6 +13,13 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long a request waits for a connection before its commit fails (and the reply is 503), well inside 10 s. */
   connectTimeoutMs?: number;
+  /**
+   * How long any query may take before its connection is given up and closed. A server that vanished mid-query
+   * (a failover that moved the database's address, a host that is gone) never answers, and TCP takes about 15
+   * minutes to say so: meanwhile every pooled connection that touches it hangs, and with the pool full of them
+   * the store stays down long after a new server answers at the same name.
+   */
+  queryTimeoutMs?: number;
 }
 
 const INT8 = 20;
@@ -26,28 +33,24 @@ const types = {
     oid === INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-export async function openPostgresStore({ url, schema, poolSize = 10, connectTimeoutMs = 5000 }: PostgresStoreOptions): Promise<Store> {
+export async function openPostgresStore({ url, schema, poolSize = 10, connectTimeoutMs = 5000, queryTimeoutMs = 15_000 }: PostgresStoreOptions): Promise<Store> {
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new Error(`postgres store: option "schema" must be a lower-case SQL identifier, got ${JSON.stringify(schema)}`);
   }
-  const pool = new pg.Pool({
+  const connection = {
     connectionString: url,
-    max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     types,
     // Set at connection start-up so no statement can ever run before it, whichever client the pool hands out.
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
+  };
+  // Migrations may wait long, for another replica's migration or to index a big table: they run first, on a
+  // connection of their own with no query time-out.
+  await migrateOn(new pg.Client(connection), schema);
+  const pool = new pg.Pool({ ...connection, max: poolSize, query_timeout: queryTimeoutMs });
   // An idle client whose server went away emits 'error' on the pool; unhandled, that would kill the process.
   // The next query fails on its own and its caller answers 503, so there is nothing more to do here.
   pool.on('error', () => undefined);
-
-  try {
-    await withClient(pool, (client) => migratePostgres(client, schema));
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
   let closing: Promise<void> | undefined;
 
   return {
@@ -196,4 +199,15 @@ async function countDeliveries(pool: pg.Pool): Promise<Record<DeliveryState, num
   const { rows } = await pool.query<{ state: DeliveryState; n: number }>('SELECT state, count(*) AS n FROM deliveries GROUP BY state');
   for (const row of rows) counts[row.state] = row.n;
   return counts;
+}
+
+async function migrateOn(client: pg.Client, schema: string | undefined): Promise<void> {
+  // A server that goes away mid-migration fails the migration, not the process.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await migratePostgres(client, schema);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
