@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { perTurn } from './per-turn.js';
 
 /**
  * Group commit for SQLite. With `synchronous=FULL` every commit waits for an fsync, the one cost that matters on
@@ -22,13 +23,7 @@ interface Pending {
 }
 
 export function createWriteBatcher(db: Database.Database, onFlush?: (size: number) => void): Enqueue {
-  let queue: Pending[] = [];
-  let scheduled = false;
-
-  function flush(): void {
-    scheduled = false;
-    const batch = queue;
-    queue = [];
+  function flush(batch: Pending[]): void {
     const lazy = batch.every((pending) => pending.lazySync);
     if (lazy) db.pragma('synchronous = NORMAL');
     try {
@@ -62,13 +57,7 @@ export function createWriteBatcher(db: Database.Database, onFlush?: (size: numbe
     }
   }
 
+  const enqueue = perTurn(flush);
   return <T>(work: () => T, lazySync = false) =>
-    new Promise<T>((resolve, reject) => {
-      queue.push({ work, lazySync, resolve: resolve as (value: unknown) => void, reject });
-      if (!scheduled) {
-        scheduled = true;
-        // setImmediate runs after this turn's I/O callbacks: every request whose body arrived in it joins the batch.
-        setImmediate(flush);
-      }
-    });
+    new Promise<T>((resolve, reject) => enqueue({ work, lazySync, resolve: resolve as (value: unknown) => void, reject }));
 }

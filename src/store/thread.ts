@@ -1,4 +1,5 @@
 import { parentPort, Worker } from 'node:worker_threads';
+import { perTurn } from './per-turn.js';
 
 /**
  * The SQLite store's threads (the reader and the writer) and how the event loop talks to them. A call goes out with
@@ -43,7 +44,6 @@ export function threadClient<C extends object>({ thread, besides, settings, work
   /** Failed or closing: no call goes to the thread any more. */
   let done = false;
   let next = 0;
-  let outbox: (C & { id: number })[] = [];
   let drained: (() => void) | undefined;
 
   // Whether the calls it held were carried out before the thread died is unknown: they are refused, never answered.
@@ -51,7 +51,6 @@ export function threadClient<C extends object>({ thread, besides, settings, work
     if (!done) warnThreadFailed(err, `${work} are made on the event loop from now on`);
     done = true;
     worker = undefined;
-    outbox = [];
     for (const pending of waiting.values()) pending.reject(err);
     waiting.clear();
     drained?.();
@@ -77,11 +76,8 @@ export function threadClient<C extends object>({ thread, besides, settings, work
     return w;
   };
 
-  const post = () => {
-    const calls = outbox;
-    outbox = [];
-    worker?.postMessage({ calls } satisfies ThreadRequest<C>);
-  };
+  // A thread that failed meanwhile gets nothing: its calls were refused.
+  const send = perTurn<C & { id: number }>((calls) => worker?.postMessage({ calls } satisfies ThreadRequest<C>));
 
   return {
     call(call) {
@@ -97,8 +93,7 @@ export function threadClient<C extends object>({ thread, besides, settings, work
         const id = next++;
         waiting.set(id, { resolve, reject });
         if (waiting.size === 1) w.ref();
-        outbox.push({ ...call, id });
-        if (outbox.length === 1) setImmediate(post);
+        send({ ...call, id });
       });
     },
     async close() {
@@ -120,16 +115,7 @@ export function threadClient<C extends object>({ thread, besides, settings, work
  */
 export function answerCalls<C>(answer: (call: C) => unknown, close: () => void): void {
   const port = parentPort!;
-  let results: ThreadResult[] = [];
-  const post = () => {
-    const reply = { results } satisfies ThreadReply;
-    results = [];
-    port.postMessage(reply);
-  };
-  const reply = (result: ThreadResult) => {
-    results.push(result);
-    if (results.length === 1) setImmediate(post);
-  };
+  const reply = perTurn<ThreadResult>((results) => port.postMessage({ results } satisfies ThreadReply));
   port.on('message', (request: ThreadRequest<C>) => {
     if ('close' in request) {
       // The caller sends it once every call has its answer; a turn later all the same, behind any write still queued.
