@@ -1,4 +1,5 @@
 import type { RawRequest } from '../record.js';
+import type { Receipt } from '../store/store.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
 
@@ -14,6 +15,14 @@ export interface WebhookRequest {
   search: string;
   body: Uint8Array;
   receivedAt: string;
+}
+
+/** What is known of a request before its body is read. */
+export type RequestHead = Pick<WebhookRequest, 'hook' | 'method' | 'contentType' | 'receivedAt'>;
+
+/** A request's receipt, before its outcome is known: the route's for refusals, the intake's for commits. */
+export function receiptOf({ hook, receivedAt, method, contentType }: RequestHead, size: number): Omit<Receipt, 'status' | 'outcome'> {
+  return { hook, receivedAt, method, contentType, size };
 }
 
 /** For `raw`: the body parsed, so it is UTF-8, except the bytes of an allowed file part. */

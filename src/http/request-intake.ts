@@ -4,7 +4,7 @@ import { CallhookError, type ErrorCode } from '../errors.js';
 import { compileHooks, prepareCall, replyTo, type Hook, type IntakeReply } from '../intake.js';
 import type { ExtendWriter, WriterExtension } from '../store/sqlite-writer.js';
 import type { CommitInput, CommitResult } from '../store/store.js';
-import { requestFields, type WebhookRequest } from './request-fields.js';
+import { receiptOf, requestFields, type WebhookRequest } from './request-fields.js';
 
 /**
  * An end-of-call request from bytes to its committed record: read the query and body, normalise, commit. It needs
@@ -37,7 +37,7 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
       if (err instanceof CallhookError) return { refused: { code: err.code, detail: err.detail } };
       throw err;
     }
-    const receipt = { hook: hook.config.name, receivedAt: request.receivedAt, method: request.method, contentType: request.contentType, size: request.body.byteLength };
+    const receipt = receiptOf(request, request.body.byteLength);
     const call = prepareCall({ hook, ...read, source: 'webhook', receipt, receivedAt: new Date(request.receivedAt) });
     return { reply: replyTo(call, await commit(call.commit)) };
   };

@@ -11,7 +11,7 @@ import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { readBody } from './read-body.js';
-import { requestFields, type WebhookRequest } from './request-fields.js';
+import { receiptOf, requestFields, type RequestHead, type WebhookRequest } from './request-fields.js';
 import { createRequestIntake, type RequestOutcome } from './request-intake.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
@@ -35,7 +35,7 @@ export interface WebhookDeps {
   storeDeadlineMs?: number;
 }
 
-type Env = { Variables: AppEnv['Variables'] & { hook: Hook; receivedAt: Date } };
+type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
 export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS }: WebhookDeps): Hono<Env> {
@@ -54,7 +54,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
    * the reply does not wait for it a second time.
    */
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
-    const receipt = receiptOf(c, rawBody?.byteLength);
+    const receipt = receiptAt(c, rawBody?.byteLength);
     const kept = bounded(
       store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) }),
       'storing a receipt',
@@ -92,7 +92,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
         return rejectAndThrow(c, err);
       }
     }
-    await bounded(store.recordRejection({ ...receiptOf(c, size), status: 200, outcome: 'in-call' }), 'storing a receipt')
+    await bounded(store.recordRejection({ ...receiptAt(c, size), status: 200, outcome: 'in-call' }), 'storing a receipt')
       .then(outage.committed, (cause) => outage.failed(cause, { hook: name, receipt: true }));
     c.set('summary', { hook: name, outcome: 'in-call' });
     return c.body(body, 200, { 'content-type': 'application/json' });
@@ -107,7 +107,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
     if (!hook) throw new CallhookError('UNKNOWN_HOOK', c.req.param('hook'));
     c.set('hook', hook);
     c.set('summary', { hook: hook.config.name });
-    c.set('receivedAt', new Date());
+    c.set('head', { hook: hook.config.name, method: c.req.method, contentType: c.req.header('content-type') ?? null, receivedAt: new Date().toISOString() });
     return auth.get(hook.config.name)!(c, next);
   };
 
@@ -123,14 +123,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
       if (err instanceof CallhookError) return rejectAndThrow(c, err);
       throw err;
     }
-    const request: WebhookRequest = {
-      hook: hook.config.name,
-      method,
-      contentType: c.req.header('content-type') ?? null,
-      search: new URL(c.req.url).search,
-      body,
-      receivedAt: c.get('receivedAt').toISOString(),
-    };
+    const request: WebhookRequest = { ...c.get('head'), search: new URL(c.req.url).search, body };
 
     if (hook.config.kind === 'in-call') {
       let fields: Record<string, unknown>;
@@ -159,12 +152,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
   });
 }
 
-function receiptOf(c: Context<Env>, size = Number(c.req.header('content-length') ?? 0)): Omit<Receipt, 'status' | 'outcome'> {
-  return {
-    hook: c.get('hook').config.name,
-    receivedAt: c.get('receivedAt').toISOString(),
-    method: c.req.method,
-    contentType: c.req.header('content-type') ?? null,
-    size: Number.isFinite(size) ? size : 0,
-  };
+/** The receipt of the request under way; before its body is read, its size is what the client declared. */
+function receiptAt(c: Context<Env>, size = Number(c.req.header('content-length') ?? 0)): Omit<Receipt, 'status' | 'outcome'> {
+  return receiptOf(c.get('head'), Number.isFinite(size) ? size : 0);
 }
