@@ -48,6 +48,7 @@ interface Target {
 }
 
 const rows: string[][] = [];
+const cpuRows: string[][] = [];
 const targets: Target[] = [];
 const errorsOf = (runs: readonly LoadResult[]) => {
   const sum = (pick: (r: LoadResult) => number) => runs.reduce((n, r) => n + pick(r), 0);
@@ -66,6 +67,15 @@ const loadRow = (measure: string, runs: readonly LoadResult[], ratio = '') =>
 const target = (name: string, value: number, met: boolean, unit = '×') =>
   targets.push({ name, figure: unit === '×' ? format.ratio(value) : `${value.toFixed(1)} ${unit}`, met });
 
+const µs = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
+
+/** Where each request's CPU goes, as medians over the runs; a run whose server could not be read is left out. */
+function cpuRow(measure: string, runs: readonly LoadResult[]): void {
+  const counted = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
+  const of = (pick: (c: NonNullable<LoadResult['cpu']>) => number) => median(counted.map(pick));
+  cpuRows.push([measure, µs(of((c) => c.loop)), µs(of((c) => c.threads)), µs(of((c) => c.loop + c.threads)), µs(of((c) => c.load)), of((c) => c.cores).toFixed(2)]);
+}
+
 function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   const rps = (t: ThroughputTarget) => med(r[t], (x) => x.rps);
   const vsHono = rps('callhook-json') / rps('hono-empty');
@@ -77,6 +87,11 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   loadRow('callhook, JSON', r['callhook-json'], `${format.ratio(vsHono)} empty Hono; ${format.ratio(vsExpress)} Express`);
   loadRow('callhook, form-urlencoded', r['callhook-form'], `${format.ratio(form)} callhook JSON`);
   loadRow('callhook, multipart', r['callhook-multipart'], `${format.ratio(multipart)} callhook JSON`);
+  cpuRow('empty Hono, JSON', r['hono-empty']);
+  cpuRow('Express + SQLite by hand, JSON', r['express-sqlite']);
+  cpuRow('callhook, JSON', r['callhook-json']);
+  cpuRow('callhook, form-urlencoded', r['callhook-form']);
+  cpuRow('callhook, multipart', r['callhook-multipart']);
   target('durable JSON ≥ 0.5 × empty Hono', vsHono, vsHono >= 0.5);
   target('durable JSON ≥ 6 × Express + SQLite', vsExpress, vsExpress >= 6);
   target('form ≥ 0.7 × JSON', form, form >= 0.7);
@@ -129,8 +144,10 @@ function inCallRows(r: InCallResult): void {
 
 function report(totalSeconds: number, tree: string): void {
   const table: Table = { headers: ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'], rows };
+  const cpu: Table = { headers: ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'], rows: cpuRows };
   const verdicts = targets.map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.figure}`);
-  process.stdout.write(`\n${formatText(table)}\n\nTargets:\n${verdicts.map((v) => `  ${v}`).join('\n')}\n`);
+  const cpuText = cpuRows.length > 0 ? `\n\nCPU per request:\n${formatText(cpu)}` : '';
+  process.stdout.write(`\n${formatText(table)}${cpuText}\n\nTargets:\n${verdicts.map((v) => `  ${v}`).join('\n')}\n`);
   if (warnings.length > 0) process.stdout.write(`\nWarnings:\n${warnings.map((w) => `  ${w}`).join('\n')}\n`);
 
   const m = describeMachine();
@@ -146,6 +163,7 @@ function report(totalSeconds: number, tree: string): void {
     '',
     formatMarkdown(table),
     '',
+    ...(cpuRows.length > 0 ? ['### CPU per request', '', formatMarkdown(cpu), ''] : []),
     '## Targets',
     '',
     ...targets.map((t) => `- ${t.met ? 'met' : '**missed**'}: ${t.name}: ${t.figure}`),
@@ -157,6 +175,7 @@ function report(totalSeconds: number, tree: string): void {
     `- Each run: a fresh process and data dir; ${settings.warmupSeconds} s on the same connections not counted, then ${settings.seconds} s; the table shows the median of ${settings.runs} run(s). Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
     '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row). Baselines: bench/baselines/, JSON only.',
     '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
+    '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',
     '- RSS: /proc/<pid>/status VmRSS every 250 ms; "after N requests" is read when the Nth reply is in, peak is over the whole run.',
     '- Backlog: written through the store with the server down, then timed from the spawn of `serve` until every backlog record is in the JSONL file; intake latency leaves out its first second (connection set-up).',
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',

@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import type { BodyFactory } from './bodies.js';
+import { cpuWindow, type CpuPerRequest, type CpuWindow } from './cpu.js';
 import { API_KEY } from './processes.js';
 
 /** One autocannon run against a webhook route, always bounded in time, with what went wrong counted. */
@@ -21,6 +22,8 @@ export interface LoadOptions {
   amount?: number;
   /** Keep every 2xx latency for exact percentiles; off for runs of a million requests. */
   latencies?: boolean;
+  /** The server's process id, to count the CPU it and the load generator spend per request (cpu.ts). */
+  cpuOf?: number;
 }
 
 export interface LoadResult {
@@ -38,6 +41,8 @@ export interface LoadResult {
   non2xx: number;
   /** False when an `amount` run was cut by its time bound. */
   complete: boolean;
+  /** Over the measured part, when `cpuOf` was given. */
+  cpu?: CpuPerRequest;
 }
 
 export interface RunningLoad {
@@ -46,7 +51,7 @@ export interface RunningLoad {
   result: Promise<LoadResult>;
 }
 
-export function startLoad({ url, path = '/webhooks/end-of-call', body, connections = 50, seconds, warmupSeconds = 0, amount, latencies = true }: LoadOptions): RunningLoad {
+export function startLoad({ url, path = '/webhooks/end-of-call', body, connections = 50, seconds, warmupSeconds = 0, amount, latencies = true, cpuOf }: LoadOptions): RunningLoad {
   // Our own samples: autocannon's histogram truncates to whole milliseconds, and sub-millisecond replies need
   // the raw figures.
   const samples: number[] = [];
@@ -54,6 +59,8 @@ export function startLoad({ url, path = '/webhooks/end-of-call', body, connectio
   let cut = false;
   const measureFrom = performance.now() + warmupSeconds * 1000;
   let instance: autocannon.Instance | undefined;
+  let cpu: CpuWindow | undefined;
+  const countCpu = cpuOf === undefined ? undefined : setTimeout(() => (cpu = cpuWindow(cpuOf)), warmupSeconds * 1000);
   // An `amount` run against a server that stalls would otherwise never end. Unref'd: it must not keep the
   // bench alive once the run is over for another reason.
   const bound = setTimeout(() => ((cut = true), instance?.stop()), (amount === undefined ? warmupSeconds + seconds + 15 : seconds) * 1000).unref();
@@ -77,6 +84,7 @@ export function startLoad({ url, path = '/webhooks/end-of-call', body, connectio
       },
       (err, r) => {
         clearTimeout(bound);
+        clearTimeout(countCpu);
         if (err) return reject(err instanceof Error ? err : new Error(String(err)));
         const elapsed = warmupSeconds > 0 ? (performance.now() - measureFrom) / 1000 : (r.finish.getTime() - r.start.getTime()) / 1000;
         const sorted = Float64Array.from(samples).sort();
@@ -94,6 +102,7 @@ export function startLoad({ url, path = '/webhooks/end-of-call', body, connectio
             .map(([code, { count }]) => `${code}×${count ?? 0}`)
             .join(' '),
           complete: !cut,
+          cpu: cpu?.end(ok),
         });
       },
     );

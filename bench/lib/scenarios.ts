@@ -42,7 +42,7 @@ export async function measureThroughput(s: Settings): Promise<Record<ThroughputT
     for (const target of THROUGHPUT_TARGETS) {
       const encoding: Encoding = target.startsWith('callhook-') ? (target.slice('callhook-'.length) as Encoding) : 'json';
       await withServer(target, JSONL_ONLY, async (server) => {
-        const result = await load({ url: server.url, body: bodyFactory(encoding), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS });
+        const result = await load({ url: server.url, body: bodyFactory(encoding), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS, cpuOf: server.pid });
         if (target.startsWith('callhook-')) await checkAccepted(server, result.ok, target);
         results[target].push(result);
       });
