@@ -161,6 +161,8 @@ function report(totalSeconds: number, tree: string): void {
     '',
     `Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, ${m.kernel}, Node ${m.node}; ${m.date}`,
     '',
+    `Disk: a 4 KiB append and its fdatasync in the data dirs' file system take ${format.ms(m.fsync.p50)} ms (p50), ${format.ms(m.fsync.p99)} ms (p99), measured after the runs.`,
+    '',
     formatMarkdown(table),
     '',
     ...(cpuRows.length > 0 ? ['### CPU per request', '', formatMarkdown(cpu), ''] : []),
