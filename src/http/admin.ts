@@ -81,7 +81,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
   };
 
   return new Hono()
-    .use(requireBearer([adminToken], 'admin', limiter))
+    .use(requireBearer([adminToken], limiter))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
       const { q, recording_url: recordingUrl, limit: max, ...filters } = parseQuery(c, callsQuery);

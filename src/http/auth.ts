@@ -11,19 +11,19 @@ import type { AuthLimiter } from './auth-limit.js';
  * missing, malformed or wrong key alike with 401, the spec's Error object and `WWW-Authenticate: Bearer` (RFC 6750
  * section 3), where hono would send 400 for a malformed header.
  */
-export function requireBearer(keys: readonly string[], realm: string, limiter?: AuthLimiter): MiddlewareHandler {
+export function requireBearer(keys: readonly string[], limiter?: AuthLimiter): MiddlewareHandler {
   if (keys.length === 0) throw new Error('requireBearer: requires at least one key');
   const refuse = (c: Context) => {
     const address = remoteAddress(c);
     const waitMs = limiter?.retryAfterMs(address) ?? 0;
     if (waitMs > 0) return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
     limiter?.fail(address);
-    return errorResponse(new CallhookError('UNAUTHORIZED'), { 'www-authenticate': `Bearer realm="${realm}"` });
+    // Exactly the contract's challenge: a realm is optional (RFC 6750 section 3) and would only name the route.
+    return errorResponse(new CallhookError('UNAUTHORIZED'), { 'www-authenticate': 'Bearer' });
   };
   const message = { message: refuse };
   const digests = keys.map(sha256);
   return bearerAuth({
-    realm,
     // The keys are hashed once here; a request hashes its token once, whatever the number of keys.
     verifyToken: (token) => {
       const digest = sha256(token);

@@ -42,7 +42,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
   // SQLite's writer thread ingests what it is handed (store.toWriter); what no thread takes is ingested here.
   const ingestHere = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
   const ingest = (request: WebhookRequest) => (store.toWriter?.(request) as Promise<RequestOutcome> | undefined) ?? ingestHere(request);
-  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, name, limiter)]));
+  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, limiter)]));
 
   const outage = storeOutageLog(log);
   const historyOutage = historyOutageLog(log);
