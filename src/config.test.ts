@@ -52,6 +52,26 @@ hooks:
     expect(loadConfig({}, json).hooks.get('end-of-call')!.parameters).toEqual(RECOMMENDED_PARAMETERS);
   });
 
+  it('keeps end-of-call beside the hooks the file declares (contract section 2: "more hooks")', () => {
+    const config = loadConfig({}, file('hooks:\n  order-update:\n    dedup: [order_id]\n'));
+    expect([...config.hooks.keys()]).toEqual(['end-of-call', 'order-update']);
+    expect(config.hooks.get('end-of-call')!).toMatchObject({ dedup: ['call_id', 'order_id'], parameters: RECOMMENDED_PARAMETERS });
+  });
+
+  it('accepts a short key but warns where it is set, never what it is', () => {
+    const path = file('hooks:\n  orders:\n    keys: [hookkey1]\nadmin_token: admin-token-0123456789\n');
+    const config = loadConfig({ CALLHOOK_API_KEYS: 'test-key, key-bbbbbbbbbbbbbbbb' }, path);
+    expect(config.apiKeys).toEqual(['test-key', 'key-bbbbbbbbbbbbbbbb']);
+    expect(config.warnings).toHaveLength(2);
+    expect(config.warnings[0]).toMatch(/^CALLHOOK_API_KEYS: a key shorter than 16 characters can be guessed/);
+    expect(config.warnings[1]).toMatch(/^hooks\.orders\.keys: /);
+    for (const warning of config.warnings) expect(warning).not.toMatch(/test-key|hookkey1/);
+    expect(loadConfig({ CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa', CALLHOOK_ADMIN_TOKEN: 'admin' }).warnings).toEqual([
+      expect.stringMatching(/^CALLHOOK_ADMIN_TOKEN: /),
+    ]);
+    expect(loadConfig({ CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa' }).warnings).toEqual([]);
+  });
+
   it('stops with a message that names the bad key', () => {
     const cases: [string, RegExp][] = [
       ['prot: 1\n', /prot: unknown key/],
@@ -60,7 +80,7 @@ hooks:
       ['hooks:\n  end-of-call:\n    parameters:\n      - { identifier: Name, type: string }\n', /hooks\.end-of-call\.parameters\[0\]\.identifier/],
       ['hooks:\n  end-of-call:\n    parameters:\n      - { identifier: n, type: number, format: email }\n', /hooks\.end-of-call\.parameters\[0\]/],
       ['hooks:\n  end-of-call:\n    sinks: [nowhere]\n', /hooks\.end-of-call\.sinks: no sink is named "nowhere"/],
-      ['api_keys: [short]\n', /api_keys\[0\]/],
+      ['api_keys: ["not a token"]\n', /api_keys\[0\]/],
       ['sinks:\n  - { name: a, type: log }\n  - { name: a, type: jsonl }\n', /"a" is used twice/],
       ['url: ${NOPE}\n', /url: environment variable NOPE is not set/],
       ['port: [1\n', /config file/],

@@ -17,7 +17,12 @@ const HOOK_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 const TOKEN68 = /^[A-Za-z0-9._~+/-]+=*$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const keySchema = z.string().regex(TOKEN68, 'a key must be a bearer token: letters, digits and -._~+/ (RFC 6750)').min(16, 'a key must be at least 16 characters');
+const keySchema = z.string().regex(TOKEN68, 'a key must be a bearer token: letters, digits and -._~+/ (RFC 6750)');
+/**
+ * The contract sets no length for a key, so a shorter one is accepted; but it can be guessed, and serve and
+ * `config check` say so. Generated keys are far longer (keys.ts).
+ */
+const STRONG_KEY_LENGTH = 16;
 
 /** Defaults are applied in loadConfig, so an in-call hook can refuse what it was given, not what it defaulted to. */
 const hookSchema = z.strictObject({
@@ -130,6 +135,8 @@ export interface Config {
   reconcile: ReconcileConfig | undefined;
   /** Every secret value, so logs and the config check can mask them. */
   secrets: string[];
+  /** What is allowed but unwise (a short key), for serve to log and `config check` to print; never a secret. */
+  warnings: string[];
   configPath: string | undefined;
 }
 
@@ -159,7 +166,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
   if (duplicateSink) throw new ConfigError(`sinks: the name "${duplicateSink}" is used twice`);
 
   const hooks = new Map<string, HookConfig>();
-  for (const [name, h] of Object.entries(f.hooks ?? { 'end-of-call': hookSchema.parse({}) })) {
+  // Contract section 2: end-of-call is always there and the file declares more hooks; declaring end-of-call changes it.
+  for (const [name, h] of Object.entries({ 'end-of-call': hookSchema.parse({}), ...f.hooks })) {
     // Before the sink names: an in-call hook's sinks are wrong whatever they name.
     const inCall = h.kind === 'in-call';
     const misplaced = (inCall ? END_OF_CALL_ONLY : IN_CALL_ONLY).find((key) => h[key] !== undefined);
@@ -221,6 +229,11 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     sinks,
     reconcile,
     secrets: [...collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks), ...(reconcile ? [reconcile.apiKey] : [])],
+    warnings: weakKeys([
+      [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],
+      [env.CALLHOOK_ADMIN_TOKEN ? 'CALLHOOK_ADMIN_TOKEN' : 'admin_token', adminToken === undefined ? [] : [adminToken]],
+      ...[...hooks].map(([name, hook]): [string, readonly string[]] => [`hooks.${name}.keys`, hook.keys === apiKeys ? [] : hook.keys]),
+    ]),
     configPath: path ? resolve(path) : undefined,
   };
 }
@@ -263,6 +276,13 @@ export function interpolate(value: unknown, env: Env, path: (string | number)[])
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k])]));
   }
   return value;
+}
+
+/** One line per place that holds a short key; the line names the place, never the key. */
+function weakKeys(places: readonly [string, readonly string[]][]): string[] {
+  return places
+    .filter(([, keys]) => keys.some((key) => key.length < STRONG_KEY_LENGTH))
+    .map(([place]) => `${place}: a key shorter than ${STRONG_KEY_LENGTH} characters can be guessed; \`callhook keys generate\` makes a strong one`);
 }
 
 function parseKeyList(text: string): string[] {

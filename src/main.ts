@@ -39,6 +39,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const specs = await resolveConfiguredSinks(loaded);
   const { config, generated } = withKeys(loaded);
   const log = createLogger({ level: config.logLevel, secrets: config.secrets });
+  for (const warning of config.warnings) log.warn(warning);
 
   const inCallHandlers = await loadInCallHandlers(config.hooks.values());
   // Webhook requests are parsed, normalised and committed on SQLite's writer thread (http/request-intake.ts).

@@ -16,6 +16,7 @@ export function configCommand(): Command {
         // The same checks serve makes before it opens anything: sink options, filters, modules, parameters.
         compileHooks(config, await resolveConfiguredSinks(config));
         await loadInCallHandlers(config.hooks.values());
+        for (const warning of config.warnings) console.error(`warning: ${warning}`);
         console.log(describeConfig(config));
       }),
   );
