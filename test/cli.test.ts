@@ -131,6 +131,25 @@ describe('callhook replay', () => {
     expect(stdout.trim().split('\n').at(-1)).toBe('1 passed, 2 failed');
   });
 
+  it('prints each reply, and what it stores says source replay where a sender\'s call says webhook', async () => {
+    const server = await startServer();
+    const dir = tempDir();
+    writeFileSync(join(dir, 'one.json'), JSON.stringify({ description: 'accepted', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 200 } }));
+    const { code, stdout } = await callhook(['replay', dir, '--url', server.url, '--key', KEY], { CALLHOOK_DATA_DIR: server.dataDir });
+    const line = stdout.split('\n').find((l) => l.includes('one.json'))!;
+    const reply = JSON.parse(line.slice(line.indexOf('{'))) as { status: string; id: string; dedup_key: string; problems: unknown[] };
+    expect(reply).toMatchObject({ status: 'accepted', dedup_key: expect.stringMatching(/^call_id:/), problems: [] });
+    const live = (await (await post(server.url, sampleCall())).json()) as { id: string };
+    const source = async (id: string) => {
+      const res = await fetch(`${server.url}/admin/calls/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      return ((await res.json()) as { record: { source: string } }).record.source;
+    };
+    expect(await source(reply.id)).toBe('replay');
+    expect(await source(live.id)).toBe('webhook');
+    await server.close();
+    expect(code).toBe(0);
+  });
+
   it('exits non-zero with one line for a fixture that is not valid', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ request: { method: 'POST' }, expect: { status: 200 } }));

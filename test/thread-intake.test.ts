@@ -48,7 +48,7 @@ const fields = (callId: string) => ({
 });
 
 function request(body: string, contentType: string | null, search = ''): WebhookRequest {
-  return { hook: 'end-of-call', method: 'POST', contentType, search, body: encoder.encode(body), receivedAt: new Date().toISOString() };
+  return { hook: 'end-of-call', method: 'POST', contentType, search, body: encoder.encode(body), receivedAt: new Date().toISOString(), source: 'webhook' };
 }
 
 const json = (callId: string) => request(JSON.stringify(fields(callId)), 'application/json');

@@ -1,3 +1,4 @@
+import { SOURCE_HEADER } from '../http/request-fields.js';
 import { buildRequest, loadFixtures, matches, newRunId, withRunId, type Fixture } from './fixtures.js';
 
 /**
@@ -35,8 +36,9 @@ export async function replay(paths: readonly string[], options: ReplayOptions): 
     const fixture = withRunId(template, run);
     const result = await replayOne(file, fixture, options);
     results.push(result);
-    const summary = typeof result.reply === 'object' && result.reply !== null ? ((result.reply as { status?: unknown }).status ?? '') : '';
-    print(`${result.ok ? 'ok  ' : 'FAIL'} ${file}  ${result.status} ${String(summary)}`.trimEnd());
+    // Each reply whole (contract section 7), on the line of its file.
+    const reply = result.reply === undefined ? '' : typeof result.reply === 'string' ? result.reply.slice(0, 200) : JSON.stringify(result.reply);
+    print(`${result.ok ? 'ok  ' : 'FAIL'} ${file}  ${result.status} ${reply}`.trimEnd());
     for (const failure of result.failures) print(`       ${failure}`);
   }
   const failed = results.filter((r) => !r.ok).length;
@@ -46,6 +48,8 @@ export async function replay(paths: readonly string[], options: ReplayOptions): 
 
 export async function replayOne(file: string, fixture: Fixture, options: ReplayOptions): Promise<ReplayResult> {
   const { url, init } = buildRequest(fixture, options.url, options.key, options.hook);
+  // What it stores says `source: replay`, unless the fixture sends the header itself.
+  if (!init.headers.has(SOURCE_HEADER)) init.headers.set(SOURCE_HEADER, 'replay');
   const failures: string[] = [];
   let status = 0;
   let reply: unknown;

@@ -1,4 +1,4 @@
-import type { RawRequest } from '../record.js';
+import type { RawRequest, RecordSource } from '../record.js';
 import type { Receipt } from '../store/store.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
@@ -15,10 +15,22 @@ export interface WebhookRequest {
   search: string;
   body: Uint8Array;
   receivedAt: string;
+  /** `replay` when `callhook replay` sent it (sourceOf); a call of the sender's otherwise. */
+  source: Extract<RecordSource, 'webhook' | 'replay'>;
 }
 
 /** What is known of a request before its body is read. */
-export type RequestHead = Pick<WebhookRequest, 'hook' | 'method' | 'contentType' | 'receivedAt'>;
+export type RequestHead = Pick<WebhookRequest, 'hook' | 'method' | 'contentType' | 'receivedAt' | 'source'>;
+
+/**
+ * The header `callhook replay` sends, so the records it makes say `source: replay` (contract section 3) and can be
+ * told from real calls. Only an authenticated request is stored, and no other source can be claimed this way.
+ */
+export const SOURCE_HEADER = 'x-callhook-source';
+
+export function sourceOf(header: string | undefined): WebhookRequest['source'] {
+  return header?.trim().toLowerCase() === 'replay' ? 'replay' : 'webhook';
+}
 
 /** A request's receipt, before its outcome is known: the route's for refusals, the intake's for commits. */
 export function receiptOf({ hook, receivedAt, method, contentType }: RequestHead, size: number): Omit<Receipt, 'status' | 'outcome'> {

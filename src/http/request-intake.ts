@@ -38,7 +38,7 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
       throw err;
     }
     const receipt = receiptOf(request, request.body.byteLength);
-    const call = prepareCall({ hook, ...read, source: 'webhook', receipt, receivedAt: new Date(request.receivedAt) });
+    const call = prepareCall({ hook, ...read, source: request.source, receipt, receivedAt: new Date(request.receivedAt) });
     return { reply: replyTo(call, await commit(call.commit)) };
   };
 }

@@ -11,7 +11,7 @@ import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { readBody } from './read-body.js';
-import { receiptOf, requestFields, type RequestHead, type WebhookRequest } from './request-fields.js';
+import { receiptOf, requestFields, SOURCE_HEADER, sourceOf, type RequestHead, type WebhookRequest } from './request-fields.js';
 import { createRequestIntake, type RequestOutcome } from './request-intake.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
@@ -107,7 +107,13 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
     if (!hook) throw new CallhookError('UNKNOWN_HOOK', c.req.param('hook'));
     c.set('hook', hook);
     c.set('summary', { hook: hook.config.name });
-    c.set('head', { hook: hook.config.name, method: c.req.method, contentType: c.req.header('content-type') ?? null, receivedAt: new Date().toISOString() });
+    c.set('head', {
+      hook: hook.config.name,
+      method: c.req.method,
+      contentType: c.req.header('content-type') ?? null,
+      receivedAt: new Date().toISOString(),
+      source: sourceOf(c.req.header(SOURCE_HEADER)),
+    });
     return auth.get(hook.config.name)!(c, next);
   };
 
