@@ -163,7 +163,11 @@ function banner(print: (line: string) => void, config: Config, port: number, gen
     print(`  generated webhook key (shown once, kept in ${join(config.dataDir, API_KEYS_FILE)}):`);
     print(`    Authorization: Bearer ${generated.apiKey}`);
   }
-  if (generated.adminToken) print(`  generated admin token kept in ${join(config.dataDir, ADMIN_TOKEN_FILE)}`);
+  // Generated and kept like the webhook key (contract section 1), so shown once like it: /admin needs it.
+  if (generated.adminToken) {
+    print(`  generated admin token (shown once, kept in ${join(config.dataDir, ADMIN_TOKEN_FILE)}):`);
+    print(`    Authorization: Bearer ${generated.adminToken}`);
+  }
 }
 
 /** `callhook serve`: runs until SIGTERM or SIGINT, then drains and exits 0. */

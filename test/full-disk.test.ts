@@ -223,9 +223,12 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       unlinkSync(filler);
       const generatedKeys = { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' };
       const first = await start(fresh, generatedKeys);
-      const printed = await until(() => /Authorization: Bearer (\S+)\n/.exec(first.output())?.[1]);
+      // The banner shows the generated key, then the generated admin token, once each.
+      const shown = () => [...first.output().matchAll(/Authorization: Bearer (\S+)\n/g)].map((m) => m[1]!);
+      const [printed, printedAdmin] = (await until(() => (shown().length === 2 ? shown() : undefined)))!;
       expect(readKeyFile(join(fresh, 'api-keys'))).toEqual([printed]);
       expect((await post(first.url, sampleCall(), { key: printed })).status).toBe(200);
+      expect((await fetch(`${first.url}/admin/calls`, { headers: { authorization: `Bearer ${printedAdmin}` } })).status).toBe(200);
       await stop(first);
 
       // A restart on a full disk: the line names the database and the likely cause.
