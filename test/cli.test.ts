@@ -26,6 +26,14 @@ describe('callhook config check', () => {
     expect(resolved.store.url).toBe('postgres://app:***@db.internal/calls');
   });
 
+  it('warns of a short key on stderr, naming the variable and never the key', async () => {
+    const dir = tempDir();
+    const { code, stdout, stderr } = await callhook(['config', 'check'], { CALLHOOK_DATA_DIR: dir, CALLHOOK_API_KEYS: 'test-key', CALLHOOK_ADMIN_TOKEN: ADMIN });
+    expect(code).toBe(0);
+    expect(stderr).toBe('warning: CALLHOOK_API_KEYS: a key shorter than 16 characters can be guessed; `callhook keys generate` makes a strong one\n');
+    expect(JSON.parse(stdout).api_keys).toEqual(['***']);
+  });
+
   it('exits non-zero with one line naming the bad key', async () => {
     const dir = tempDir();
     const path = join(dir, 'callhook.yaml');
