@@ -65,6 +65,26 @@ describe('delivery worker', () => {
     expect(attempts).toEqual({ perm: 1, flaky: 3 });
   });
 
+  it('reads a plain error\'s status as the http sink does: a 4xx but 408, 425 and 429 is permanent unless it says not', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const attempts: Record<string, number> = {};
+    const failing = (name: string, fields: Record<string, unknown>): [string, Sink] => [
+      name,
+      { deliver: async () => { attempts[name] = (attempts[name] ?? 0) + 1; throw Object.assign(new Error(`failed: ${name}`), fields); } },
+    ];
+    const sinks = sinksOf(
+      [failing('s404', { status: 404 }), failing('s429', { status: 429 }), failing('s503', { status: 503 }), failing('s404-retry', { status: 404, permanent: false })],
+      { retry: fast },
+    );
+    const worker = createDeliveryWorker({ store, sinks, log, idleMs: 5 });
+    worker.start();
+    await commit(store, 'r1', ['s404', 's429', 's503', 's404-retry']);
+    await until(async () => (await store.countDeliveries()).dead === 4);
+    await worker.stop();
+    expect(attempts).toEqual({ s404: 1, s429: 3, s503: 3, 's404-retry': 3 });
+    expect((await store.listAttempts('r1')).filter((a) => a.attempt === 1).map((a) => a.httpStatus).sort()).toEqual([404, 404, 429, 503]);
+  });
+
   it('times out a hanging sink without holding back another', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const delivered: string[] = [];

@@ -2,7 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Sink } from '../sinks/sink.js';
-import { PermanentError } from '../sinks/sink.js';
+import { isRetryableStatus } from '../sinks/http-response.js';
+import { PermanentError, RetryableError } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
 import { retryDelay, type RetryPolicy } from './backoff.js';
 import type { DeliveryPolicy } from './policy.js';
@@ -198,13 +199,17 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
 
 /**
  * Permanent or worth retrying, and after how long. A sink written by a user need not import our error classes:
- * any error with `permanent: true` is permanent, and a numeric `status` and `retryAfterMs` are read as ours are.
+ * any error with `permanent: true` is permanent, and a numeric `status` and `retryAfterMs` are read as ours are. So
+ * a status decides as it does for the http sink (contract section 5): a 4xx other than 408, 425 and 429 will fail
+ * again, unless the error says `permanent: false`.
  */
 function classify(err: unknown, attempt: number, policy: RetryPolicy): { attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>; retryAt?: number } {
   const error = err instanceof Error ? err.message : String(err);
   const fields = (typeof err === 'object' && err !== null ? err : {}) as { permanent?: unknown; status?: unknown; retryAfterMs?: unknown };
   const httpStatus = typeof fields.status === 'number' ? fields.status : undefined;
-  if (err instanceof PermanentError || fields.permanent === true) return { attempt: { outcome: 'dead', error, httpStatus } };
+  const refused = httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500 && !isRetryableStatus(httpStatus);
+  const permanent = fields.permanent ?? (err instanceof RetryableError ? false : refused);
+  if (err instanceof PermanentError || permanent === true) return { attempt: { outcome: 'dead', error, httpStatus } };
   const retryAfterMs = typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
   const delay = retryDelay(attempt, policy, retryAfterMs);
   if (delay === undefined) return { attempt: { outcome: 'dead', error, httpStatus } };
