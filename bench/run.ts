@@ -7,14 +7,14 @@ import type { LoadResult } from './lib/load.js';
 import { describeMachine } from './lib/machine.js';
 import { killEverything, ROOT } from './lib/processes.js';
 import {
-  measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, warnings,
+  measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, THROUGHPUT_TARGETS, warnings,
   type BacklogResult, type InCallResult, type RssResult, type Settings, type SlowSinkResult, type ThroughputTarget,
 } from './lib/scenarios.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
  * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call]`: builds callhook, drives it and
- * two baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a fixed rate), prints one table of
+ * three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a fixed rate), prints one table of
  * medians and the targets of the issue, and writes both to bench/results.md with the machine they were measured on.
  */
 
@@ -82,12 +82,15 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   const vsExpress = rps('callhook-json') / rps('express-sqlite');
   const form = rps('callhook-form') / rps('callhook-json');
   const multipart = rps('callhook-multipart') / rps('callhook-json');
+  const route = rps('callhook-route') / rps('hono-empty');
   loadRow('empty Hono, JSON (ceiling)', r['hono-empty']);
+  loadRow("callhook's route, nothing stored, JSON", r['callhook-route'], `${format.ratio(route)} empty Hono: the most intake could reach here`);
   loadRow('Express + SQLite by hand, JSON', r['express-sqlite']);
   loadRow('callhook, JSON', r['callhook-json'], `${format.ratio(vsHono)} empty Hono; ${format.ratio(vsExpress)} Express`);
   loadRow('callhook, form-urlencoded', r['callhook-form'], `${format.ratio(form)} callhook JSON`);
   loadRow('callhook, multipart', r['callhook-multipart'], `${format.ratio(multipart)} callhook JSON`);
   cpuRow('empty Hono, JSON', r['hono-empty']);
+  cpuRow("callhook's route, nothing stored, JSON", r['callhook-route']);
   cpuRow('Express + SQLite by hand, JSON', r['express-sqlite']);
   cpuRow('callhook, JSON', r['callhook-json']);
   cpuRow('callhook, form-urlencoded', r['callhook-form']);
@@ -176,6 +179,7 @@ function report(totalSeconds: number, tree: string): void {
     `- Load at full speed: autocannon in the bench process, 50 connections over 127.0.0.1; every request a new call (a counter in \`call_id\`) with the spec's recommended fields as strings: ${sizes}.`,
     `- Each run: a fresh process and data dir; ${settings.warmupSeconds} s on the same connections not counted, then ${settings.seconds} s; the table shows the median of ${settings.runs} run(s). Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
     '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row). Baselines: bench/baselines/, JSON only.',
+    "- callhook's route, nothing stored: bench/baselines/callhook-route.ts, callhook's own app (request id, bearer check, body read, request log line to /dev/null, metrics, reply) with a store that answers every request as accepted at once, no parsing, normalising or commit: the most durable intake could reach on this machine.",
     '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
     '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',
     '- RSS: /proc/<pid>/status VmRSS every 250 ms; "after N requests" is read when the Nth reply is in, peak is over the whole run.',
@@ -204,7 +208,7 @@ async function main(): Promise<void> {
   const tree = measuredTree();
 
   if (only.has('throughput')) {
-    step(`throughput: ${settings.runs} run(s) × 5 targets × ${settings.seconds} s`);
+    step(`throughput: ${settings.runs} run(s) × ${THROUGHPUT_TARGETS.length} targets × ${settings.seconds} s`);
     throughputRows(await measureThroughput(settings));
   }
   if (only.has('slow-sink')) {

@@ -6,7 +6,7 @@ import { startHangingSink } from './hanging-sink.js';
 import { createHistory, lookupBodies } from './in-call.js';
 import { load, type LoadResult } from './load.js';
 import { pacedLoad, startPacedLoad } from './paced.js';
-import { removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
+import { API_KEY, removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
 import { readRss, sampleRss } from './rss.js';
 
 /**
@@ -32,18 +32,19 @@ const JSONL_ONLY = [{ name: 'jsonl', type: 'jsonl' }];
 const RATE = 500;
 const CONNECTIONS = 50;
 
-export type ThroughputTarget = 'hono-empty' | 'express-sqlite' | `callhook-${Encoding}`;
-const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = ['hono-empty', 'express-sqlite', 'callhook-json', 'callhook-form', 'callhook-multipart'];
+export type ThroughputTarget = 'hono-empty' | 'callhook-route' | 'express-sqlite' | `callhook-${Encoding}`;
+export const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = ['hono-empty', 'callhook-route', 'express-sqlite', 'callhook-json', 'callhook-form', 'callhook-multipart'];
+const ENCODINGS: Partial<Record<ThroughputTarget, Encoding>> = { 'callhook-form': 'form', 'callhook-multipart': 'multipart' };
 
 /** Rows 1 and 2. The targets take turns within each run, so a machine that drifts affects them all alike. */
 export async function measureThroughput(s: Settings): Promise<Record<ThroughputTarget, LoadResult[]>> {
   const results = Object.fromEntries(THROUGHPUT_TARGETS.map((t) => [t, [] as LoadResult[]])) as Record<ThroughputTarget, LoadResult[]>;
   for (let run = 0; run < s.runs; run++) {
     for (const target of THROUGHPUT_TARGETS) {
-      const encoding: Encoding = target.startsWith('callhook-') ? (target.slice('callhook-'.length) as Encoding) : 'json';
+      const encoding = ENCODINGS[target] ?? 'json';
       await withServer(target, JSONL_ONLY, async (server) => {
         const result = await load({ url: server.url, body: bodyFactory(encoding), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS, cpuOf: server.pid });
-        if (target.startsWith('callhook-')) await checkAccepted(server, result.ok, target);
+        if (target !== 'callhook-route' && target.startsWith('callhook-')) await checkAccepted(server, result.ok, target);
         results[target].push(result);
       });
     }
@@ -207,12 +208,7 @@ export async function measureInCall(s: Settings): Promise<InCallResult> {
 async function withServer(target: ThroughputTarget, sinks: readonly Record<string, unknown>[], work: (server: Server) => Promise<void>): Promise<void> {
   const dataDir = tempDir();
   try {
-    const server =
-      target === 'hono-empty'
-        ? await startBaseline('hono-empty')
-        : target === 'express-sqlite'
-          ? await startBaseline('express-sqlite', { BENCH_DATA_DIR: dataDir })
-          : await startCallhook({ dataDir, sinks });
+    const server = await startTarget(target, sinks, dataDir);
     try {
       await work(server);
     } finally {
@@ -220,6 +216,19 @@ async function withServer(target: ThroughputTarget, sinks: readonly Record<strin
     }
   } finally {
     removeDir(dataDir);
+  }
+}
+
+function startTarget(target: ThroughputTarget, sinks: readonly Record<string, unknown>[], dataDir: string): Promise<Server> {
+  switch (target) {
+    case 'hono-empty':
+      return startBaseline('hono-empty');
+    case 'callhook-route':
+      return startBaseline('callhook-route', { CALLHOOK_API_KEYS: API_KEY, CALLHOOK_DATA_DIR: dataDir });
+    case 'express-sqlite':
+      return startBaseline('express-sqlite', { BENCH_DATA_DIR: dataDir });
+    default:
+      return startCallhook({ dataDir, sinks });
   }
 }
 
