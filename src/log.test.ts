@@ -22,3 +22,24 @@ describe('logger', () => {
     expect(lines).toEqual([expect.objectContaining({ level: 30, reqId: 'r1', path: '/webhooks/***', status: 404, msg: 'request' })]);
   });
 });
+
+describe('logger, secrets JSON writes differently', () => {
+  const lines = (secrets: string[], write: (log: ReturnType<typeof createLogger>) => void) => {
+    const raw: string[] = [];
+    write(createLogger({ level: 'info', secrets, destination: { write: (line: string) => void raw.push(line) } }));
+    return raw;
+  };
+
+  it('masks a secret with a quote or a backslash in it, which a log line holds escaped', () => {
+    const secret = 'k"ey\\0123456789abcdef';
+    const [line] = lines([secret], (log) => log.warn({ url: `https://crm/?token=${secret}` }, `refused ${secret}`));
+    expect(line).not.toContain(JSON.stringify(secret).slice(1, -1));
+    expect(JSON.parse(line!)).toMatchObject({ url: 'https://crm/?token=***', msg: 'refused ***' });
+  });
+
+  it('keeps the line JSON when a secret is made of digits that a number on the line also holds', () => {
+    const [line] = lines(['20261125'], (log) => log.info({ ms: 2026112512.5, path: '/webhooks/20261125' }, 'request'));
+    expect(line!.endsWith('\n')).toBe(true);
+    expect(JSON.parse(line!)).toMatchObject({ ms: 2026112512.5, path: '/webhooks/***' });
+  });
+});

@@ -24,21 +24,61 @@ export function collectSecrets(apiKeys: string[], adminToken: string | undefined
   return [...secrets];
 }
 
-/** Replaces every configured secret inside `text` (URLs, headers, whole values) with `***`. */
-export function maskSecrets(text: string, secrets: readonly string[]): string {
-  return secretMasker(secrets)(text);
+/**
+ * A secret as it is, as JSON writes it inside a string (a quote or a backslash in it escaped) and as it reads in
+ * JSON text kept inside JSON (a raw body in an admin reply, escaped twice); longest first, so a secret that
+ * contains another is masked whole.
+ */
+function formsOf(secrets: readonly string[]): string[] {
+  const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
+  const forms = secrets.flatMap((s) => [s, escaped(s), escaped(escaped(s))]);
+  return [...new Set(forms)].filter(Boolean).sort((a, b) => b.length - a.length);
+}
+
+function replacing(forms: readonly string[]): (text: string) => string {
+  return (text) => {
+    let out = text;
+    for (const form of forms) if (out.includes(form)) out = out.split(form).join('***');
+    return out;
+  };
+}
+
+function maskingValues(replace: (text: string) => string): (value: unknown) => unknown {
+  const mask = (value: unknown): unknown => {
+    if (typeof value === 'string') return replace(value);
+    if (Array.isArray(value)) return value.map(mask);
+    // What JSON would write for it: a Date or a URL as its text.
+    if (typeof (value as { toJSON?: unknown } | null)?.toJSON === 'function') return mask((value as { toJSON(): unknown }).toJSON());
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [replace(k), mask(v)]));
+    return value;
+  };
+  return mask;
+}
+
+/** A copy of `value` with every configured secret in its strings and property names replaced by `***`. */
+export function maskSecrets(value: unknown, secrets: readonly string[]): unknown {
+  return maskingValues(replacing(formsOf(secrets)))(value);
 }
 
 /**
- * `maskSecrets` for text that comes again and again (every log line): the secrets are ordered once, longest
- * first so a secret containing another is masked whole, and text that holds none comes back as it is.
+ * Masks configured secrets in JSON text that comes again and again (every log line, every admin reply). Text that
+ * holds none, in either form, comes back as it is; text that holds one is parsed and masked string by string, so a
+ * secret made of digits or punctuation cannot cut a number or the JSON itself in two. Text that is not JSON has
+ * each form replaced where it stands. A trailing newline (a log line's) is kept.
  */
 export function secretMasker(secrets: readonly string[]): (text: string) => string {
-  const ordered = [...secrets].sort((a, b) => b.length - a.length);
+  const forms = formsOf(secrets);
+  const replace = replacing(forms);
+  const mask = maskingValues(replace);
   return (text) => {
-    let out = text;
-    for (const s of ordered) if (out.includes(s)) out = out.split(s).join('***');
-    return out;
+    if (!forms.some((form) => text.includes(form))) return text;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return replace(text);
+    }
+    return JSON.stringify(mask(parsed)) + (text.endsWith('\n') ? '\n' : '');
   };
 }
 

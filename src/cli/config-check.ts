@@ -42,5 +42,5 @@ export function describeConfig(config: Config): string {
       ? { api_url: config.reconcile.apiUrl, api_key: config.reconcile.apiKey, hook: config.reconcile.hook, interval_ms: config.reconcile.intervalMs ?? '(only by callhook reconcile)', lookback_ms: config.reconcile.lookbackMs }
       : null,
   };
-  return maskSecrets(JSON.stringify(resolved, null, 2), secrets);
+  return JSON.stringify(maskSecrets(resolved, secrets), null, 2);
 }
