@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { CallhookError } from './errors.js';
 import { adminRoutes, type AdminDeps } from './http/admin.js';
@@ -8,6 +7,7 @@ import { createAuthLimiter } from './http/auth-limit.js';
 import type { AppEnv } from './http/env.js';
 import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
+import { requestId } from './http/request-id.js';
 import { requestLogger } from './log.js';
 import type { Metrics } from './metrics.js';
 

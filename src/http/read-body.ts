@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { CallhookError } from '../errors.js';
+import { requestHeader, setReplyHeader } from './node-headers.js';
 
 /**
  * Reads a request body once, refusing it with 413 past `limit` bytes while it streams.
@@ -11,8 +12,8 @@ import { CallhookError } from '../errors.js';
  * length to check up front, so it is counted as it arrives.
  */
 export async function readBody(c: Context, limit: number): Promise<Uint8Array> {
-  const declared = c.req.header('content-length');
-  if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
+  const declared = requestHeader(c, 'content-length');
+  if (declared !== undefined && requestHeader(c, 'transfer-encoding') === undefined) {
     // Per RFC 9112 section 6.3, Transfer-Encoding wins over Content-Length when both are sent.
     if (Number(declared) > limit) throw tooLarge(c, limit);
     return new Uint8Array(await guard(c.req.arrayBuffer()));
@@ -46,6 +47,6 @@ async function guard<T>(work: Promise<T>): Promise<T> {
 
 function tooLarge(c: Context, limit: number): CallhookError {
   // The rest of the body is never read, so the connection cannot carry another request: say so (RFC 9112 9.6).
-  c.header('Connection', 'close');
+  setReplyHeader(c, 'connection', 'close');
   return new CallhookError('BODY_TOO_LARGE', `at most ${limit} bytes`);
 }

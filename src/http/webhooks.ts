@@ -10,6 +10,7 @@ import type { AppEnv } from './env.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
+import { requestHeader, setReplyHeader } from './node-headers.js';
 import { readBody } from './read-body.js';
 import { receiptOf, requestFields, SOURCE_HEADER, sourceOf, type RequestHead, type WebhookRequest } from './request-fields.js';
 import { createRequestIntake, type RequestOutcome } from './request-intake.js';
@@ -100,7 +101,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
 
   const selectHook: MiddlewareHandler<Env> = async (c, next) => {
     if (!(METHODS as readonly string[]).includes(c.req.method)) {
-      c.header('Allow', METHODS.join(', '));
+      setReplyHeader(c, 'allow', METHODS.join(', '));
       throw new CallhookError('METHOD_NOT_ALLOWED');
     }
     const hook = hooks.get(c.req.param('hook') ?? '');
@@ -110,9 +111,9 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
     c.set('head', {
       hook: hook.config.name,
       method: c.req.method,
-      contentType: c.req.header('content-type') ?? null,
+      contentType: requestHeader(c, 'content-type') ?? null,
       receivedAt: new Date().toISOString(),
-      source: sourceOf(c.req.header(SOURCE_HEADER)),
+      source: sourceOf(requestHeader(c, SOURCE_HEADER)),
     });
     return auth.get(hook.config.name)!(c, next);
   };
@@ -129,7 +130,7 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
       if (err instanceof CallhookError) return rejectAndThrow(c, err);
       throw err;
     }
-    const request: WebhookRequest = { ...c.get('head'), search: new URL(c.req.url).search, body };
+    const request: WebhookRequest = { ...c.get('head'), search: searchOf(c.req.url), body };
 
     if (hook.config.kind === 'in-call') {
       let fields: Record<string, unknown>;
@@ -159,6 +160,11 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
 }
 
 /** The receipt of the request under way; before its body is read, its size is what the client declared. */
-function receiptAt(c: Context<Env>, size = Number(c.req.header('content-length') ?? 0)): Omit<Receipt, 'status' | 'outcome'> {
+function receiptAt(c: Context<Env>, size = Number(requestHeader(c, 'content-length') ?? 0)): Omit<Receipt, 'status' | 'outcome'> {
   return receiptOf(c.get('head'), Number.isFinite(size) ? size : 0);
+}
+
+/** The query string with its `?`, as URL gives it; most calls carry none, and need no URL parsed. */
+function searchOf(url: string): string {
+  return url.includes('?') ? new URL(url).search : '';
 }
