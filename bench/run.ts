@@ -7,7 +7,7 @@ import type { LoadResult } from './lib/load.js';
 import { describeMachine } from './lib/machine.js';
 import { killEverything, ROOT } from './lib/processes.js';
 import {
-  measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, THROUGHPUT_TARGETS, warnings,
+  BUSY_US, measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, THROUGHPUT_TARGETS, warnings,
   type BacklogResult, type InCallResult, type RssResult, type Settings, type SlowSinkResult, type ThroughputTarget,
 } from './lib/scenarios.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
@@ -83,13 +83,16 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   const form = rps('callhook-form') / rps('callhook-json');
   const multipart = rps('callhook-multipart') / rps('callhook-json');
   const route = rps('callhook-route') / rps('hono-empty');
+  const busy = rps('hono-busy') / rps('hono-empty');
   loadRow('empty Hono, JSON (ceiling)', r['hono-empty']);
+  loadRow(`empty Hono + ${BUSY_US} µs of CPU a request`, r['hono-busy'], `${format.ratio(busy)} empty Hono: what ${BUSY_US} µs of work a request leaves here`);
   loadRow("callhook's route, nothing stored, JSON", r['callhook-route'], `${format.ratio(route)} empty Hono: the most intake could reach here`);
   loadRow('Express + SQLite by hand, JSON', r['express-sqlite']);
   loadRow('callhook, JSON', r['callhook-json'], `${format.ratio(vsHono)} empty Hono; ${format.ratio(vsExpress)} Express`);
   loadRow('callhook, form-urlencoded', r['callhook-form'], `${format.ratio(form)} callhook JSON`);
   loadRow('callhook, multipart', r['callhook-multipart'], `${format.ratio(multipart)} callhook JSON`);
   cpuRow('empty Hono, JSON', r['hono-empty']);
+  cpuRow(`empty Hono + ${BUSY_US} µs of CPU a request`, r['hono-busy']);
   cpuRow("callhook's route, nothing stored, JSON", r['callhook-route']);
   cpuRow('Express + SQLite by hand, JSON', r['express-sqlite']);
   cpuRow('callhook, JSON', r['callhook-json']);
@@ -179,6 +182,7 @@ function report(totalSeconds: number, tree: string): void {
     `- Load at full speed: autocannon in the bench process, 50 connections over 127.0.0.1; every request a new call (a counter in \`call_id\`) with the spec's recommended fields as strings: ${sizes}.`,
     `- Each run: a fresh process and data dir; ${settings.warmupSeconds} s on the same connections not counted, then ${settings.seconds} s; the table shows the median of ${settings.runs} run(s). Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
     '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row). Baselines: bench/baselines/, JSON only.',
+    `- empty Hono + ${BUSY_US} µs of CPU a request: the same route, spinning on the event loop for ${BUSY_US} µs before each reply (about what storing one call costs SQLite alone here, no fsync): how much of the ceiling a fixed amount of work a request leaves on this machine, where the load generator shares the cores.`,
     "- callhook's route, nothing stored: bench/baselines/callhook-route.ts, callhook's own app (request id, bearer check, body read, request log line to /dev/null, metrics, reply) with a store that answers every request as accepted at once, no parsing, normalising or commit: the most durable intake could reach on this machine.",
     '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
     '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',
