@@ -161,6 +161,15 @@ describe('failures', () => {
     expect(Buffer.from(last.raw_body).toString()).toBe('{"first_name": "Asha",');
   });
 
+  it('keeps a large broken body whole, byte for byte, in its rejected receipt', async () => {
+    const body = `{"summary": "${'é'.repeat(150_000)}"`;
+    const res = await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
+    await expectError(res, 400);
+    const last = receipts().at(-1);
+    expect(last).toMatchObject({ outcome: 'rejected', status: 400, size: Buffer.byteLength(body) });
+    expect(Buffer.compare(Buffer.from(last.raw_body), Buffer.from(body))).toBe(0);
+  });
+
   it('answers 400 for invalid UTF-8 and for broken multipart', async () => {
     await expectError(await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) }), 400);
     await expectError(await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'multipart/form-data; boundary=xyz' }, body: '--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated' }), 400);

@@ -18,8 +18,6 @@ import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
-/** How much of an unparseable body a rejected receipt keeps, so a bad sender cannot fill the disk. */
-const REJECTED_BODY_BYTES = 64 * 1024;
 
 export interface WebhookDeps {
   hooks: ReadonlyMap<string, Hook>;
@@ -51,13 +49,14 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
   const bounded = <T>(work: Promise<T>, what: string) => withinDeadline(work, storeDeadlineMs, what);
 
   /**
-   * Keeps a receipt of the refused request, then throws the error reply. When the store itself is what failed,
-   * the reply does not wait for it a second time.
+   * Keeps a receipt of the refused request, then throws the error reply. A body that was read but could not be
+   * used is kept whole, as received (contract section 2): it is within the body limit, which bounds it as it bounds
+   * every stored call's raw body. When the store itself is what failed, the reply does not wait for it a second time.
    */
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
     const receipt = receiptAt(c, rawBody?.byteLength);
     const kept = bounded(
-      store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody: rawBody?.subarray(0, REJECTED_BODY_BYTES) }),
+      store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody }),
       'storing a receipt',
     ).then(outage.committed, (cause) => outage.failed(cause, { hook: receipt.hook, receipt: true }));
     if (err.code !== 'STORE_UNAVAILABLE') await kept;
