@@ -67,8 +67,8 @@ export interface IntakeInput {
 }
 
 export type IntakeReply =
-  | { status: 'accepted' | 'held'; id: string; dedup_key: string; problems: Problem[] }
-  | { status: 'duplicate'; id: string; dedup_key: string };
+  | { status: 'accepted' | 'held'; id: string; dedup_key: string | null; problems: Problem[]; conflicts_with?: string }
+  | { status: 'duplicate'; id: string; dedup_key: string | null };
 
 export interface IntakeDeps {
   store: Store;
@@ -100,6 +100,7 @@ export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = n
     dedup_key: dedupKey(hook.config.dedup, data, extra),
     received_at: receivedAt.toISOString(),
     source,
+    revision: 1,
     data,
     extra,
     problems,

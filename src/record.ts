@@ -10,19 +10,31 @@ export interface Problem {
   field: string;
   code: ProblemCode;
   message: string;
+  /** The value as received, for `invalid_type` and `invalid_format`: a sink still gets what the caller said. */
+  value?: unknown;
 }
 
-export type RecordSource = 'webhook' | 'reconcile' | 'replay';
+/**
+ * Where a record came from (contract section 3): the sender, `callhook reconcile`, a refused request ingested
+ * again, `callhook replay` or `callhook simulate`; test traffic can be filtered out with `when`.
+ */
+export const RECORD_SOURCES = ['webhook', 'reconcile', 'recovered', 'replay', 'simulate'] as const;
+export type RecordSource = (typeof RECORD_SOURCES)[number];
 
 export interface CallRecord {
   id: string;
   hook: string;
-  dedup_key: string;
+  /** null when no declared parameter has a value: such a call is never a duplicate (contract section 4). */
+  dedup_key: string | null;
   received_at: string;
   source: RecordSource;
+  /** 1 as received, one more for each edit (contract section 11). */
+  revision: number;
   data: Record<string, Scalar>;
   extra: Record<string, unknown>;
   problems: Problem[];
+  /** The stored call with the same dedup key whose content differs (contract section 4, `on_conflict: keep`). */
+  conflicts_with?: string;
 }
 
 /** The request as it arrived, kept in the store and shown by the admin API, never sent to sinks. */

@@ -51,7 +51,7 @@ function storedCall(fields: Record<string, string>, parameters: ReturnType<typeo
     hook: 'end-of-call',
     dedup_key: dedupKey(['call_id', 'order_id'], data, extra),
     received_at: now.toISOString(),
-    source: 'webhook',
+    source: 'webhook', revision: 1,
     data,
     extra,
     problems,

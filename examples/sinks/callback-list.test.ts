@@ -7,7 +7,7 @@ import type { CallRecord } from '../../src/record.js';
 import { openSinks, resolveSinks } from '../../src/sinks/registry.js';
 
 const log = pino({ level: 'silent' });
-const record = (id: string, data: CallRecord['data']): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: '2026-11-21T10:00:00.000Z', source: 'webhook', data, extra: {}, problems: [] });
+const record = (id: string, data: CallRecord['data']): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: '2026-11-21T10:00:00.000Z', source: 'webhook', revision: 1, data, extra: {}, problems: [] });
 const context = (id: string) => ({ attempt: 1, idempotencyKey: `${id}:callbacks`, signal: new AbortController().signal, log });
 
 describe('the callback-list example sink, loaded as a user module', () => {

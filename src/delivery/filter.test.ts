@@ -7,7 +7,7 @@ const record = (over: Partial<CallRecord> = {}): CallRecord => ({
   hook: 'end-of-call',
   dedup_key: 'call_id:c-42',
   received_at: '2026-03-04T10:00:00.000Z',
-  source: 'webhook',
+  source: 'webhook', revision: 1,
   data: { call_outcome: '  Order Placed ', duration: 184, amount: '184', paid: true, consent: 'TRUE', call_date: '2026-03-04', blank: '  ', hook: 'from-data' },
   extra: {
     call_outcome: 'shadowed by data',

@@ -8,7 +8,7 @@ const record = (data: Record<string, Scalar>, extra: Record<string, unknown> = {
   hook: 'end-of-call',
   dedup_key: `k-${n}`,
   received_at: `2026-11-${String(n).padStart(2, '0')}T10:00:00.000Z`,
-  source: 'webhook',
+  source: 'webhook', revision: 1,
   data,
   extra,
   problems: [],

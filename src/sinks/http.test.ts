@@ -11,7 +11,7 @@ const log = pino({ level: 'silent' });
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const record: CallRecord = {
   id: '019a0000-0000-7000-8000-000000000001', hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', data: { first_name: 'Asha', phone_number: '+919812345678', call_summary: 'Wants a “refund” — ok' }, extra: {}, problems: [],
+  source: 'webhook', revision: 1, data: { first_name: 'Asha', phone_number: '+919812345678', call_summary: 'Wants a “refund” — ok' }, extra: {}, problems: [],
 };
 const context = (over: { attempt?: number; signal?: AbortSignal } = {}) =>
   ({ attempt: 1, idempotencyKey: `${record.id}:crm`, signal: new AbortController().signal, log, ...over });

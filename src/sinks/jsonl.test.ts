@@ -8,7 +8,7 @@ import type { CallRecord } from '../record.js';
 import { jsonlSink } from './jsonl.js';
 
 const log = pino({ level: 'silent' });
-const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: '2026-11-21T10:00:00.000Z', source: 'webhook', data: { first_name: 'Asha' }, extra: {}, problems: [] });
+const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: '2026-11-21T10:00:00.000Z', source: 'webhook', revision: 1, data: { first_name: 'Asha' }, extra: {}, problems: [] });
 const context = { attempt: 1, idempotencyKey: 'x', signal: new AbortController().signal, log };
 const open = (dir: string, path?: string) => jsonlSink.create(jsonlSink.options.parse({ path }), { name: 'jsonl', dataDir: dir, log });
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));

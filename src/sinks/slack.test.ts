@@ -11,7 +11,7 @@ const log = pino({ level: 'silent' });
 const WEBHOOK_PATH = '/services/T0001/B0002/s3cr3tT0kenXYZ';
 const record = (data: CallRecord['data'] = {}, problems: CallRecord['problems'] = []): CallRecord => ({
   id: '019a0000-0000-7000-8000-000000000001', hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', extra: {}, problems,
+  source: 'webhook', revision: 1, extra: {}, problems,
   data: { first_name: 'Asha', last_name: 'Rao', phone_number: '+919812345678', call_outcome: 'order placed', sentiment_analysis: 'Positive',
     call_summary: 'Ordered two kettles.', recording_url: 'https://rec.example/c1.mp3', ...data },
 });

@@ -8,7 +8,7 @@ import { samePhone, tagContact, tagContactSink } from './tag-contact.js';
 const log = pino({ level: 'silent' });
 const record = (data: CallRecord['data'] = {}): CallRecord => ({
   id: '019a0000-0000-7000-8000-000000000001', hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', extra: {}, problems: [],
+  source: 'webhook', revision: 1, extra: {}, problems: [],
   data: { first_name: 'Asha', last_name: 'Verma', phone_number: '+919812345678', email_address: 'asha@example.in', call_outcome: 'callback requested',
     call_summary: 'Wants a call on Monday about the kettle.', ...data },
 });

@@ -13,7 +13,7 @@ import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, Deliver
 export interface CallRow {
   id: string;
   hook: string;
-  dedup_key: string;
+  dedup_key: string | null;
   status: CommitInput['status'];
   source: string;
   received_at: string;

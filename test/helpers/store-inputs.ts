@@ -15,7 +15,7 @@ export function commitInput(hook: string, dedupKey: string, sinks: readonly stri
     hook,
     dedup_key: dedupKey,
     received_at: new Date(at).toISOString(),
-    source: 'webhook',
+    source: 'webhook', revision: 1,
     data: { first_name: 'Asha', call_duration: 184 },
     extra: {},
     problems: [],
