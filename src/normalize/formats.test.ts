@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { isEmail, isHttpUrl, toCalendarDate, toE164, toEnum } from './formats.js';
+import { isEmail, isHttpUrl, toE164, toEnum } from './formats.js';
 
 describe('toE164', () => {
   it.each([
@@ -30,49 +30,6 @@ describe('toE164', () => {
     ['', 'IN'],
   ] as const)('refuses %j in region %s', (input, region) => {
     expect(toE164(input, region)).toBeUndefined();
-  });
-});
-
-describe('toCalendarDate', () => {
-  it.each([
-    ['2026-11-21', '2026-11-21'],
-    ['2024-02-29', '2024-02-29'],
-    ['2000-02-29', '2000-02-29'],
-    ['2026-12-31', '2026-12-31'],
-    [' 2026-11-21 ', '2026-11-21'],
-    ['2026-11-21T10:00:00Z', '2026-11-21'],
-    ['2026-11-21T23:30:00-05:00', '2026-11-21'],
-    ['2026-11-21T00:15:00+05:30', '2026-11-21'],
-    ['2026-11-21 10:00', '2026-11-21'],
-    ['2026-11-21T10:00:00.123Z', '2026-11-21'],
-    ['2026-11-21T10:00', '2026-11-21'],
-    ['2016-12-31T23:59:60Z', '2016-12-31'],
-  ])('reads %j as %s', (input, expected) => {
-    expect(toCalendarDate(input)).toBe(expected);
-  });
-
-  it.each([
-    '2023-02-29',
-    '1900-02-29',
-    '2026-13-01',
-    '2026-00-10',
-    '2026-04-31',
-    '2026-01-00',
-    '2026-01-32',
-    '21/11/2026',
-    '11/21/2026',
-    '2026-1-5',
-    '20261121',
-    'yesterday',
-    '2026-11-21T25:00:00Z',
-    '2026-11-21T10:60Z',
-    '2026-11-21T10:00:61Z',
-    '2026-11-21T10:00:00+24:00',
-    '2026-11-21T',
-    '2026-11-21 at noon',
-    '',
-  ])('refuses %j', (input) => {
-    expect(toCalendarDate(input)).toBeUndefined();
   });
 });
 
