@@ -12,6 +12,12 @@ describe('toNumber', () => {
     ['1E3', 1000],
     ['2e-2', 0.02],
     ['\t184\n', 184],
+    // Amounts as callers write them (contract section 3; every form is tested in amount.test.ts).
+    ['1,000', 1000],
+    [' 5,00,000 ', 500000],
+    ['₹499', 499],
+    ['Rs. 1,299.50', 1299.5],
+    ['2.3 lakh', 230000],
   ])('accepts %j as %j', (input, expected) => {
     expect(toNumber(input)).toBe(expected);
   });
@@ -27,8 +33,10 @@ describe('toNumber', () => {
     '+5',
     '.5',
     '5.',
-    '1,000',
+    '1,2,3',
+    '12,34',
     '1 000',
+    '₹4.5e2',
     'Infinity',
     'NaN',
     '12abc',

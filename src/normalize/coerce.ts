@@ -3,6 +3,7 @@
  * Form and multipart bodies carry every value as text, and the AI often writes numbers and
  * booleans as strings even in JSON, so each coercion accepts both the typed value and its text.
  */
+import { toAmount } from './amount.js';
 
 /**
  * JSON number grammar (RFC 8259 section 6) with surrounding spaces. `Number()` alone would also
@@ -10,9 +11,11 @@
  */
 const JSON_NUMBER = /^\s*-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?\s*$/;
 
+/** A JSON number, its text, or an amount as callers write it (`5,00,000`, `₹499`, `2 lakh`: amount.ts). */
 export function toNumber(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  if (typeof v !== 'string' || !JSON_NUMBER.test(v)) return undefined;
+  if (typeof v !== 'string') return undefined;
+  if (!JSON_NUMBER.test(v)) return toAmount(v);
   const n = Number(v);
   // The grammar allows "1e999", which overflows to Infinity: no JSON consumer can hold it.
   return Number.isFinite(n) ? n : undefined;

@@ -83,7 +83,7 @@ describe('normalize with the recommended table', () => {
       {
         field: 'call_duration',
         code: 'invalid_type',
-        message: 'call_duration "three minutes" is not a number (expected a JSON number or its text)',
+        message: 'call_duration "three minutes" is not a number (expected a number such as 1299.50, 1,299, 5,00,000, ₹499 or 2 lakh)',
       },
       { field: 'quantity', code: 'invalid_type', message: 'quantity is an array, expected a number' },
       {

@@ -57,7 +57,8 @@ function kindOf(value: unknown): string {
 const ARTICLE: Record<ParameterType, string> = { string: 'a string', number: 'a number', boolean: 'a boolean' };
 const TYPE_HINT: Record<ParameterType, string> = {
   string: '',
-  number: ' (expected a JSON number or its text)',
+  // Contract section 3: the amount forms are read too, so the hint shows one of each.
+  number: ' (expected a number such as 1299.50, 1,299, 5,00,000, ₹499 or 2 lakh)',
   boolean: ' (expected true/false, yes/no or 1/0)',
 };
 
