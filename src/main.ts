@@ -7,7 +7,7 @@ import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
 import { compileHooks, createIntake } from './intake.js';
-import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys.js';
+import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys/file.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
 import { createLogger } from './log.js';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readKeyFile } from '../src/keys.js';
+import { readKeyFile } from '../src/keys/file.js';
 import { callhook } from './helpers/cli.js';
 import { ADMIN, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until, type ChildServer } from './helpers/server.js';
 

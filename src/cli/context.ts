@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, loadConfig } from '../config.js';
-import { ADMIN_TOKEN_FILE, API_KEYS_FILE, readKeyFile } from '../keys.js';
+import { ADMIN_TOKEN_FILE, API_KEYS_FILE, readKeyFile } from '../keys/file.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 

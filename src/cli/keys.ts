@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { API_KEYS_FILE, generateKey, readKeyFile, writeKeyFile } from '../keys.js';
+import { API_KEYS_FILE, generateKey, readKeyFile, writeKeyFile } from '../keys/file.js';
 import { commandConfig } from './context.js';
 
 /** `callhook keys generate|show`: the webhook keys kept in the data dir when CALLHOOK_API_KEYS is not set. */

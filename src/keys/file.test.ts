@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile, readKeyFile, writeKeyFile } from './keys.js';
+import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile, readKeyFile, writeKeyFile } from './file.js';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'callhook-keys-'));
 
