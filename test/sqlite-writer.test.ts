@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { commitInput } from './helpers/store-inputs.js';
+import { catchWarnings } from './helpers/warnings.js';
 
 /**
  * The SQLite store writes a database file on a thread of its own (src/store/sqlite-writer.ts): what that changes
@@ -60,9 +61,9 @@ describe('the SQLite writer thread', () => {
     try {
       // The store's connection keeps the file it opened; the thread, opening the path, finds nothing there.
       renameSync(path, moved);
-      const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+      const warnings = catchWarnings('CALLHOOK_THREAD_FAILED');
       await expect(store.commitCall(commitInput('h', 'call_id:first', []))).rejects.toThrow('the SQLite writer thread failed: SQLITE_CANTOPEN');
-      expect((await warned).message).toBe('the SQLite writer thread failed: SQLITE_CANTOPEN; writes are made on the event loop from now on');
+      expect(warnings.map((w) => w.message)).toEqual(['the SQLite writer thread failed: SQLITE_CANTOPEN; writes are made on the event loop from now on']);
       const second = await store.commitCall(commitInput('h', 'call_id:second', []));
       expect(second.outcome).toBe('accepted');
       expect((await store.commitCall(commitInput('h', 'call_id:second', []))).outcome).toBe('duplicate');

@@ -10,6 +10,7 @@ import { resolveSinks } from '../src/sinks/registry.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { unique } from './helpers/store-inputs.js';
+import { catchWarnings } from './helpers/warnings.js';
 
 /**
  * serve hands each end-of-call request to SQLite's writer thread as bytes (src/http/request-intake.ts): parsed,
@@ -141,9 +142,9 @@ describe('webhook intake on the SQLite writer thread', () => {
     const store = openSqliteStore({ path, extension: requestIntakeExtension(config, specs) });
     try {
       renameSync(path, moved);
-      const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+      const warnings = catchWarnings('CALLHOOK_THREAD_FAILED');
       await expect(onThread(store, json(unique('call')))).rejects.toThrow('the SQLite writer thread failed');
-      await warned;
+      expect(warnings).toHaveLength(1);
       expect(store.toWriter?.(json(unique('call')))).toBeUndefined();
     } finally {
       renameSync(moved, path);
