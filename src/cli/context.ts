@@ -39,14 +39,6 @@ export function positive(text: string, option: string): number {
   return n;
 }
 
-const AGE_UNITS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
-
-/** `90d`, `12h`, `30m`, `2w` → milliseconds, as `purge --older-than` and `reconcile --since` take them. */
-export function ageMs(text: string): number | undefined {
-  const match = /^(\d+)([mhdw])$/.exec(text.trim());
-  return match ? Number(match[1]) * AGE_UNITS[match[2] as keyof typeof AGE_UNITS] : undefined;
-}
-
 /** The line a long command redraws on a terminal's stderr as it goes (contract section 7); none off a terminal. */
 export function progressLine(): { show(text: string): void; clear(): void } | undefined {
   if (!process.stderr.isTTY) return undefined;

@@ -1,12 +1,13 @@
 import { Command } from 'commander';
 import type { CountryCode } from 'libphonenumber-js';
 import { createClient } from '../client/index.js';
+import { readDuration } from '../duration.js';
 import { compileHooks, createIntake } from '../intake.js';
 import { toCalendarDate } from '../normalize/formats.js';
 import { describeServiceError } from '../reconcile/describe-error.js';
 import { reconcile, type ReconcileSummary } from '../reconcile/reconcile.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
-import { ageMs, commandConfig, progressLine, withStore } from './context.js';
+import { commandConfig, progressLine, withStore } from './context.js';
 
 interface Options {
   apiUrl?: string;
@@ -71,9 +72,10 @@ export function parseSince(text: string, now: Date): string {
   const trimmed = text.trim();
   const date = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? toCalendarDate(trimmed) : undefined;
   if (date) return date;
-  const age = ageMs(trimmed);
-  if (age === undefined) throw new Error(`--since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "${text}"`);
-  return new Date(now.getTime() - age).toISOString().slice(0, 10);
+  // An age reads as every other duration does (contract section 7): `7d`, `36h`, `1w3d`.
+  const age = readDuration(trimmed);
+  if ('error' in age) throw new Error(`--since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "${text}"`);
+  return new Date(now.getTime() - age.ms).toISOString().slice(0, 10);
 }
 
 function printSummary(summary: ReconcileSummary, dryRun: boolean): void {

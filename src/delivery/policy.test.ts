@@ -10,7 +10,7 @@ describe('delivery options', () => {
   it('read durations as milliseconds or text', () => {
     expect(durationSchema.parse(1500)).toBe(1500);
     expect(['500ms', '30s', '2m', '1.5h', '1d'].map((d) => durationSchema.parse(d))).toEqual([500, 30_000, 120_000, 5_400_000, 86_400_000]);
-    expect(durationSchema.safeParse('soon').error?.issues[0]?.message).toBe('"soon" is not a duration such as 500ms, 30s, 2m, 1h or 1d');
+    expect(durationSchema.safeParse('soon').error?.issues[0]?.message).toMatch(/^"soon" is not a duration: /);
   });
 
   it('fit the schedule to the attempts asked for', () => {

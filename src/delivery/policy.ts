@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { durationSchema } from '../duration.js';
 import { DEFAULT_SCHEDULE_MS, type RetryPolicy } from './backoff.js';
 
 /**
@@ -6,22 +7,11 @@ import { DEFAULT_SCHEDULE_MS, type RetryPolicy } from './backoff.js';
  * `retry`, `timeout` and `concurrency`. `when` is compiled with the record filters.
  */
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** A duration as milliseconds or as text: `500ms`, `30s`, `2m`, `1h`, `1d`. */
-export const durationSchema = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  if (typeof value === 'number') {
-    if (Number.isInteger(value) && value >= 0) return value;
-    ctx.addIssue({ code: 'custom', message: `${value} is not a whole number of milliseconds` });
-    return z.NEVER;
-  }
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(value);
-  if (!match) {
-    ctx.addIssue({ code: 'custom', message: `"${value}" is not a duration such as 500ms, 30s, 2m, 1h or 1d` });
-    return z.NEVER;
-  }
-  return Math.round(Number(match[1]) * UNIT_MS[match[2]!]!);
-});
+/**
+ * Durations here and everywhere else in the config and the CLI read by one grammar (contract section 7,
+ * src/duration.ts); re-exported from here, where config.ts has imported it from.
+ */
+export { durationSchema } from '../duration.js';
 
 export const retrySchema = z.strictObject({
   /** Attempts in all, the first included. */

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+/**
+ * The one duration grammar of the config and the CLI (contract section 7): a number and a unit, several in a row
+ * (`1h30m`), or a bare number of milliseconds.
+ *
+ * - Units: `ms`, `s`, `m` (minutes), `h`, `d`, `w`, lower case only (`M` would read as months to many).
+ * - A part may have a decimal fraction (`1.5h`; the config has accepted it since its first release), read exactly in
+ *   decimal as amounts are (contract section 3): `1.1s` is 1100 ms, not 1100.0000000000002. A total that is not a
+ *   whole number of milliseconds (`0.5ms`, a bare `1.5`) is refused rather than rounded to something not written.
+ * - Spaces around the text, between a number and its unit and between parts are allowed (`30 s` was accepted by
+ *   the config before the grammar was shared, `1h 30m` reads as written); nothing else is.
+ * - Parts may come in any order and a unit may repeat (`30m1h`), as Go's time.ParseDuration reads them.
+ */
+
+const UNIT_MS = { ms: 1n, s: 1000n, m: 60_000n, h: 3_600_000n, d: 86_400_000n, w: 604_800_000n } as const;
+type Unit = keyof typeof UNIT_MS;
+/** Whole digits, fraction digits (maybe none), unit. */
+type Part = [string, string, Unit];
+
+/** `ms` is tried before `m`, so `5ms` is five milliseconds and not five minutes and a stray `s`. */
+const PART = /\s*(\d+)(?:\.(\d+))?\s*(ms|s|m|h|d|w)/y;
+const BARE = /^\s*(\d+)(?:\.(\d+))?\s*$/;
+
+/** What every refusal says after the text it refuses, so a reader sees the whole grammar once. */
+export const DURATION_GRAMMAR = 'a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds';
+
+export type DurationResult = { ms: number } | { error: string };
+
+/** Reads `text` by the grammar above; the error says what is wrong without naming where the text came from. */
+export function readDuration(text: string): DurationResult {
+  const bare = BARE.exec(text);
+  if (bare) return total(text, [[bare[1]!, bare[2] ?? '', 'ms']]);
+  const part = new RegExp(PART);
+  const parts: Part[] = [];
+  let end = 0;
+  for (let match = part.exec(text); match !== null; match = part.exec(text)) {
+    parts.push([match[1]!, match[2] ?? '', match[3] as Unit]);
+    end = part.lastIndex;
+  }
+  if (parts.length === 0 || text.slice(end).trim() !== '') return { error: `"${text}" is not a duration: ${DURATION_GRAMMAR}` };
+  return total(text, parts);
+}
+
+/** Sums the parts exactly in integers: whole digits and fraction digits scaled by the unit, then divided once. */
+function total(text: string, parts: readonly Part[]): DurationResult {
+  let sum = 0n;
+  for (const [whole, fraction, unit] of parts) {
+    const scale = 10n ** BigInt(fraction.length);
+    const scaled = BigInt(whole + fraction) * UNIT_MS[unit];
+    if (scaled % scale !== 0n) return { error: `"${text}" is not a whole number of milliseconds` };
+    sum += scaled / scale;
+  }
+  if (sum > BigInt(Number.MAX_SAFE_INTEGER)) return { error: `"${text}" is too long a duration` };
+  return { ms: Number(sum) };
+}
+
+/** For a CLI option: the milliseconds, or an Error of one line that names the option (contract section 7). */
+export function durationOption(text: string, option: string): number {
+  const read = readDuration(text);
+  if ('error' in read) throw new Error(`${option}: ${read.error}`);
+  return read.ms;
+}
+
+/**
+ * For the config: a JSON number of milliseconds, or text in the grammar. The config's error names the key
+ * (config.ts prefixes each issue with its path), so the message does not.
+ */
+export const durationSchema = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && value >= 0) return value;
+    ctx.addIssue({ code: 'custom', message: `${value} is not a whole number of milliseconds` });
+    return z.NEVER;
+  }
+  const read = readDuration(value);
+  if ('ms' in read) return read.ms;
+  ctx.addIssue({ code: 'custom', message: read.error });
+  return z.NEVER;
+});
