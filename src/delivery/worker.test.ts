@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/helpers/server.js';
 import type { CallRecord } from '../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
@@ -147,5 +147,67 @@ describe('delivery worker', () => {
     await until(() => lines.length === 1);
     await worker.stop();
     expect(lines[0]).toMatchObject({ sink: 'talky', callId: 'r1', attempt: 1, msg: 'sent' });
+  });
+
+  it('keeps delivering the other records while one attempt hangs', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const delivered: string[] = [];
+    let hanging: string | undefined;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sink: Sink = {
+      deliver: async (r) => {
+        if (hanging === undefined) {
+          hanging = r.id;
+          await held; // answers only when the test says so, long after the others
+        }
+        delivered.push(r.id);
+      },
+    };
+    for (let i = 0; i < 10; i++) await commit(store, `r${i}`, ['s']);
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 2, timeoutMs: 30_000 }), log });
+    worker.start();
+    await until(() => delivered.length === 9);
+    expect(delivered).not.toContain(hanging);
+    expect(await store.countDeliveries()).toMatchObject({ done: 9, in_flight: 1, pending: 0 });
+    release();
+    await until(async () => (await store.countDeliveries()).done === 10);
+    await worker.stop();
+    expect(delivered).toHaveLength(10);
+  });
+
+  it('keeps `concurrency` attempts in flight while there is a backlog, never more, and refills the slots freed in one turn with one claim', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const claims = vi.spyOn(store, 'claimDeliveries');
+    const held = new Map<string, () => void>();
+    const delivered: string[] = [];
+    let now = 0;
+    let most = 0;
+    const sink: Sink = {
+      deliver: (r) =>
+        new Promise<void>((resolve) => {
+          most = Math.max(most, ++now);
+          held.set(r.id, () => (held.delete(r.id), now--, delivered.push(r.id), resolve()));
+        }),
+    };
+    const releaseOldest = (n: number) => [...held.values()].slice(0, n).forEach((release) => release());
+    for (let i = 0; i < 20; i++) await commit(store, `r${String(i).padStart(2, '0')}`, ['s']);
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 3 }), log });
+    worker.start();
+    await until(() => held.size === 3);
+    releaseOldest(1);
+    // Refilled while the other two still hang.
+    await until(() => delivered.length === 1 && held.size === 3);
+    releaseOldest(2);
+    await until(() => delivered.length === 3 && held.size === 3);
+    expect(claims.mock.calls.map(([, limit]) => limit)).toEqual([3, 1, 2]);
+    while (delivered.length < 20) {
+      await until(() => held.size === Math.min(3, 20 - delivered.length));
+      releaseOldest(1);
+    }
+    await until(async () => (await store.countDeliveries()).done === 20);
+    await worker.stop();
+    expect(most).toBe(3);
+    expect(new Set(delivered).size).toBe(20);
   });
 });

@@ -54,9 +54,17 @@ interface SinkLoop {
   sink: Sink;
   policy: DeliveryPolicy;
   wake: () => void;
-  /** Set by notify() while the loop is busy, so a wake-up between a look and a sleep is not missed. */
+  /**
+   * Set by notify() and by a freed slot while the loop is busy, so a wake-up between a look and a sleep is not
+   * missed.
+   */
   woken: boolean;
+  /** A refill of the slots freed in this turn is already scheduled. */
+  refilling: boolean;
+  /** Every attempt started and not yet recorded, with the controller of its claim: its slot is taken. */
   inFlight: Map<number, AbortController>;
+  /** The claims whose attempts have not all settled: the loop ends only after them. */
+  claims: Set<Promise<void>>;
   done: Promise<void>;
 }
 
@@ -68,29 +76,54 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
   const loops: SinkLoop[] = [];
   let running = false;
 
+  /**
+   * Keeps up to `concurrency` attempts of one sink in flight at all times: a slot is claimed again as soon as its
+   * attempt is recorded, whatever the others do, so one receiver that hangs on one record holds one slot until its
+   * timeout, never the whole sink (contract section 5: at least once, and a slow sink must not stall the rest). A
+   * claim asks for the free slots only, as replicas claim side by side from one PostgreSQL outbox.
+   */
   async function runLoop(loop: SinkLoop): Promise<void> {
     while (running) {
       loop.woken = false;
+      if (waitsForSlots(loop)) {
+        await idle(loop);
+        continue;
+      }
+      const free = loop.policy.concurrency - loop.inFlight.size;
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await store.claimDeliveries(loop.name, loop.policy.concurrency, leaseFor(loop.policy));
+        claimed = await store.claimDeliveries(loop.name, free, leaseFor(loop.policy));
       } catch (err) {
         log.error({ err, sink: loop.name }, 'cannot read the outbox');
       }
-      if (claimed.length > 0) {
-        await attemptAll(loop, claimed);
-        continue;
+      if (!running) {
+        // stop() came while the claim was on its way: nothing was attempted, so nothing is counted.
+        await release(claimed.map((d) => d.id));
+        break;
       }
+      if (claimed.length > 0) startClaim(loop, claimed);
+      // A full claim means more may be due: look again, for the slots that are still free.
+      if (claimed.length === free) continue;
       const dueIn = await store.nextDueIn(loop.name).catch(() => undefined);
       await idle(loop, Math.min(dueIn ?? idleMs, idleMs));
     }
+    await Promise.all(loop.claims); // no claim starts once the loop has ended
   }
 
-  function idle(loop: SinkLoop, ms: number): Promise<void> {
+  /**
+   * Every slot is taken, or slots freed in this turn are about to be refilled together (slotFreed): either way a
+   * wake-up from notify() would only find nothing to claim yet.
+   */
+  function waitsForSlots(loop: SinkLoop): boolean {
+    return loop.refilling || loop.inFlight.size >= loop.policy.concurrency;
+  }
+
+  /** Sleeps until woken (notify, a freed slot or stop), or `ms` have passed when given. */
+  function idle(loop: SinkLoop, ms?: number): Promise<void> {
     if (loop.woken || !running) return Promise.resolve();
     // A plain timer, not an aborted sleep: notify() runs once per committed call, and an abort builds an error.
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const timer = ms === undefined ? undefined : setTimeout(resolve, ms);
       loop.wake = () => {
         clearTimeout(timer);
         resolve();
@@ -99,11 +132,28 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
   }
 
   /**
+   * Wakes the loop once for every slot freed in this turn, after the turn: a backlog drain whose attempts settle
+   * together (the jsonl sink settles a whole write at once, and the store records their attempts in one batch)
+   * refills them all with one claim and one store round trip, not one each; and that claim's deliveries reach
+   * the sink in one turn again, to share its next write and datasync (src/sinks/jsonl.ts).
+   */
+  function slotFreed(loop: SinkLoop): void {
+    if (loop.refilling) return;
+    loop.refilling = true;
+    setImmediate(() => {
+      loop.refilling = false;
+      loop.woken = true;
+      loop.wake();
+    });
+  }
+
+  /**
    * The deliveries of one claim start together, so they share one deadline: one controller, one timer and one
    * abort listener for them all, which a backlog of hundreds per claim would otherwise pay for each (and an
-   * EventTarget removes a listener by walking its list).
+   * EventTarget removes a listener by walking its list). Each attempt still has its whole timeout from its own
+   * start, and every attempt is called in this one turn.
    */
-  async function attemptAll(loop: SinkLoop, claimed: readonly ClaimedDelivery[]): Promise<void> {
+  function startClaim(loop: SinkLoop, claimed: readonly ClaimedDelivery[]): void {
     const controller = new AbortController();
     const { signal } = controller;
     // A sink's own I/O may listen to it too, once per delivery: no limit to warn about.
@@ -114,11 +164,16 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     aborted.catch(() => undefined); // aborted after every attempt settled: nobody is waiting for it
     for (const delivery of claimed) loop.inFlight.set(delivery.id, controller);
-    try {
-      await Promise.all(claimed.map((delivery) => attempt(loop, delivery, signal, aborted)));
-    } finally {
+    const settled: Promise<void> = Promise.all(claimed.map((delivery) => attempt(loop, delivery, signal, aborted))).then(() => {
       clearTimeout(timer);
-    }
+      loop.claims.delete(settled);
+    });
+    loop.claims.add(settled);
+  }
+
+  async function release(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await store.releaseLeases(ids).catch((err) => log.error({ err }, 'cannot release delivery leases'));
   }
 
   async function attempt(loop: SinkLoop, delivery: ClaimedDelivery, signal: AbortSignal, aborted: Promise<never>): Promise<void> {
@@ -148,6 +203,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');
     } finally {
       loop.inFlight.delete(delivery.id);
+      if (running) slotFreed(loop);
     }
   }
 
@@ -169,7 +225,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       if (running) return;
       running = true;
       for (const [name, { sink, policy }] of sinks) {
-        const loop: SinkLoop = { name, sink, policy, wake: () => {}, woken: false, inFlight: new Map(), done: Promise.resolve() };
+        const loop: SinkLoop = { name, sink, policy, wake: () => {}, woken: false, refilling: false, inFlight: new Map(), claims: new Set(), done: Promise.resolve() };
         loop.done = runLoop(loop);
         loops.push(loop);
       }
@@ -177,7 +233,8 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     notify() {
       for (const loop of loops) {
         loop.woken = true;
-        loop.wake();
+        // It runs once per committed call: a loop whose slots are all taken is not woken only to sleep again.
+        if (!waitsForSlots(loop)) loop.wake();
       }
     },
     async stop(graceMs = 10_000) {
@@ -189,7 +246,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       if (timedOut) {
         const ids = loops.flatMap((l) => [...l.inFlight.keys()]);
         for (const loop of loops) for (const c of loop.inFlight.values()) c.abort(SHUTDOWN);
-        await store.releaseLeases(ids).catch((err) => log.error({ err }, 'cannot release delivery leases'));
+        await release(ids);
         await all;
       }
       loops.length = 0;
