@@ -1,6 +1,9 @@
+import { open as openFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { until } from '../../test/helpers/server.js';
+import { tempDir, until } from '../../test/helpers/server.js';
+import { jsonlSink } from '../sinks/jsonl.js';
 import type { CallRecord } from '../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite.js';
@@ -209,5 +212,27 @@ describe('delivery worker', () => {
     await worker.stop();
     expect(most).toBe(3);
     expect(new Set(delivered).size).toBe(20);
+  });
+
+  it("still hands the jsonl sink each claim's deliveries in one turn, so they share one datasync", async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const dir = tempDir();
+    const sink = await jsonlSink.create(jsonlSink.options.parse({}), { name: 'jsonl', dataDir: dir, log });
+    // FileHandle is not exported; its prototype is reached through a handle.
+    const probe = await openFile(join(dir, 'probe'), 'w');
+    const prototype = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+    await probe.close();
+    for (let i = 0; i < 128; i++) await commit(store, `r${String(i).padStart(3, '0')}`, ['jsonl']);
+    const datasync = vi.spyOn(prototype, 'datasync');
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['jsonl', sink]], { concurrency: 64 }), log });
+    try {
+      worker.start();
+      await until(async () => (await store.countDeliveries()).done === 128);
+      expect(datasync).toHaveBeenCalledTimes(2);
+    } finally {
+      await worker.stop();
+      datasync.mockRestore();
+      await sink.close?.();
+    }
   });
 });
