@@ -5,5 +5,8 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The machine's own services (PostgreSQL, …), found once for the whole run; see test/helpers/services.ts.
+    globalSetup: ['test/helpers/services-setup.ts'],
+    reporters: ['default', './test/helpers/services-reporter.ts'],
   },
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres.js';
 import { post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
 import { commitInput, unique } from './helpers/store-inputs.js';
+import { serviceUrl } from './helpers/services.js';
 
 /**
  * The real PostgreSQL stops answering mid-run, as behind a network that drops packets for a while: callhook talks
@@ -14,7 +15,7 @@ import { commitInput, unique } from './helpers/store-inputs.js';
  * behind an address vanished) while new ones go through, as to a new server after a failover.
  */
 
-const url = process.env.TEST_DATABASE_URL;
+const url = serviceUrl('postgres');
 
 interface Relay {
   port: number;

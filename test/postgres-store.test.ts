@@ -8,9 +8,9 @@ import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
 import { commitInput } from './helpers/store-inputs.js';
 import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+import { serviceUrl } from './helpers/services.js';
 
-// CI sets TEST_DATABASE_URL and fails on skipped tests, so a skip here only ever means "no server on this laptop".
-const url = process.env.TEST_DATABASE_URL;
+const url = serviceUrl('postgres');
 const freshSchema = () => `callhook_test_${randomBytes(6).toString('hex')}`;
 
 describe.skipIf(!url)('postgres store', () => {

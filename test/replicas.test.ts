@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonlRecords, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { serviceUrl } from './helpers/services.js';
 
 /** Two receivers sharing one PostgreSQL, as replicas behind a load balancer would (contract section 4). */
 
-const url = process.env.TEST_DATABASE_URL;
+const url = serviceUrl('postgres');
 
 describe.skipIf(!url)('replicas sharing PostgreSQL', () => {
   const database = `callhook_e2e_${randomBytes(6).toString('hex')}`;
