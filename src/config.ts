@@ -4,6 +4,7 @@ import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { durationSchema } from './delivery/policy.js';
+import type { DedupEntry } from './normalize/dedup-key.js';
 import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
 import { collectSecrets } from './secrets.js';
 
@@ -31,7 +32,10 @@ const hookSchema = z.strictObject({
   description: z.string().default(''),
   parameters: parametersSchema.optional(),
   keys: z.array(keySchema).min(1).optional(),
-  dedup: z.array(z.string().min(1)).min(1).optional(),
+  /** Contract section 4: each entry a field, or a list of fields that must all be present. */
+  dedup: z.array(z.union([z.string().min(1), z.array(z.string().min(1)).min(1)])).min(1).optional(),
+  /** A repeat of a stored key whose content differs: kept as a call of its own, or answered as a duplicate. */
+  on_conflict: z.enum(['keep', 'duplicate']).optional(),
   on_problem: z.enum(['deliver', 'hold']).optional(),
   sinks: z.array(z.string().min(1)).optional(),
   allow_files: z.boolean().optional(),
@@ -43,7 +47,13 @@ const hookSchema = z.strictObject({
 
 /** What an in-call hook looks up by when it declares no parameters. */
 const IN_CALL_PARAMETERS: Parameter[] = [{ identifier: 'phone_number', type: 'string', required: true, description: "Caller's number in E.164 format", format: 'e164' }];
-const END_OF_CALL_ONLY = ['dedup', 'on_problem', 'sinks', 'allow_files'] as const;
+/**
+ * Contract section 4: the sender sends no call id of its own, and a recording is made once per call, so the
+ * recording's URL identifies a call where an order id (several calls about one order) would merge two.
+ */
+export const DEFAULT_DEDUP: readonly DedupEntry[] = ['call_id', 'recording_url'];
+
+const END_OF_CALL_ONLY = ['dedup', 'on_conflict', 'on_problem', 'sinks', 'allow_files'] as const;
 const IN_CALL_ONLY = ['handler', 'handler_timeout'] as const;
 
 /** A sink's own options are checked by its factory (sinks/registry.ts); here only what every sink has. */
@@ -93,7 +103,8 @@ export interface HookConfig {
   parameters: Parameter[];
   /** Keys accepted on this hook; the global keys when the hook declares none. */
   keys: string[];
-  dedup: string[];
+  dedup: readonly DedupEntry[];
+  on_conflict: 'keep' | 'duplicate';
   on_problem: 'deliver' | 'hold';
   sinks: string[];
   allow_files: boolean;
@@ -183,7 +194,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
       description: h.description,
       parameters: h.parameters ?? (inCall ? IN_CALL_PARAMETERS : RECOMMENDED_PARAMETERS),
       keys: h.keys ?? apiKeys,
-      dedup: h.dedup ?? ['call_id', 'order_id'],
+      dedup: h.dedup ?? DEFAULT_DEDUP,
+      on_conflict: h.on_conflict ?? 'keep',
       on_problem: h.on_problem ?? 'deliver',
       sinks: inCall ? [] : (h.sinks ?? sinkNames),
       allow_files: h.allow_files ?? false,
@@ -233,7 +245,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
       [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],
       [env.CALLHOOK_ADMIN_TOKEN ? 'CALLHOOK_ADMIN_TOKEN' : 'admin_token', adminToken === undefined ? [] : [adminToken]],
       ...[...hooks].map(([name, hook]): [string, readonly string[]] => [`hooks.${name}.keys`, hook.keys === apiKeys ? [] : hook.keys]),
-    ]),
+    ]).concat(undeclaredDedupFields(hooks)),
     configPath: path ? resolve(path) : undefined,
   };
 }
@@ -284,6 +296,21 @@ function weakKeys(places: readonly [string, readonly string[]][]): string[] {
     .filter(([, keys]) => keys.some((key) => key.length < STRONG_KEY_LENGTH))
     .map(([place]) => `${place}: a key shorter than ${STRONG_KEY_LENGTH} characters can be guessed; \`callhook keys generate\` makes a strong one`);
 }
+/**
+ * Contract section 4: `config check` warns of a dedup entry naming a field the hook does not declare. Such a
+ * field is still read from the undeclared extras (a `call_id` the sender adds), so it is a warning, not an error;
+ * the default keys are left out, since the recommended parameters declare no call id.
+ */
+function undeclaredDedupFields(hooks: ReadonlyMap<string, HookConfig>): string[] {
+  return [...hooks.values()]
+    .filter((hook) => hook.kind === 'end-of-call' && hook.dedup !== DEFAULT_DEDUP)
+    .flatMap((hook) => {
+      const declared = new Set(hook.parameters.map((p) => p.identifier));
+      const undeclared = [...new Set(hook.dedup.flat())].filter((field) => !declared.has(field));
+      return undeclared.map((field) => `hooks.${hook.name}.dedup: "${field}" is not a declared parameter of the hook; it is read from the undeclared fields as received`);
+    });
+}
+
 
 function parseKeyList(text: string): string[] {
   const keys = text.split(',').map((k) => k.trim()).filter(Boolean);

@@ -1,9 +1,9 @@
 import type { CountryCode } from 'libphonenumber-js';
 import type { Config, HookConfig } from './config.js';
 import { newId } from './ids.js';
-import { compileParameters, dedupKey, normalize, type CompiledHook } from './normalize/index.js';
+import { compileParameters, contentHash, dedupKey, normalize, type CompiledHook } from './normalize/index.js';
 import type { CallRecord, Problem, RawRequest, RecordSource } from './record.js';
-import type { CommitInput, CommitResult, Store } from './store/store.js';
+import type { CallStatus, CommitInput, CommitResult, Store } from './store/store.js';
 
 /**
  * From fields to a committed record: normalise against the hook's declared parameters, derive the dedup key,
@@ -77,9 +77,9 @@ export interface IntakeDeps {
 }
 
 export function createIntake({ store, onCommitted }: IntakeDeps): (input: IntakeInput) => Promise<IntakeReply> {
+  const commit = (input: CommitInput) => store.commitCall(input);
   return async function ingest(input) {
-    const call = prepareCall(input);
-    const reply = replyTo(call, await store.commitCall(call.commit));
+    const reply = await commitCall(input.hook, prepareCall(input), commit);
     if (reply.status === 'accepted') onCommitted?.();
     return reply;
   };
@@ -94,10 +94,13 @@ export interface PreparedCall {
 /** Normalises the fields against the hook's declared parameters and derives the dedup key: no I/O. */
 export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = new Date() }: IntakeInput): PreparedCall {
   const { data, extra, problems } = normalize(fields, hook.parameters);
+  const hash = contentHash(data, extra);
+  // Contract section 4: a call none of whose declared parameters has a value cannot be told from another call.
+  const empty = Object.keys(data).length === 0 && problems.every((p) => p.code === 'missing_required');
   const record: CallRecord = {
     id: newId(receivedAt.getTime()),
     hook: hook.config.name,
-    dedup_key: dedupKey(hook.config.dedup, data, extra),
+    dedup_key: dedupKey(hook.config.dedup, data, extra, { empty, hash }),
     received_at: receivedAt.toISOString(),
     source,
     revision: 1,
@@ -105,23 +108,39 @@ export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = n
     extra,
     problems,
   };
-  const held = problems.length > 0 && hook.config.on_problem === 'hold';
+  const status = problems.length > 0 && hook.config.on_problem === 'hold' ? 'held' : 'accepted';
   return {
-    commit: {
-      record,
-      status: held ? 'held' : 'accepted',
-      raw,
-      // A held call gets its deliveries when it is released.
-      sinks: held ? [] : sinksFor(hook, record),
-      receipt,
-    },
+    commit: { record, contentHash: hash, onConflict: hook.config.on_conflict, status, raw, sinks: sinksDue(hook, record, status), receipt },
     problems,
   };
 }
 
+/** A held call gets its deliveries when it is released. */
+const sinksDue = (hook: Hook, record: CallRecord, status: CallStatus): string[] => (status === 'held' ? [] : sinksFor(hook, record));
+
+/**
+ * Commits a prepared call, and a conflict as a call of its own (contract section 4, `on_conflict: keep`): a stored
+ * call has the same key but other content, so this is another call, stored under the key of its content (its own
+ * repeats are then duplicates of it), carrying `conflicts_with`, and delivered like any call. Its sinks are chosen
+ * again, as `when` may look at `conflicts_with` or `dedup_key`.
+ */
+export async function commitCall(hook: Hook, call: PreparedCall, commit: (input: CommitInput) => Promise<CommitResult>): Promise<IntakeReply> {
+  const result = await commit(call.commit);
+  if (result.outcome !== 'conflict') return replyTo(call, result);
+  const { commit: first } = call;
+  const record: CallRecord = { ...first.record, dedup_key: `sha256:${first.contentHash}`, conflicts_with: result.id };
+  // A call stored under this content key has this content, so the second commit finds no conflict; should it ever
+  // (a store written by an older version that hashed otherwise), the call is counted as a duplicate with its raw
+  // body kept on the receipt, rather than refused: a 503 here would lose the call.
+  const kept: PreparedCall = { ...call, commit: { ...first, record, onConflict: 'duplicate', sinks: sinksDue(hook, record, first.status) } };
+  return replyTo(kept, await commit(kept.commit));
+}
+
 /** The reply of contract section 2 to a committed call. */
 export function replyTo({ commit, problems }: PreparedCall, result: CommitResult): IntakeReply {
-  const dedup_key = commit.record.dedup_key;
-  if (result.outcome === 'duplicate') return { status: 'duplicate', id: result.id, dedup_key };
-  return { status: result.outcome, id: result.id, dedup_key, problems };
+  const { dedup_key, conflicts_with } = commit.record;
+  if (result.outcome === 'duplicate' || result.outcome === 'conflict') return { status: 'duplicate', id: result.id, dedup_key };
+  return conflicts_with === undefined
+    ? { status: result.outcome, id: result.id, dedup_key, problems }
+    : { status: result.outcome, id: result.id, dedup_key, conflicts_with, problems };
 }

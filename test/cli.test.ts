@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
-import { callhook } from './helpers/cli.js';
+import { callhook, callhookPiped } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
-import { commitData } from './helpers/store-inputs.js';
+import { commitData, commitInput, unique } from './helpers/store-inputs.js';
 import { ADMIN, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
 
 /** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
@@ -91,7 +91,7 @@ describe('callhook calls', () => {
     const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(jsonl.map((r) => r.id)).toEqual(ids);
     const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');
-    expect(csv[0]).toMatch(/^id,hook,dedup_key,received_at,source,first_name,/);
+    expect(csv[0]).toMatch(/^\uFEFFid,hook,dedup_key,received_at,source,first_name,/);
     expect(csv[2]).toContain('"Ravi, Jr."');
 
     expect((await callhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
@@ -116,8 +116,40 @@ describe('callhook calls export', () => {
     expect(new Set(jsonl.map((r) => r.data.first_name)).size).toBe(2501);
     const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n').filter(Boolean);
     expect(csv).toHaveLength(2502);
-    expect(csv[0]).toBe('id,hook,dedup_key,received_at,source,first_name,gift_wrap,problems');
+    expect(csv[0]).toBe('\uFEFFid,hook,dedup_key,received_at,source,first_name,gift_wrap,problems');
     expect(csv.filter((line) => line.endsWith(',true,'))).toEqual([expect.stringContaining(',Last,true,')]);
+
+    // Closed early by a real shell pipe: one line out, nothing on stderr, exit 0 (contract section 7). The list asks
+    // for every call, so it writes more than a pipe holds (64 KiB) and meets the closed pipe as the exports do.
+    for (const args of [['calls', 'list', '--limit', '3000'], ['calls', 'export'], ['calls', 'export', '--format', 'csv']]) {
+      const { stdout, stderr } = await callhookPiped(args, 'head -1', env);
+      expect(stdout.split('\n').filter(Boolean), args.join(' ')).toHaveLength(1);
+      expect(stderr, args.join(' ')).toBe('exit=0\n');
+    }
+  });
+
+  it('writes CSV a spreadsheet opens as written: a BOM, extra columns, formulas neutralised, numbers kept', async () => {
+    const dataDir = tempDir();
+    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const at = Date.parse('2026-11-20T10:00:00.000Z');
+    let second = 0;
+    const commit = async (data: Record<string, string | number>, extra: Record<string, unknown>) => {
+      // A second apart, so the export's id order is the order they were committed in.
+      const input = commitInput('end-of-call', `call_id:${unique('c')}`, [], at + 1000 * second++);
+      input.record.data = data;
+      input.record.extra = extra;
+      await store.commitCall(input);
+    };
+    await commit({ first_name: 'Aśha', phone_number: '+919812345678', amount: -250 }, { campaign: '=HYPERLINK("http://evil","x")' });
+    await commit({ first_name: '@Ravi, Jr.', summary: '-2+3' }, { tags: ['vip'], agent: '\tA7' });
+    await store.close();
+
+    const { stdout } = await callhook(['calls', 'export', '--format', 'csv'], { CALLHOOK_DATA_DIR: dataDir });
+    expect(stdout.startsWith('\uFEFFid,')).toBe(true);
+    const [header, asha, ravi] = stdout.slice(1).split('\r\n');
+    expect(header).toBe('id,hook,dedup_key,received_at,source,first_name,phone_number,amount,summary,extra.campaign,extra.tags,extra.agent,problems');
+    expect(asha).toMatch(/,webhook,Aśha,'\+919812345678,-250,,"'=HYPERLINK\(""http:\/\/evil"",""x""\)",,,$/);
+    expect(ravi).toMatch(/,webhook,"'@Ravi, Jr\.",,,'-2\+3,,"\[""vip""\]",'\tA7,$/);
   });
 });
 

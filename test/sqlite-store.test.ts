@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../src/normalize/dedup-key.js';
 import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite-admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
@@ -186,6 +187,30 @@ describe('sqlite store', () => {
       expect((await last.claimDeliveries('crm', 10, 60_000)).map((d) => d.id)).toEqual([held!.id]);
     } finally {
       for (const store of opened) await store.close().catch(() => undefined);
+    }
+  });
+
+  it('keeps the calls of a database made before migration 4 with their keys, their deliveries, revision 1 and the hash of their content', async () => {
+    const old = join(dir, 'before-4.db');
+    const db = new Database(old);
+    for (const migration of SQLITE_MIGRATIONS.slice(0, 3)) db.exec(migration);
+    db.pragma('user_version = 3');
+    const record = { id: 'c1', hook: 'h', dedup_key: 'order_id:ORD-1', received_at: '2026-11-01T10:00:00.000Z', source: 'webhook', data: { call_outcome: 'order placed', call_cost: 1.5 }, extra: { call_id: 'x' }, problems: [] };
+    db.prepare(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'order_id:ORD-1', 'accepted', 'webhook', ?, ?, '{}')`).run(record.received_at, JSON.stringify(record));
+    db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c1', 'log', 'done', 5, 1234, 1234)`).run();
+    db.close();
+    const store = openSqliteStore({ path: old });
+    try {
+      const stored = await store.getCall('c1');
+      expect(JSON.stringify(stored?.record)).toBe(JSON.stringify({ ...record, revision: 1 }));
+      expect((await store.listDeliveries({ callId: 'c1' })).map((d) => [d.sink, d.state])).toEqual([['log', 'done']]);
+      // A repeat of the stored content is still its duplicate; other content under the old key is a conflict.
+      const repeat = { ...commitInput('h', 'order_id:ORD-1', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra) };
+      expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'c1' });
+      expect(await store.commitCall(commitInput('h', 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order cancelled' }))).toEqual({ outcome: 'conflict', id: 'c1' });
+      expect((await store.commitCall(commitInput('h', null, []))).outcome).toBe('accepted');
+    } finally {
+      await store.close();
     }
   });
 

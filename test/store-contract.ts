@@ -55,6 +55,45 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       ]);
     });
 
+    it('keeps a duplicate\'s body and query on its receipt, and leaves them off the stored call\'s own', async () => {
+      const hook = unique('hook');
+      const body = new TextEncoder().encode('{"call_id":"c1"}');
+      const first = await a.commitCall({ ...commitInput(hook, 'call_id:c1', []), receipt: { ...commitInput(hook, 'x', []).receipt, rawBody: body, query: '?a=1' } });
+      const again = await b.commitCall({ ...commitInput(hook, 'call_id:c1', []), receipt: { ...commitInput(hook, 'x', []).receipt, rawBody: body, query: '?a=2' } });
+      expect(again).toEqual({ outcome: 'duplicate', id: first.id });
+      const receipts = await peek.receipts(hook);
+      expect(receipts.map((r) => [r.outcome, r.rawBody && Buffer.from(r.rawBody).toString()])).toEqual([
+        ['accepted', null],
+        ['duplicate', '{"call_id":"c1"}'],
+      ]);
+    });
+
+    it('answers a conflict for the same key with other content, writing nothing, unless the hook counts it as a duplicate', async () => {
+      const hook = unique('hook');
+      const first = await a.commitCall(commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order placed' }));
+      const other = commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order cancelled' });
+      expect(await b.commitCall(other)).toEqual({ outcome: 'conflict', id: first.id });
+      expect((await a.getCall(first.id))?.duplicates).toBe(0);
+      expect(await a.getCall(other.record.id)).toBeUndefined();
+      expect((await peek.receipts(hook)).map((r) => r.outcome)).toEqual(['accepted']);
+
+      const counted = { ...commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order cancelled' }), onConflict: 'duplicate' as const };
+      expect(await b.commitCall(counted)).toEqual({ outcome: 'duplicate', id: first.id });
+      expect((await a.getCall(first.id))?.duplicates).toBe(1);
+      // The content a repeat is compared with is the first call's: a repeat of the first is still a duplicate.
+      expect(await a.commitCall(commitInput(hook, 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order placed' }))).toEqual({ outcome: 'duplicate', id: first.id });
+    });
+
+    it('never takes a call with no dedup key for a duplicate', async () => {
+      const hook = unique('hook');
+      const results = await Promise.all([a, b, a].map((store) => store.commitCall(commitInput(hook, null, ['log']))));
+      expect(results.map((r) => r.outcome)).toEqual(['accepted', 'accepted', 'accepted']);
+      expect(new Set(results.map((r) => r.id)).size).toBe(3);
+      const stored = await a.listCalls({ hook });
+      expect(stored.map((c) => c.record.dedup_key)).toEqual([null, null, null]);
+      for (const { id } of results) expect((await peek.deliveries(id)).map((d) => d.sink)).toEqual(['log']);
+    });
+
     it('keeps one record and one delivery per sink for 50 concurrent commits from two instances', async () => {
       const hook = unique('hook');
       const inputs = Array.from({ length: 50 }, () => commitInput(hook, 'order_id:ORD-1', ['log', 'jsonl']));

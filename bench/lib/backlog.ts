@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { newId } from '../../src/ids.js';
-import { compileParameters, dedupKey, normalize, RECOMMENDED_PARAMETERS } from '../../src/normalize/index.js';
+import { compileParameters, contentHash, dedupKey, normalize, RECOMMENDED_PARAMETERS } from '../../src/normalize/index.js';
 import type { CallRecord } from '../../src/record.js';
 import { SQLITE_FILE } from '../../src/store/open.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
@@ -49,7 +49,7 @@ function storedCall(fields: Record<string, string>, parameters: ReturnType<typeo
   const record: CallRecord = {
     id: newId(now.getTime()),
     hook: 'end-of-call',
-    dedup_key: dedupKey(['call_id', 'order_id'], data, extra),
+    dedup_key: dedupKey(['call_id', 'recording_url'], data, extra),
     received_at: now.toISOString(),
     source: 'webhook', revision: 1,
     data,
@@ -59,6 +59,8 @@ function storedCall(fields: Record<string, string>, parameters: ReturnType<typeo
   const body = JSON.stringify(fields);
   return {
     record,
+    contentHash: contentHash(data, extra),
+    onConflict: 'keep',
     status: 'accepted',
     raw: { method: 'POST', content_type: 'application/json', query: {}, body },
     sinks,

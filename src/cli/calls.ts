@@ -1,14 +1,17 @@
-import { once } from 'node:events';
 import { Command } from 'commander';
-import type { CallRecord } from '../record.js';
 import { callPages } from '../store/call-pages.js';
 import { compileHooks, releaseHeld } from '../intake.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
+import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { commandConfig, positive, withStore } from './context.js';
+import { writeOut } from './output.js';
 
 const EXPORT_PAGE = 1000;
 
-/** `callhook calls list|show|export`: reads the store directly, without a running server. */
+/**
+ * `callhook calls list|show|export`: reads the store directly, without a running server. Output goes through
+ * writeOut, so a reader that stops early (`| head`) stops the command too (contract section 7, output.ts).
+ */
 export function callsCommand(): Command {
   const calls = new Command('calls').description('read the stored calls');
   calls
@@ -20,10 +23,9 @@ export function callsCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { hook?: string; limit: string; after?: string; config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
-        for (const call of await store.listCalls({ hook: opts.hook, after: opts.after, limit: positive(opts.limit, '--limit') })) {
-          const r = call.record;
-          console.log([r.id, r.received_at, r.hook, call.status, r.dedup_key, call.duplicates > 0 ? `+${call.duplicates} duplicates` : ''].join('\t').trimEnd());
-        }
+        const calls = await store.listCalls({ hook: opts.hook, after: opts.after, limit: positive(opts.limit, '--limit') });
+        await writeOut(calls.map(({ record: r, status, duplicates }) =>
+          `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`).join(''));
       });
     });
   calls
@@ -35,7 +37,7 @@ export function callsCommand(): Command {
       await withStore(commandConfig(opts.config), async (store) => {
         const call = await store.getCall(id);
         if (!call) throw new Error(`no call with id ${id}`);
-        console.log(JSON.stringify(call, null, 2));
+        await writeOut(`${JSON.stringify(call, null, 2)}\n`);
       });
     });
   calls
@@ -50,15 +52,14 @@ export function callsCommand(): Command {
         // A page at a time, each line written as stdout takes it: a store of millions exports in bounded memory.
         const pages = () => callPages(store, { hook: opts.hook }, EXPORT_PAGE);
         if (opts.format === 'jsonl') {
-          for await (const page of pages()) await write(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
+          for await (const page of pages()) await writeOut(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
           return;
         }
         // CSV needs every column before the first row: one pass for the field names, one for the rows.
-        const fields = new Set<string>();
-        for await (const page of pages()) for (const c of page) for (const name of Object.keys(c.record.data)) fields.add(name);
-        const columns = [...fields];
-        await write(csvLine(csvHeader(columns)));
-        for await (const page of pages()) await write(page.map((c) => csvLine(csvRow(c.record, columns))).join(''));
+        const columns = csvColumns();
+        for await (const page of pages()) for (const c of page) addColumns(columns, c.record);
+        await writeOut(BOM + csvHeader(columns));
+        for await (const page of pages()) await writeOut(page.map((c) => csvRow(c.record, columns)).join(''));
       });
     });
   calls
@@ -78,23 +79,4 @@ export function callsCommand(): Command {
       });
     });
   return calls;
-}
-
-/** Writes to stdout, waiting while a slow reader of the pipe has not taken what was written before. */
-async function write(text: string): Promise<void> {
-  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
-}
-
-/** RFC 4180 CSV: the record's own fields, then one column per data field seen in any record. */
-const csvHeader = (fields: readonly string[]) => ['id', 'hook', 'dedup_key', 'received_at', 'source', ...fields, 'problems'];
-
-const csvRow = (r: CallRecord, fields: readonly string[]) =>
-  [r.id, r.hook, r.dedup_key, r.received_at, r.source, ...fields.map((f) => r.data[f]), r.problems.map((p) => `${p.field}:${p.code}`).join(' ')];
-
-function csvLine(values: readonly unknown[]): string {
-  const cell = (v: unknown) => {
-    const s = v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
-    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  };
-  return `${values.map(cell).join(',')}\r\n`;
 }

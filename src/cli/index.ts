@@ -4,6 +4,7 @@ import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
 import { deliveriesCommand } from './deliveries.js';
 import { keysCommand } from './keys.js';
+import { OutputClosed, watchStdout } from './output.js';
 import { purgeCommand } from './purge.js';
 import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay-command.js';
@@ -18,9 +19,15 @@ const program = new Command('callhook')
 
 for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
 
+// Once, for every command: a reader that goes away early (`callhook calls list | head`) ends the command quietly
+// with exit 0, so a script under `set -o pipefail` sees no failure (contract section 7), never with a stack trace
+// or an EPIPE line (output.ts).
+watchStdout();
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
+  if (err instanceof OutputClosed) process.exit(0);
   if (err instanceof CommanderError) process.exit(err.exitCode);
   process.stderr.write(`callhook: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(2);

@@ -14,7 +14,7 @@ import { createDeliveryWorker, type WorkerSink } from './worker.js';
 const log = pino({ level: 'silent' });
 const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: new Date().toISOString(), source: 'webhook', revision: 1, data: {}, extra: {}, problems: [] });
 const receipt = { hook: 'end-of-call', receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2 };
-const commit = (store: Store, id: string, sinks: string[]) => store.commitCall({ record: record(id), status: 'accepted', raw: { method: 'POST', content_type: null, query: {}, body: '{}' }, sinks, receipt });
+const commit = (store: Store, id: string, sinks: string[]) => store.commitCall({ record: record(id), contentHash: id, onConflict: 'keep', status: 'accepted', raw: { method: 'POST', content_type: null, query: {}, body: '{}' }, sinks, receipt });
 const fast = { schedule: [10, 10], jitter: 0 };
 const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
   new Map<string, WorkerSink>(entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]));

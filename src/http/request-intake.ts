@@ -1,7 +1,7 @@
 import type { Config, HookConfig } from '../config.js';
 import { compileWhen, type Filter } from '../delivery/filter.js';
 import { CallhookError, type ErrorCode } from '../errors.js';
-import { compileHooks, prepareCall, replyTo, type Hook, type IntakeReply } from '../intake.js';
+import { commitCall, compileHooks, prepareCall, type Hook, type IntakeReply } from '../intake.js';
 import type { ExtendWriter, WriterExtension } from '../store/sqlite-writer.js';
 import type { CommitInput, CommitResult } from '../store/store.js';
 import { receiptOf, requestFields, type WebhookRequest } from './request-fields.js';
@@ -37,9 +37,10 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
       if (err instanceof CallhookError) return { refused: { code: err.code, detail: err.detail } };
       throw err;
     }
-    const receipt = receiptOf(request, request.body.byteLength);
+    // The bytes and query ride along for the receipt of a duplicate, which keeps them (store.ts Receipt.rawBody).
+    const receipt = { ...receiptOf(request, request.body.byteLength), rawBody: request.body, query: request.search };
     const call = prepareCall({ hook, ...read, source: request.source, receipt, receivedAt: new Date(request.receivedAt) });
-    return { reply: replyTo(call, await commit(call.commit)) };
+    return { reply: await commitCall(hook, call, commit) };
   };
 }
 

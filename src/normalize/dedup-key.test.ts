@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, it, expect } from 'vitest';
-import { canonicalJson, dedupKey } from './dedup-key.js';
+import { canonicalJson, contentHash, dedupKey } from './dedup-key.js';
 
 describe('canonicalJson', () => {
   it('sorts keys recursively and drops whitespace', () => {
@@ -86,6 +86,31 @@ describe('dedupKey', () => {
 
   it('tells data from extra in the hash', () => {
     expect(dedupKey([], { a: '1' }, {})).not.toBe(dedupKey([], {}, { a: '1' }));
+  });
+
+  it('takes the first entry whose fields are all present, a composite one as "<f1>+<f2>:<v1>|<v2>"', () => {
+    const entries = [['phone_number', 'call_date'], 'order_id'];
+    expect(dedupKey(entries, { phone_number: '+919812345678', call_date: '2026-11-21', order_id: 'O-1' }, {})).toBe(
+      'phone_number+call_date:+919812345678|2026-11-21',
+    );
+    // One field of the list missing: the list gives no key, the next entry does.
+    expect(dedupKey(entries, { phone_number: '+919812345678', order_id: 'O-1' }, {})).toBe('order_id:O-1');
+    expect(dedupKey([['a', 'b']], { a: 'x' }, { b: 7 })).toBe('a+b:x|7');
+  });
+
+  it('escapes | and \\ in a composite key, so two different pairs of values never share one', () => {
+    const one = dedupKey([['a', 'b']], { a: 'x|y', b: 'z' }, {});
+    const two = dedupKey([['a', 'b']], { a: 'x', b: 'y|z' }, {});
+    expect(one).toBe('a+b:x\\|y|z');
+    expect(two).toBe('a+b:x|y\\|z');
+    expect(dedupKey([['a', 'b']], { a: 'x\\', b: 'y' }, {})).not.toBe(dedupKey([['a', 'b']], { a: 'x', b: '\\y' }, {}));
+  });
+
+  it('gives no key to an empty call, and the content hash to one with content but no key field', () => {
+    expect(dedupKey(['call_id'], {}, { campaign: 'x' }, { empty: true })).toBeNull();
+    expect(dedupKey(['call_id'], {}, { call_id: 'c-1' }, { empty: true })).toBe('call_id:c-1');
+    expect(dedupKey(['call_id'], { a: 1 }, {})).toBe(`sha256:${contentHash({ a: 1 }, {})}`);
+    expect(dedupKey(['call_id'], { a: 1 }, {}, { hash: 'given' })).toBe('sha256:given');
   });
 
   it('passes over a value holding a NUL, which no store column can hold', () => {

@@ -74,7 +74,7 @@ export function canonicalJson(value: unknown): string {
 /** The text a dedup field's value gives, or undefined when the value cannot identify a call. */
 function keyText(value: unknown): string | undefined {
   if (isMissing(value)) return undefined;
-  // A NUL cannot be stored in a PostgreSQL text column; such a value identifies nothing, so the next field decides.
+  // A NUL cannot be stored in a PostgreSQL text column; such a value identifies nothing, so the next entry decides.
   if (typeof value === 'string') return value.includes('\u0000') ? undefined : value.trim();
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined;
   if (typeof value === 'boolean') return String(value);
@@ -85,19 +85,59 @@ function ownValue(source: Record<string, unknown>, field: string): unknown {
   return Object.hasOwn(source, field) ? source[field] : undefined;
 }
 
+/** A dedup entry: one field, or fields that must all be present (contract section 4). */
+export type DedupEntry = string | readonly string[];
+
 /**
- * `"<field>:<value>"` from the first of `fields` present, looked up in the normalised data, then in
- * the undeclared extra fields; else `"sha256:<hex>"` over the canonical data and extra, so an
- * identical body sent twice is still one record.
+ * The sha256 (hex) of the canonical normalised `data` and `extra`: what a repeat is compared with, the key of a
+ * call that has no key field, and the key a conflicting call is kept under (contract section 4).
  */
-export function dedupKey(
-  fields: readonly string[],
-  data: Record<string, unknown>,
-  extra: Record<string, unknown>,
-): string {
+export function contentHash(data: Record<string, unknown>, extra: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson({ data, extra })).digest('hex');
+}
+
+/**
+ * In a composite key the values are joined with `|`; a `|` or `\` inside a value is escaped with `\`, so two
+ * different pairs of values can never give the same key ("a|b" + "c" against "a" + "b|c").
+ */
+const escapePart = (text: string) => text.replace(/[\\|]/g, (c) => `\\${c}`);
+
+/** The key the entry gives: `"<field>:<value>"`, or `"<f1>+<f2>:<v1>|<v2>"`; undefined when a field is missing. */
+function entryKey(entry: DedupEntry, data: Record<string, unknown>, extra: Record<string, unknown>): string | undefined {
+  const fields = typeof entry === 'string' ? [entry] : entry;
+  const values: string[] = [];
   for (const field of fields) {
     const text = keyText(ownValue(data, field)) ?? keyText(ownValue(extra, field));
-    if (text !== undefined) return `${field}:${text}`;
+    if (text === undefined) return undefined;
+    values.push(text);
   }
-  return `sha256:${createHash('sha256').update(canonicalJson({ data, extra })).digest('hex')}`;
+  return typeof entry === 'string' ? `${entry}:${values[0]}` : `${fields.join('+')}:${values.map(escapePart).join('|')}`;
+}
+
+export interface DedupKeyOptions {
+  /**
+   * No declared parameter has a value (an empty body, every value `""`): with no key field present either,
+   * there is no way to tell a repeat from another call, so the call has no key and is never a duplicate.
+   */
+  empty?: boolean;
+  /** The content hash, when the caller has it already. */
+  hash?: string;
+}
+
+/**
+ * Contract section 4: the first entry whose fields are all present (looked up in the normalised data, then in
+ * the undeclared extra fields) gives the key; with none present, `"sha256:<hex>"` of the content, so an
+ * identical body sent twice is still one record; and null for a call with nothing in it.
+ */
+export function dedupKey(
+  entries: readonly DedupEntry[],
+  data: Record<string, unknown>,
+  extra: Record<string, unknown>,
+  { empty = false, hash }: DedupKeyOptions = {},
+): string | null {
+  for (const entry of entries) {
+    const key = entryKey(entry, data, extra);
+    if (key !== undefined) return key;
+  }
+  return empty ? null : `sha256:${hash ?? contentHash(data, extra)}`;
 }

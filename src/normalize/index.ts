@@ -21,4 +21,4 @@ export {
   type NormalizeOptions,
   type Normalized,
 } from './normalize.js';
-export { canonicalJson, dedupKey } from './dedup-key.js';
+export { canonicalJson, contentHash, dedupKey, type DedupEntry } from './dedup-key.js';

@@ -105,14 +105,16 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
 /**
  * Contract section 4. ON CONFLICT waits for a concurrent inserter of the same (hook, dedup_key) to finish; if it
  * committed, the UPDATE (a fresh snapshot under READ COMMITTED) finds its row. Only if that row vanished between
- * the two statements (a purge) is the insert tried again.
+ * the two statements (a purge) is the insert tried again. A repeat of the stored call's content is a duplicate,
+ * counted on it, its receipt keeping its body; other content is a conflict, which `on_conflict: duplicate` makes a
+ * duplicate too, or which is left to the intake to store under its content's key (nothing written here).
  */
-async function commit(client: pg.PoolClient, { record, status, raw, sinks, receipt }: CommitInput): Promise<CommitResult> {
+async function commit(client: pg.PoolClient, { record, contentHash, onConflict, status, raw, sinks, receipt }: CommitInput): Promise<CommitResult> {
   for (let tries = 0; tries < 3; tries++) {
     const inserted = await client.query(
-      `INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (hook, dedup_key) DO NOTHING RETURNING id`,
-      [record.id, record.hook, record.dedup_key, status, record.source, record.received_at, JSON.stringify(record), JSON.stringify(raw)],
+      `INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (hook, dedup_key) DO NOTHING RETURNING id`,
+      [record.id, record.hook, record.dedup_key, contentHash, status, record.source, record.received_at, JSON.stringify(record), JSON.stringify(raw)],
     );
     if (inserted.rowCount === 1) {
       const now = Date.now();
@@ -123,29 +125,33 @@ async function commit(client: pg.PoolClient, { record, status, raw, sinks, recei
           [record.id, now, sinks],
         );
       }
-      await client.query(RECEIPT_INSERT, receiptParams({ ...receipt, status: 200, outcome: status }, record.id));
+      // The call's raw request holds the body and query: its receipt need not hold them again.
+      const { rawBody: _body, query: _query, ...bare } = receipt;
+      await client.query(RECEIPT_INSERT, receiptParams({ ...bare, status: 200, outcome: status }, record.id));
       return { outcome: status, id: record.id };
     }
-    const first = await client.query<{ id: string }>(
-      'UPDATE calls SET duplicates = duplicates + 1 WHERE hook = $1 AND dedup_key = $2 RETURNING id',
-      [record.hook, record.dedup_key],
+    // Counted only when it is a duplicate: a conflict kept as a call of its own is not one.
+    const first = await client.query<{ id: string; duplicate: boolean }>(
+      `UPDATE calls SET duplicates = duplicates + (CASE WHEN content_hash = $3 OR $4 THEN 1 ELSE 0 END)
+       WHERE hook = $1 AND dedup_key = $2 RETURNING id, content_hash = $3 OR $4 AS duplicate`,
+      [record.hook, record.dedup_key, contentHash, onConflict === 'duplicate'],
     );
-    const firstId = first.rows[0]?.id;
-    if (firstId !== undefined) {
-      await client.query(RECEIPT_INSERT, receiptParams({ ...receipt, status: 200, outcome: 'duplicate' }, firstId));
-      return { outcome: 'duplicate', id: firstId };
-    }
+    const row = first.rows[0];
+    if (row === undefined) continue;
+    if (!row.duplicate) return { outcome: 'conflict', id: row.id };
+    await client.query(RECEIPT_INSERT, receiptParams({ ...receipt, status: 200, outcome: 'duplicate' }, row.id));
+    return { outcome: 'duplicate', id: row.id };
   }
   throw new Error(`postgres store: the call ${record.hook} ${record.dedup_key} neither inserts nor exists`);
 }
 
 const RECEIPT_INSERT = `
-  INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+  INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
 
 function receiptParams(r: Receipt, callId: string | null): unknown[] {
   const rawBody = r.rawBody ? Buffer.from(r.rawBody.buffer, r.rawBody.byteOffset, r.rawBody.byteLength) : null;
-  return [r.hook, r.receivedAt, r.method, r.contentType, r.size, r.status, r.outcome, callId, pgText(r.error), rawBody];
+  return [r.hook, r.receivedAt, r.method, r.contentType, r.size, r.status, r.outcome, callId, pgText(r.error), rawBody, pgText(r.query)];
 }
 
 /**

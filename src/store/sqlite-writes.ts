@@ -14,6 +14,8 @@ export interface CallRow {
   id: string;
   hook: string;
   dedup_key: string | null;
+  content_hash: string;
+  on_conflict: CommitInput['onConflict'];
   status: CommitInput['status'];
   source: string;
   received_at: string;
@@ -34,6 +36,7 @@ export interface ReceiptRow {
   outcome: Receipt['outcome'];
   error: string | null;
   raw_body: Uint8Array | null;
+  query: string | null;
 }
 
 /** A claimed delivery with its record still JSON: it is parsed where it is delivered. */
@@ -69,11 +72,13 @@ export function configureConnection(db: Database.Database, busyTimeoutMs: number
   db.pragma('foreign_keys = ON');
 }
 
-export function callRow({ record, status, raw, sinks, receipt }: CommitInput): CallRow {
+export function callRow({ record, contentHash, onConflict, status, raw, sinks, receipt }: CommitInput): CallRow {
   return {
     id: record.id,
     hook: record.hook,
     dedup_key: record.dedup_key,
+    content_hash: contentHash,
+    on_conflict: onConflict,
     status,
     source: record.source,
     received_at: record.received_at,
@@ -95,6 +100,7 @@ export function receiptRow(r: Receipt): ReceiptRow {
     outcome: r.outcome,
     error: r.error ?? null,
     raw_body: r.rawBody ?? null,
+    query: r.query ?? null,
   };
 }
 
@@ -131,17 +137,24 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
   };
 
   return {
+    /**
+     * Contract section 4: one record per (hook, dedup key). A repeat of the stored call's content is a duplicate,
+     * counted on it, its receipt keeping its body; other content is a conflict, which the hook's `on_conflict`
+     * makes a duplicate too, or leaves to the intake to store under its content's key (nothing written here).
+     */
     commitCall(call) {
-      const { sinks, receipt, ...row } = call;
+      const { sinks, receipt, on_conflict, ...row } = call;
       if (stmts.insertCall.run(row).changes === 0) {
-        const firstId = stmts.findFirst.get(call.hook, call.dedup_key) as string;
-        stmts.countDuplicate.run(firstId);
-        insertReceipt({ ...receipt, outcome: 'duplicate' }, firstId);
-        return { outcome: 'duplicate', id: firstId };
+        const first = stmts.findFirst.get(call.hook, call.dedup_key) as { id: string; content_hash: string };
+        if (first.content_hash !== call.content_hash && on_conflict === 'keep') return { outcome: 'conflict', id: first.id };
+        stmts.countDuplicate.run(first.id);
+        insertReceipt({ ...receipt, outcome: 'duplicate' }, first.id);
+        return { outcome: 'duplicate', id: first.id };
       }
       const now = Date.now();
       for (const sink of sinks) stmts.insertDelivery.run(call.id, sink, now, now, now);
-      insertReceipt(receipt, call.id);
+      // The call's raw request holds the body and query: its receipt need not hold them again.
+      insertReceipt({ ...receipt, raw_body: null, query: null }, call.id);
       return { outcome: call.status, id: call.id };
     },
 
@@ -189,16 +202,16 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
 function prepareStatements(db: Database.Database) {
   return {
     insertCall: db.prepare(`
-      INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
-      VALUES (@id, @hook, @dedup_key, @status, @source, @received_at, @record, @raw)
+      INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
+      VALUES (@id, @hook, @dedup_key, @content_hash, @status, @source, @received_at, @record, @raw)
       ON CONFLICT (hook, dedup_key) DO NOTHING`),
-    findFirst: db.prepare('SELECT id FROM calls WHERE hook = ? AND dedup_key = ?').pluck(),
+    findFirst: db.prepare('SELECT id, content_hash FROM calls WHERE hook = ? AND dedup_key = ?'),
     countDuplicate: db.prepare('UPDATE calls SET duplicates = duplicates + 1 WHERE id = ?'),
     insertDelivery: db.prepare(`
       INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`),
     insertReceipt: db.prepare(`
-      INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body)
-      VALUES (@hook, @received_at, @method, @content_type, @size, @status, @outcome, @call_id, @error, @raw_body)`),
+      INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query)
+      VALUES (@hook, @received_at, @method, @content_type, @size, @status, @outcome, @call_id, @error, @raw_body, @query)`),
     // Each branch walks the (sink, state, next_attempt_at) index alone: an OR across states would scan every
     // delivery the sink ever had, done ones included, and grow slower with the history (bench/results.md).
     // Leases left by a killed process come first; then pending ones in index order, so no sort is needed.

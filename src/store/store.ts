@@ -20,12 +20,26 @@ export interface Receipt {
   /** `in-call`: an in-call lookup, answered from the store and leaving nothing but this receipt. */
   outcome: CommitOutcome | 'rejected' | 'in-call';
   error?: string;
-  /** The raw bytes of a body that could not be parsed, bounded by the caller. */
+  /**
+   * The body as received, kept on the receipts that are the only copy of it: a refused request's, and a
+   * duplicate's (contract section 4: an `on_conflict: duplicate` repeat may differ from the call it is counted on).
+   * A stored call's own receipt leaves it out: the call's `raw` holds it.
+   */
   rawBody?: Uint8Array;
+  /** The query string with its `?` (or ''), kept with the body, so a refused request can be ingested as it came. */
+  query?: string;
 }
 
 export interface CommitInput {
   record: CallRecord;
+  /** The content hash of the record's data and extra as received (normalize/dedup-key.ts). */
+  contentHash: string;
+  /**
+   * What a stored call with the same key but other content makes of this one (contract section 4): `duplicate`
+   * counts it as a duplicate of that call; `keep` commits nothing and answers `conflict`, for the intake to store
+   * it under its content's key.
+   */
+  onConflict: 'keep' | 'duplicate';
   status: CallStatus;
   raw: RawRequest;
   /** Names of the sinks that get an outbox row: only deliveries that are due are stored. */
@@ -34,8 +48,9 @@ export interface CommitInput {
 }
 
 export interface CommitResult {
-  outcome: CommitOutcome;
-  /** The stored record's id: for a duplicate, the id of the first record with that dedup key. */
+  /** `conflict`: a stored call has the key but other content, and nothing was written (CommitInput.onConflict). */
+  outcome: CommitOutcome | 'conflict';
+  /** The stored record's id: for a duplicate or a conflict, the id of the stored record with that dedup key. */
   id: string;
 }
 

@@ -21,3 +21,13 @@ export async function callhook(args: string[], env: Record<string, string> = {})
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+/**
+ * `callhook <args> | <reader>` through a real shell pipe, as a user types it. The command's exit status is
+ * appended to stderr as `exit=N` (sh has no pipefail), after whatever the command itself wrote there.
+ */
+export async function callhookPiped(args: string[], reader: string, env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
+  const script = `{ "$0" --import tsx src/cli/index.ts "$@"; echo "exit=$?" >&2; } | ${reader}`;
+  const { stdout, stderr } = await run('sh', ['-c', script, process.execPath, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  return { stdout, stderr };
+}

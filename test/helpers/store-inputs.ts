@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newId } from '../../src/ids.js';
+import { contentHash } from '../../src/normalize/dedup-key.js';
 import type { CallRecord, Scalar } from '../../src/record.js';
 import type { CallStatus, CommitInput, Store } from '../../src/store/store.js';
 
@@ -9,19 +10,24 @@ import type { CallStatus, CommitInput, Store } from '../../src/store/store.js';
 export const unique = (prefix: string) => `${prefix}-${randomUUID().replaceAll('-', '').slice(0, 16)}`;
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function commitInput(hook: string, dedupKey: string, sinks: readonly string[], at = Date.now()): CommitInput {
+export function commitInput(
+  hook: string, dedupKey: string | null, sinks: readonly string[], at = Date.now(), data: Record<string, Scalar> = { first_name: 'Asha', call_duration: 184 },
+): CommitInput {
   const record: CallRecord = {
     id: newId(at),
     hook,
     dedup_key: dedupKey,
     received_at: new Date(at).toISOString(),
-    source: 'webhook', revision: 1,
-    data: { first_name: 'Asha', call_duration: 184 },
+    source: 'webhook',
+    revision: 1,
+    data,
     extra: {},
     problems: [],
   };
   return {
     record,
+    contentHash: contentHash(record.data, record.extra),
+    onConflict: 'keep',
     status: 'accepted',
     raw: { method: 'POST', content_type: 'application/json', query: {}, body: '{"first_name":"Asha"}' },
     sinks,
@@ -33,8 +39,7 @@ export function commitInput(hook: string, dedupKey: string, sinks: readonly stri
 export async function commitData(
   store: Store, hook: string, data: Record<string, Scalar>, at: string, status: CallStatus = 'accepted', sinks: readonly string[] = [],
 ): Promise<string> {
-  const input = { ...commitInput(hook, `call_id:${unique('c')}`, sinks, Date.parse(at)), status };
-  input.record.data = data;
+  const input = { ...commitInput(hook, `call_id:${unique('c')}`, sinks, Date.parse(at), data), status };
   return (await store.commitCall(input)).id;
 }
 
