@@ -58,6 +58,14 @@ hooks:
     expect(config.hooks.get('end-of-call')!).toMatchObject({ dedup: ['call_id', 'order_id'], parameters: RECOMMENDED_PARAMETERS });
   });
 
+  it('reads numeric dates day first unless date_order says MDY (contract section 3)', () => {
+    expect(loadConfig({}).dateOrder).toBe('DMY');
+    expect(loadConfig({}, file('date_order: MDY\n')).dateOrder).toBe('MDY');
+    expect(loadConfig({}, file('date_order: DMY\n')).dateOrder).toBe('DMY');
+    expect(() => loadConfig({}, file('date_order: YMD\n'))).toThrow(/date_order: .*"DMY"\|"MDY"/);
+    expect(() => loadConfig({}, file('date_order: dmy\n'))).toThrow(/date_order: /);
+  });
+
   it('accepts a short key but warns where it is set, never what it is', () => {
     const path = file('hooks:\n  orders:\n    keys: [hookkey1]\nadmin_token: admin-token-0123456789\n');
     const config = loadConfig({ CALLHOOK_API_KEYS: 'test-key, key-bbbbbbbbbbbbbbbb' }, path);

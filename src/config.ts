@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { durationSchema } from './delivery/policy.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
+import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
 import { collectSecrets } from './secrets.js';
 
@@ -74,6 +75,8 @@ const fileSchema = z.strictObject({
     .string()
     .refine((r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r), 'a two-letter ISO 3166 region that has phone numbers, such as IN')
     .default('IN'),
+  /** Contract section 3: numeric dates such as 05/03/2026 are read day first, as in India, or month first. */
+  date_order: z.enum(DATE_ORDERS).default('DMY'),
   body_limit: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   /** A client slower than these is cut off (issue: slow clients cannot hold a connection for ever). */
   headers_timeout: durationSchema.default(10_000),
@@ -137,6 +140,7 @@ export interface Config {
   adminToken: string | undefined;
   databaseUrl: string | undefined;
   phoneRegion: string;
+  dateOrder: DateOrder;
   bodyLimit: number;
   authLimit: { max: number; windowMs: number };
   headersTimeoutMs: number;
@@ -233,6 +237,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     adminToken,
     databaseUrl,
     phoneRegion: f.phone_region,
+    dateOrder: f.date_order,
     bodyLimit: f.body_limit,
     authLimit: { max: f.auth_limit.max, windowMs: f.auth_limit.window },
     headersTimeoutMs: f.headers_timeout,

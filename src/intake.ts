@@ -25,7 +25,7 @@ export interface HookSink {
 }
 
 /** `sinks` gives each sink's filter; a sink it does not list takes every record. */
-export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion'>, sinks: readonly HookSink[] = []): Map<string, Hook> {
+export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>, sinks: readonly HookSink[] = []): Map<string, Hook> {
   const region = config.phoneRegion as CountryCode;
   const filters = new Map(sinks.map((s) => [s.name, s.accepts]));
   return new Map(
@@ -33,7 +33,7 @@ export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion'>, sink
       name,
       {
         config: hook,
-        parameters: compileParameters(hook.parameters, { region }),
+        parameters: compileParameters(hook.parameters, { region, dateOrder: config.dateOrder }),
         sinks: hook.sinks.map((sink) => ({ name: sink, accepts: filters.get(sink) ?? (() => true) })),
       },
     ]),

@@ -49,6 +49,7 @@ interface IntakeSettings {
   hooks: [string, HookConfig][];
   sinks: { name: string; when: Filter | undefined }[];
   phoneRegion: string;
+  dateOrder: Config['dateOrder'];
 }
 
 /**
@@ -56,19 +57,20 @@ interface IntakeSettings {
  * thread builds its own hooks from the same config, as the event loop does: compiled parameters and filters are
  * functions, which cannot cross to it.
  */
-export function requestIntakeExtension(config: Pick<Config, 'hooks' | 'phoneRegion'>, sinks: readonly { name: string; when: Filter | undefined }[]): WriterExtension {
+export function requestIntakeExtension(config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>, sinks: readonly { name: string; when: Filter | undefined }[]): WriterExtension {
   const settings: IntakeSettings = {
     hooks: [...config.hooks].map(([name, hook]) => [name, { ...hook, keys: [] }]),
     sinks: sinks.map(({ name, when }) => ({ name, when })),
     phoneRegion: config.phoneRegion,
+    dateOrder: config.dateOrder,
   };
   return { module: import.meta.url, settings };
 }
 
 /** Run on the writer's thread: `commit` joins its group commit. */
 export const extendWriter: ExtendWriter = (settings, commit) => {
-  const { hooks, sinks, phoneRegion } = settings as IntakeSettings;
+  const { hooks, sinks, phoneRegion, dateOrder } = settings as IntakeSettings;
   const filters = sinks.map(({ name, when }) => ({ name, accepts: compileWhen(when) }));
-  const ingest = createRequestIntake({ hooks: compileHooks({ hooks: new Map(hooks), phoneRegion }, filters), commit });
+  const ingest = createRequestIntake({ hooks: compileHooks({ hooks: new Map(hooks), phoneRegion, dateOrder }, filters), commit });
   return (request) => ingest(request as WebhookRequest);
 };

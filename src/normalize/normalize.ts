@@ -9,12 +9,15 @@ import { isSupportedCountry, type CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
 import type { Problem, ProblemCode, Scalar } from '../record.js';
 import { isMissing, toBoolean, toNumber, toText } from './coerce.js';
-import { isEmail, isHttpUrl, toCalendarDate, toE164, toEnum } from './formats.js';
+import { DATE_ORDERS, readDate, type DateOrder } from './calendar-date.js';
+import { isEmail, isHttpUrl, toE164, toEnum } from './formats.js';
 import { formatOf, parametersSchema, type FormatRule, type Parameter, type ParameterType } from './parameters.js';
 
 export interface NormalizeOptions {
   /** Region for phone numbers written without a country code; contract section 3 defaults to IN. */
   region?: CountryCode;
+  /** Day or month first in `21/11/2026`-style dates; contract section 3 reads the day first, as in India. */
+  dateOrder?: DateOrder;
 }
 
 type Check = { ok: true; value: Scalar } | { ok: false; code: ProblemCode; message: string };
@@ -29,6 +32,7 @@ interface CompiledField {
 export interface CompiledHook {
   readonly parameters: readonly Parameter[];
   readonly region: CountryCode;
+  readonly dateOrder: DateOrder;
   readonly fields: readonly CompiledField[];
   readonly declared: ReadonlySet<string>;
 }
@@ -81,13 +85,19 @@ function typeCheck(identifier: string, type: ParameterType): (value: unknown) =>
   };
 }
 
+/** The numeric forms a date failure names, in the order the hook reads them. */
+const DATE_FORMS: Record<DateOrder, string> = {
+  DMY: 'DD/MM/YYYY, DD-MM-YYYY, DD.MM.YYYY',
+  MDY: 'MM/DD/YYYY, MM-DD-YYYY, MM.DD.YYYY',
+};
+
 interface Formatter {
   apply: (text: string) => string | undefined;
   expected: string;
 }
 
 /** The normaliser of a format and what a failure message says was expected. */
-function formatter(rule: FormatRule, region: CountryCode): Formatter {
+function formatter(rule: FormatRule, { region, dateOrder }: Required<NormalizeOptions>): Formatter {
   switch (rule.format) {
     case 'e164':
       return {
@@ -95,7 +105,10 @@ function formatter(rule: FormatRule, region: CountryCode): Formatter {
         expected: `is not a valid phone number (expected E.164, default region ${region})`,
       };
     case 'date':
-      return { apply: toCalendarDate, expected: 'is not a valid date (expected YYYY-MM-DD or an ISO date-time)' };
+      return {
+        apply: (text) => readDate(text, dateOrder),
+        expected: `is not a valid date (expected YYYY-MM-DD, ${DATE_FORMS[dateOrder]} or 21 Nov 2026)`,
+      };
     case 'email':
       return { apply: (text) => (isEmail(text) ? text : undefined), expected: 'is not a valid e-mail address' };
     case 'url':
@@ -110,11 +123,11 @@ function formatter(rule: FormatRule, region: CountryCode): Formatter {
   }
 }
 
-function compileField(p: Parameter, region: CountryCode): CompiledField {
+function compileField(p: Parameter, options: Required<NormalizeOptions>): CompiledField {
   const checkType = typeCheck(p.identifier, p.type);
   const rule = formatOf(p);
   if (rule === undefined) return { identifier: p.identifier, required: p.required, check: checkType };
-  const { apply, expected } = formatter(rule, region);
+  const { apply, expected } = formatter(rule, options);
   const check = (value: unknown): Check => {
     const typed = checkType(value);
     if (!typed.ok) return typed;
@@ -130,11 +143,17 @@ function compileField(p: Parameter, region: CountryCode): CompiledField {
  * Validates the declarations once, so a hook built in code gets the same checks as one from the
  * config file, and picks each field's coercion and format so `normalize` does no choosing per request.
  */
-export function compileParameters(parameters: Parameter[], { region = 'IN' }: NormalizeOptions = {}): CompiledHook {
+export function compileParameters(
+  parameters: Parameter[],
+  { region = 'IN', dateOrder = 'DMY' }: NormalizeOptions = {},
+): CompiledHook {
   if (!isSupportedCountry(region)) {
     throw new TypeError(
       `normalize: region "${String(region)}" is not a known country code (ISO 3166-1 alpha-2, e.g. IN)`,
     );
+  }
+  if (!DATE_ORDERS.includes(dateOrder)) {
+    throw new TypeError(`normalize: dateOrder "${String(dateOrder)}" is not one of ${DATE_ORDERS.join(', ')}`);
   }
   const parsed = parametersSchema.safeParse(parameters);
   if (!parsed.success) {
@@ -144,7 +163,8 @@ export function compileParameters(parameters: Parameter[], { region = 'IN' }: No
   return Object.freeze({
     parameters: declared,
     region,
-    fields: Object.freeze(declared.map((p) => Object.freeze(compileField(p, region)))),
+    dateOrder,
+    fields: Object.freeze(declared.map((p) => Object.freeze(compileField(p, { region, dateOrder })))),
     declared: new Set(declared.map((p) => p.identifier)),
   });
 }
