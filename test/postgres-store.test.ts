@@ -6,6 +6,7 @@ import { CALLER_HISTORY_SQL } from '../src/store/postgres-admin.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
+import { contentHash } from '../src/normalize/dedup-key.js';
 import { commitInput } from './helpers/store-inputs.js';
 import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 import { serviceUrl } from './helpers/services.js';
@@ -85,6 +86,31 @@ describe.skipIf(!url)('postgres store', () => {
       const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
       try {
         expect(await store.deliveryStats()).toEqual([{ sink: 'log', state: 'pending', count: 1, oldestCreatedAt: 1234 }]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('keeps the calls of a schema made before migration 4 with their keys, revision 1 and the hash of their content', async () => {
+      const old = freshSchema();
+      dropped.push(old);
+      const record = { id: 'c1', hook: 'h', dedup_key: 'order_id:ORD-1', received_at: '2026-11-01T10:00:00.000Z', source: 'webhook', data: { call_outcome: 'order placed', call_cost: 1.5 }, extra: { nul: 'a\u0000b' }, problems: [] };
+      await admin.query(`CREATE SCHEMA "${old}"; SET search_path = "${old}"`);
+      try {
+        for (const migration of POSTGRES_MIGRATIONS.slice(0, 3)) await admin.query(migration);
+        await admin.query(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+          INSERT INTO schema_migrations (version) VALUES (1), (2), (3)`);
+        await admin.query(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'order_id:ORD-1', 'accepted', 'webhook', $1, $2, '{}')`, [record.received_at, JSON.stringify(record)]);
+      } finally {
+        await admin.query('RESET search_path');
+      }
+      const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
+      try {
+        expect(JSON.stringify((await store.getCall('c1'))?.record)).toBe(JSON.stringify({ ...record, revision: 1 }));
+        const repeat = { ...commitInput('h', 'order_id:ORD-1', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra) };
+        expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'c1' });
+        expect(await store.commitCall(commitInput('h', 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order cancelled' }))).toEqual({ outcome: 'conflict', id: 'c1' });
+        expect((await store.commitCall(commitInput('h', null, []))).outcome).toBe('accepted');
       } finally {
         await store.close();
       }
