@@ -35,10 +35,10 @@ describe.each([
     expect((await stored(server, reply.id)).call_date).toBe(fiveThree);
   });
 
-  it('refuses a day that cannot be a month in that order', async () => {
+  it('refuses a day that cannot be a month in that order, keeping the value in the problem', async () => {
     const impossible = config === undefined ? '11/21/2026' : '21/11/2026';
     const reply = (await (await post(server.url, sampleCall({ call_date: impossible }))).json()) as Reply;
-    expect(reply.problems).toMatchObject([{ field: 'call_date', code: 'invalid_format' }]);
+    expect(reply.problems).toMatchObject([{ field: 'call_date', code: 'invalid_format', value: impossible }]);
     expect(await stored(server, reply.id)).not.toHaveProperty('call_date');
   });
 });

@@ -13,6 +13,7 @@ const OTHER_PARAMETERS: Parameter[] = [
 
 const hooks: [Parameter[], CompiledHook][] = [
   [RECOMMENDED_PARAMETERS, compileParameters(RECOMMENDED_PARAMETERS)],
+  [RECOMMENDED_PARAMETERS, compileParameters(RECOMMENDED_PARAMETERS, { dateOrder: 'MDY' })],
   [OTHER_PARAMETERS, compileParameters(OTHER_PARAMETERS)],
 ];
 
@@ -35,6 +36,22 @@ const plausible = fc.constantFrom(
   '+44 20 7946 0958',
   '2024-02-29',
   '2026-11-21T23:30:00-05:00',
+  '21/11/2026',
+  '11-21-2026',
+  '5.3.2026',
+  '21 Nov 2026',
+  '21/11/26',
+  '31/02/2026',
+  '5,00,000',
+  '1,234,567.50',
+  '₹499',
+  'Rs. 1,299',
+  '499 INR',
+  '-₹1,200.50',
+  '2.3 lakh',
+  '1.5 Crore',
+  '1,2,3',
+  '12,34',
   'negative ',
   'asha@example.com',
   'https://example.com/r.mp3',
@@ -80,10 +97,13 @@ function expectWellFormed(parameters: Parameter[], hook: CompiledHook, fields: R
     if (isMissing(sent)) {
       expect(Object.hasOwn(data, p.identifier)).toBe(false);
       expect(problem?.code).toBe(p.required ? 'missing_required' : undefined);
+      if (problem !== undefined) expect(Object.hasOwn(problem, 'value')).toBe(false);
     } else {
       // A present value either lands in data or is reported, never both, never neither.
       expect(Object.hasOwn(data, p.identifier)).toBe(problem === undefined);
       if (problem !== undefined) expect(problem.message).toContain(p.identifier);
+      // Contract section 3: a refused value travels in its problem exactly as received.
+      if (problem !== undefined) expect(Object.is(problem.value, sent)).toBe(true);
     }
   }
 

@@ -51,13 +51,13 @@ describe('normalize with the recommended table', () => {
     });
   });
 
-  it('reports each bad field once, in declaration order, and leaves it out of data', () => {
+  it('reports each bad field once, in declaration order, with the value as received, and leaves it out of data', () => {
     const result = normalize(
       {
         ...formBody,
         first_name: '',
         phone_number: '12345',
-        email_address: 'asha@',
+        email_address: ' asha@ ',
         call_date: '21/11/26',
         call_duration: 'three minutes',
         quantity: ['2'],
@@ -67,36 +67,47 @@ describe('normalize with the recommended table', () => {
       },
       recommended,
     );
-    expect(result.problems).toEqual([
+    // toStrictEqual: a missing_required problem has no value key at all, not one that is undefined.
+    expect(result.problems).toStrictEqual([
       { field: 'first_name', code: 'missing_required', message: 'first_name is required but was missing or empty' },
       {
         field: 'phone_number',
         code: 'invalid_format',
         message: 'phone_number "12345" is not a valid phone number (expected E.164, default region IN)',
+        value: '12345',
       },
-      { field: 'email_address', code: 'invalid_format', message: 'email_address "asha@" is not a valid e-mail address' },
+      {
+        field: 'email_address',
+        code: 'invalid_format',
+        message: 'email_address " asha@ " is not a valid e-mail address',
+        value: ' asha@ ',
+      },
       {
         field: 'call_date',
         code: 'invalid_format',
         message:
           'call_date "21/11/26" is not a valid date (expected YYYY-MM-DD, DD/MM/YYYY, DD-MM-YYYY, DD.MM.YYYY or 21 Nov 2026)',
+        value: '21/11/26',
       },
       {
         field: 'call_duration',
         code: 'invalid_type',
         message: 'call_duration "three minutes" is not a number (expected a number such as 1299.50, 1,299, 5,00,000, ₹499 or 2 lakh)',
+        value: 'three minutes',
       },
-      { field: 'quantity', code: 'invalid_type', message: 'quantity is an array, expected a number' },
+      { field: 'quantity', code: 'invalid_type', message: 'quantity is an array, expected a number', value: ['2'] },
       {
         field: 'sentiment_analysis',
         code: 'invalid_format',
         message: 'sentiment_analysis "happy" is not one of Positive, Neutral, Negative',
+        value: 'happy',
       },
       { field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required but was missing or empty' },
       {
         field: 'recording_url',
         code: 'invalid_format',
         message: 'recording_url "recordings/1.mp3" is not a valid URL (expected an absolute http or https URL)',
+        value: 'recordings/1.mp3',
       },
     ]);
     expect(Object.keys(result.data)).toEqual([
@@ -157,6 +168,7 @@ describe('normalize with the recommended table', () => {
       code: 'invalid_format',
       message:
         'call_date "21/11/2026" is not a valid date (expected YYYY-MM-DD, MM/DD/YYYY, MM-DD-YYYY, MM.DD.YYYY or 21 Nov 2026)',
+      value: '21/11/2026',
     });
   });
 
@@ -195,6 +207,7 @@ describe('normalize with other declarations', () => {
         field: 'opted_in',
         code: 'invalid_type',
         message: 'opted_in "maybe" is not a boolean (expected true/false, yes/no or 1/0)',
+        value: 'maybe',
       },
     ]);
   });
@@ -216,7 +229,7 @@ describe('normalize with other declarations', () => {
   it('applies an explicit enum and reports objects as the wrong type', () => {
     expect(normalize({ opted_in: true, tier: 'gold' }, hook).data).toEqual({ opted_in: true, tier: 'Gold' });
     expect(normalize({ opted_in: true, tier: { a: 1 } }, hook).problems).toEqual([
-      { field: 'tier', code: 'invalid_type', message: 'tier is an object, expected a string' },
+      { field: 'tier', code: 'invalid_type', message: 'tier is an object, expected a string', value: { a: 1 } },
     ]);
   });
 
@@ -234,9 +247,10 @@ describe('normalize with other declarations', () => {
     expect(normalize(fields, hook)).toEqual({ data: { opted_in: true }, extra: { other: 'x' }, problems: [] });
   });
 
-  it('shortens a long value in a message', () => {
+  it('shortens a long value in a message, and keeps it whole in the problem', () => {
     const [problem] = normalize({ opted_in: 'x'.repeat(500) }, hook).problems;
     expect(problem?.message).toBe(`opted_in "${'x'.repeat(79)}…" is not a boolean (expected true/false, yes/no or 1/0)`);
+    expect(problem?.value).toBe('x'.repeat(500));
   });
 });
 

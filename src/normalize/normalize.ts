@@ -185,8 +185,13 @@ export function normalize(fields: Record<string, unknown>, hook: CompiledHook): 
       continue;
     }
     const checked = field.check(value);
-    if (checked.ok) data.push([field.identifier, checked.value]);
-    else problems.push({ field: field.identifier, code: checked.code, message: checked.message });
+    if (checked.ok) {
+      data.push([field.identifier, checked.value]);
+      continue;
+    }
+    // Contract section 3: the value as received, untrimmed and whole (the message shortens it), so a sink still
+    // gets what the caller said though it is left out of data.
+    problems.push({ field: field.identifier, code: checked.code, message: checked.message, value });
   }
   const extra = Object.entries(fields).filter(([key]) => !hook.declared.has(key));
   return { data: Object.fromEntries(data), extra: Object.fromEntries(extra), problems };
