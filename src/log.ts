@@ -1,10 +1,13 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { secretMasker } from './secrets.js';
+import { secretMasker, type SecretList } from './secrets.js';
 
 export interface LoggerOptions {
   level: string;
-  /** Configured secrets: any that reaches a line anyway (inside an error message, a URL) is masked. */
-  secrets?: readonly string[];
+  /**
+   * Configured secrets: any that reaches a line anyway (inside an error message, a URL) is masked. A set may grow
+   * after the logger is made (keys reloaded while serving), and what is added is masked from then on.
+   */
+  secrets?: SecretList;
   destination?: DestinationStream;
 }
 
@@ -18,7 +21,7 @@ export function createLogger({ level, secrets = [], destination }: LoggerOptions
         paths: ['authorization', 'headers.authorization', 'req.headers.authorization', '*.headers.authorization', '*.authorization'],
         censor: '[redacted]',
       },
-      hooks: secrets.length > 0 ? { streamWrite: secretMasker(secrets) } : {},
+      hooks: secrets instanceof Set || (secrets as readonly string[]).length > 0 ? { streamWrite: secretMasker(secrets) } : {},
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );

@@ -61,16 +61,32 @@ export function maskSecrets(value: unknown, secrets: readonly string[]): unknown
 }
 
 /**
+ * Secrets fixed at start-up, or a set that keys are added to while serving (contract section 1: kept keys are read
+ * again while serving, and are secrets as much as the first ones, section 6). A set only ever grows.
+ */
+export type SecretList = readonly string[] | ReadonlySet<string>;
+
+/**
  * Masks configured secrets in JSON text that comes again and again (every log line, every admin reply). Text that
  * holds none, in either form, comes back as it is; text that holds one is parsed and masked string by string, so a
  * secret made of digits or punctuation cannot cut a number or the JSON itself in two. Text that is not JSON has
  * each form replaced where it stands. A trailing newline (a log line's) is kept.
  */
-export function secretMasker(secrets: readonly string[]): (text: string) => string {
-  const forms = formsOf(secrets);
-  const replace = replacing(forms);
-  const mask = maskingValues(replace);
+export function secretMasker(secrets: SecretList): (text: string) => string {
+  let known = -1;
+  let forms: string[] = [];
+  let replace: (text: string) => string = (text) => text;
+  let mask: (value: unknown) => unknown = (value) => value;
   return (text) => {
+    // A set grows while serving (keys reloaded from their file or the database, keys/ring.ts) and never shrinks,
+    // so a new size is a new secret: the forms are worked out again then, and only then.
+    const size = secrets instanceof Set ? secrets.size : (secrets as readonly string[]).length;
+    if (size !== known) {
+      known = size;
+      forms = formsOf([...secrets]);
+      replace = replacing(forms);
+      mask = maskingValues(replace);
+    }
     if (!forms.some((form) => text.includes(form))) return text;
     let parsed: unknown;
     try {

@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { CallhookError } from '../errors.js';
+import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requestHeader } from './node-headers.js';
 
@@ -17,16 +17,11 @@ const BEARER = /^bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
  * @hono/node-server builds from scratch for it on every request (node-headers.ts); it also answers a malformed
  * header with 400 where the contract wants 401.
  */
-export function requireBearer(keys: readonly string[], limiter?: AuthLimiter): MiddlewareHandler {
-  if (keys.length === 0) throw new Error('requireBearer: requires at least one key');
-  // The keys are hashed once here; a request hashes its token once, whatever the number of keys.
-  const digests = keys.map(sha256);
-  const accepted = (token: string) => {
-    const digest = sha256(token);
-    let equal = false;
-    for (const key of digests) equal = timingSafeEqual(key, digest) || equal;
-    return equal;
-  };
+export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthLimiter): MiddlewareHandler {
+  if (!isKeyRing(keys) && keys.length === 0) throw new Error('requireBearer: requires at least one key');
+  // A ring holds the keys hashed (keys/ring.ts); kept keys come as a ring that changes while serving (contract
+  // section 1), and are looked up per request, from memory.
+  const ring = isKeyRing(keys) ? keys : createKeyRing(keys);
   const refuse = (c: Context) => {
     const address = remoteAddress(c);
     const waitMs = limiter?.retryAfterMs(address) ?? 0;
@@ -37,14 +32,9 @@ export function requireBearer(keys: readonly string[], limiter?: AuthLimiter): M
   };
   return async function bearer(c, next) {
     const token = BEARER.exec(requestHeader(c, 'authorization') ?? '')?.[1];
-    if (token === undefined || !accepted(token)) return refuse(c);
+    if (token === undefined || !ring.accepts(token)) return refuse(c);
     await next();
   };
-}
-
-/** Digests of one length, so the constant-time compare never depends on the length of what was sent. */
-function sha256(data: string): Buffer {
-  return createHash('sha256').update(data).digest();
 }
 
 function errorResponse(err: CallhookError, headers: Record<string, string>): Response {
