@@ -38,7 +38,12 @@ export function ensureKeyFile(dataDir: string, name: string, prefix: string): Ke
 }
 
 export function readKeyFile(path: string): string[] {
-  return readFileSync(path, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+  return keyLines(readFileSync(path, 'utf8'));
+}
+
+/** One key a line; blank lines and spaces around a key are not part of it. */
+export function keyLines(text: string): string[] {
+  return text.split('\n').map((l) => l.trim()).filter(Boolean);
 }
 
 /**

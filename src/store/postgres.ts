@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { CallRecord } from '../record.js';
 import { postgresAdmin } from './postgres-admin.js';
 import { inTransaction, pgText, withClient } from './postgres-client.js';
+import { postgresKeptKeys } from './postgres-kept-keys.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
@@ -99,6 +100,7 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     },
     // pg refuses a second end(); shutdown paths may close twice.
     close: () => (closing ??= pool.end()),
+    keptKeys: postgresKeptKeys(pool),
   };
 }
 

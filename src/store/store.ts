@@ -234,4 +234,19 @@ export interface Store {
   /** Resolves when a write can be committed now; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Generated keys kept where every replica reads them (contract section 1: with DATABASE_URL, made once by the
+   * replica that starts first). PostgreSQL only: SQLite's serve keeps them in files in its data dir.
+   */
+  keptKeys?: KeptKeysStore;
+}
+
+/** Keys by name (`api-keys`, `admin-token`), newest first, as the data dir's key files hold them. */
+export interface KeptKeysStore {
+  /** The keys kept under `name`; when there are none yet, `keys` are kept, and `created` says this call kept them. */
+  ensure(name: string, keys: readonly string[]): Promise<{ keys: string[]; created: boolean }>;
+  /** The keys kept under `name`, or undefined when none ever were. */
+  read(name: string): Promise<string[] | undefined>;
+  /** Keeps `key` first under `name`, before the keys kept already, or alone when `replace`. */
+  add(name: string, key: string, replace: boolean): Promise<void>;
 }
