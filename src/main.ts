@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
@@ -7,7 +6,7 @@ import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
 import { compileHooks, createIntake } from './intake.js';
-import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile } from './keys/file.js';
+import { serveKeys, type Generated, type ServeKeys } from './keys/serve.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
 import { createLogger } from './log.js';
@@ -35,15 +34,29 @@ export interface Running {
 }
 
 export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`) }: ServeOptions): Promise<Running> {
-  const loaded = loadConfig(env, configPath);
-  const specs = await resolveConfiguredSinks(loaded);
-  const { config, generated } = withKeys(loaded);
-  const log = createLogger({ level: config.logLevel, secrets: config.secrets });
+  const config = loadConfig(env, configPath);
+  const specs = await resolveConfiguredSinks(config);
+  // Shared with the logger and the admin replies, and grown by the key rings: keys read again while serving are
+  // masked as the first ones are (contract section 6).
+  const secrets = new Set(config.secrets);
+  const log = createLogger({ level: config.logLevel, secrets });
   for (const warning of config.warnings) log.warn(warning);
 
   const inCallHandlers = await loadInCallHandlers(config.hooks.values());
+  // Keys kept in the data dir come before the store: a first start on a full disk fails on them and leaves no
+  // database file behind. Keys kept in PostgreSQL need the store (contract section 1: every replica shares them).
+  const keysInFiles = config.databaseUrl ? undefined : await serveKeys(config, { log, secrets });
   // Webhook requests are parsed, normalised and committed on SQLite's writer thread (http/request-intake.ts).
-  const store = await openStore(config, requestIntakeExtension(config, specs));
+  const store = await openStore(config, requestIntakeExtension(config, specs)).catch((err: unknown) => {
+    keysInFiles?.stop();
+    throw err;
+  });
+  const keys: ServeKeys =
+    keysInFiles ??
+    (await serveKeys(config, { store: store.keptKeys, log, secrets }).catch(async (err: unknown) => {
+      await store.close();
+      throw err;
+    }));
   const { resumed, besideAnother } = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
   if (besideAnother) log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
@@ -68,8 +81,9 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     limiter: createAuthLimiter(config.authLimit),
     inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
-    adminToken: config.adminToken!,
-    secrets: config.secrets,
+    adminToken: keys.admin,
+    globalKeys: keys.webhook,
+    secrets,
     sinkNames: specs.map((s) => s.name),
     notify: () => worker.notify(),
     workerRunning: () => worker.running,
@@ -82,6 +96,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
 
   // Everything but the listener, in the order it must stop: what feeds deliveries, the deliveries, then the store.
   const stopBehind = async () => {
+    keys.stop();
     await reconciler?.stop();
     await worker.stop(10_000);
     await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
@@ -107,7 +122,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   });
   server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
-  banner(print, config, port, generated);
+  banner(print, config, port, keys.generated);
   log.info({ port, host: config.host, store: store.kind, hooks: [...hooks.keys()], sinks: [...sinks.keys()] }, 'callhook listening');
 
   let closing: Promise<void> | undefined;
@@ -136,38 +151,19 @@ function listenFailure(err: unknown, host: string, port: number): Error {
   return new Error(`cannot listen on ${where}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }
 
-/** Fills in generated keys where none is configured (contract section 1). */
-function withKeys(config: Config): { config: Config; generated: { apiKey?: string; adminToken?: string } } {
-  const generated: { apiKey?: string; adminToken?: string } = {};
-  let { apiKeys, adminToken } = config;
-  if (apiKeys.length === 0) {
-    const file = ensureKeyFile(config.dataDir, API_KEYS_FILE, 'chk');
-    apiKeys = file.keys;
-    if (file.created) generated.apiKey = file.keys[0];
-  }
-  if (adminToken === undefined) {
-    const file = ensureKeyFile(config.dataDir, ADMIN_TOKEN_FILE, 'cha');
-    adminToken = file.keys[0];
-    if (file.created) generated.adminToken = adminToken;
-  }
-  const hooks = new Map([...config.hooks].map(([name, hook]) => [name, hook.keys.length > 0 ? hook : { ...hook, keys: apiKeys }]));
-  const secrets = [...new Set([...config.secrets, ...apiKeys, adminToken!])];
-  return { config: { ...config, apiKeys, adminToken, hooks, secrets }, generated };
-}
-
-function banner(print: (line: string) => void, config: Config, port: number, generated: { apiKey?: string; adminToken?: string }): void {
+function banner(print: (line: string) => void, config: Config, port: number, generated: ServeKeys['generated']): void {
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   print(`callhook is listening on http://${host}:${port}`);
   for (const name of config.hooks.keys()) print(`  webhook URL: http://${host}:${port}/webhooks/${name}`);
-  if (generated.apiKey) {
-    print(`  generated webhook key (shown once, kept in ${join(config.dataDir, API_KEYS_FILE)}):`);
-    print(`    Authorization: Bearer ${generated.apiKey}`);
-  }
+  // With DATABASE_URL only the replica whose key was kept prints it: the others found it kept (keys/kept.ts).
+  if (generated.apiKey) shownOnce(print, 'webhook key', generated.apiKey);
   // Generated and kept like the webhook key (contract section 1), so shown once like it: /admin needs it.
-  if (generated.adminToken) {
-    print(`  generated admin token (shown once, kept in ${join(config.dataDir, ADMIN_TOKEN_FILE)}):`);
-    print(`    Authorization: Bearer ${generated.adminToken}`);
-  }
+  if (generated.adminToken) shownOnce(print, 'admin token', generated.adminToken);
+}
+
+function shownOnce(print: (line: string) => void, what: string, { key, where }: Generated): void {
+  print(`  generated ${what} (shown once, kept in ${where}):`);
+  print(`    Authorization: Bearer ${key}`);
 }
 
 /** `callhook serve`: runs until SIGTERM or SIGINT, then drains and exits 0. */

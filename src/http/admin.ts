@@ -2,7 +2,8 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { CallhookError } from '../errors.js';
 import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
-import { secretMasker } from '../secrets.js';
+import type { KeyRing } from '../keys/ring.js';
+import { secretMasker, type SecretList } from '../secrets.js';
 import { timeBound } from '../store/admin-query.js';
 import type { Store } from '../store/store.js';
 import type { AuthLimiter } from './auth-limit.js';
@@ -11,9 +12,10 @@ import { openApiDocument } from './openapi.js';
 
 export interface AdminDeps {
   store: Store;
-  adminToken: string;
-  /** Masked out of every admin reply, whatever field they hide in. */
-  secrets: readonly string[];
+  /** A ring when callhook keeps the token (no CALLHOOK_ADMIN_TOKEN), read again while serving (keys/ring.ts). */
+  adminToken: string | KeyRing;
+  /** Masked out of every admin reply, whatever field they hide in; a set may grow while serving (kept keys). */
+  secrets: SecretList;
   hooks: ReadonlyMap<string, Hook>;
   /** Every configured sink, the ones a redelivery may name. */
   sinkNames: readonly string[];
@@ -81,7 +83,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
   };
 
   return new Hono()
-    .use(requireBearer([adminToken], limiter))
+    .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
       const { q, recording_url: recordingUrl, limit: max, ...filters } = parseQuery(c, callsQuery);

@@ -1,6 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
+import type { KeyRing } from '../keys/ring.js';
 import { runHandler, type InCallHandler } from '../in-call/handler.js';
 import { callerHistory, HISTORY_CALLS, type CallerHistory } from '../in-call/history.js';
 import type { Hook } from '../intake.js';
@@ -32,16 +33,21 @@ export interface WebhookDeps {
   inCallHandlers?: ReadonlyMap<string, InCallHandler>;
   /** How long a store write or read may take before the reply is a 503 (deadline.ts). */
   storeDeadlineMs?: number;
+  /**
+   * The global keys when callhook keeps them (no CALLHOOK_API_KEYS): read again while serving, so a new key works
+   * at once (contract section 1). A hook that declares no keys of its own follows them; one that does keeps its own.
+   */
+  globalKeys?: KeyRing;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS }: WebhookDeps): Hono<Env> {
+export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
   // SQLite's writer thread ingests what it is handed (store.toWriter); what no thread takes is ingested here.
   const ingestHere = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
   const ingest = (request: WebhookRequest) => (store.toWriter?.(request) as Promise<RequestOutcome> | undefined) ?? ingestHere(request);
-  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys, limiter)]));
+  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter)]));
 
   const outage = storeOutageLog(log);
   const historyOutage = historyOutageLog(log);
