@@ -17,15 +17,16 @@ export function configCommand(): Command {
         compileHooks(config, await resolveConfiguredSinks(config));
         await loadInCallHandlers(config.hooks.values());
         for (const warning of config.warnings) console.error(`warning: ${warning}`);
-        console.log(describeConfig(config));
+        console.log(await describeConfig(config));
       }),
   );
 }
 
 /** The resolved configuration as JSON, every secret replaced by `***`. */
-export function describeConfig(config: Config): string {
-  const key = webhookKey(config);
-  const token = adminToken(config);
+export async function describeConfig(config: Config): Promise<string> {
+  // Only to mask them and say they exist: a database out of reach does not fail the check of a config.
+  const key = await webhookKey(config).catch(() => undefined);
+  const token = await adminToken(config).catch(() => undefined);
   const secrets = [...config.secrets, ...(key ? [key] : []), ...(token ? [token] : [])];
   const resolved = {
     config_file: config.configPath ?? null,

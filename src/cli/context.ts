@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { type Config, loadConfig } from '../config.js';
-import { ADMIN_TOKEN_FILE, API_KEYS_FILE, readKeyFile } from '../keys/file.js';
+import { ADMIN_TOKEN_FILE, API_KEYS_FILE } from '../keys/file.js';
+import { keptKeys, type KeptKeys, type KeyName } from '../keys/kept.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
@@ -10,17 +9,38 @@ export function commandConfig(configPath?: string): Config {
   return loadConfig(process.env, configPath ?? process.env.CALLHOOK_CONFIG);
 }
 
-/** The webhook key `serve` accepts: configured, else the one generated into the data dir. */
-export function webhookKey(config: Config): string | undefined {
-  return config.apiKeys[0] ?? readIfExists(join(config.dataDir, API_KEYS_FILE));
+/**
+ * The webhook key `serve` accepts: configured, else the newest one callhook keeps, in the data dir or, with
+ * DATABASE_URL, in the database, where every replica reads it (contract section 1).
+ */
+export async function webhookKey(config: Config): Promise<string | undefined> {
+  return config.apiKeys[0] ?? (await withKeptKeys(config, API_KEYS_FILE, (kept) => kept.read()))?.[0];
 }
 
-export function adminToken(config: Config): string | undefined {
-  return config.adminToken ?? readIfExists(join(config.dataDir, ADMIN_TOKEN_FILE));
+/** The admin token `serve` accepts, found as the webhook key is. */
+export async function adminToken(config: Config): Promise<string | undefined> {
+  return config.adminToken ?? (await withKeptKeys(config, ADMIN_TOKEN_FILE, (kept) => kept.read()))?.[0];
 }
 
-function readIfExists(path: string): string | undefined {
-  return existsSync(path) ? readKeyFile(path)[0] : undefined;
+/**
+ * Where callhook keeps the keys named `name` for this config. With DATABASE_URL a reader gets a lone connection
+ * and runs no migration (reading a key never changes the schema under running replicas); a writer opens the store,
+ * which makes the tables when no serve has yet.
+ */
+export async function withKeptKeys<T>(config: Config, name: KeyName, work: (kept: KeptKeys) => Promise<T>, { write = false } = {}): Promise<T> {
+  const { dataDir, databaseUrl } = config;
+  if (!databaseUrl) return work(keptKeys(name, { dataDir }));
+  if (!write) {
+    // Loaded only when asked for, so a SQLite deployment never loads the PostgreSQL driver (as store/open.ts).
+    const { withPostgresKeptKeys } = await import('../store/postgres-kept-keys.js');
+    return withPostgresKeptKeys(databaseUrl, (store) => work(keptKeys(name, { dataDir, store })));
+  }
+  const store = await openStore(config);
+  try {
+    return await work(keptKeys(name, { dataDir, store: store.keptKeys }));
+  } finally {
+    await store.close();
+  }
 }
 
 /** Opens the store the config names for one command, and closes it whatever happens. */

@@ -1,34 +1,44 @@
 import { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { API_KEYS_FILE, generateKey, readKeyFile, writeKeyFile } from '../keys/file.js';
-import { commandConfig } from './context.js';
+import { API_KEYS_FILE, generateKey } from '../keys/file.js';
+import { commandConfig, withKeptKeys } from './context.js';
 
-/** `callhook keys generate|show`: the webhook keys kept in the data dir when CALLHOOK_API_KEYS is not set. */
+/**
+ * `callhook keys generate|show`: the webhook keys callhook keeps when CALLHOOK_API_KEYS is not set, in the data
+ * dir or, with DATABASE_URL, in the database (contract sections 1 and 7).
+ */
 export function keysCommand(): Command {
-  const keys = new Command('keys').description('manage webhook keys kept in the data dir');
+  const keys = new Command('keys').description('manage the webhook keys callhook keeps (data dir, or the database with DATABASE_URL)');
   keys
     .command('generate')
-    .description('add a new webhook key; old keys stay valid until --replace (rotation), restart serve to apply')
+    .description('add a new webhook key; a running serve accepts it within 2 s, and old keys stay valid until --replace (rotation)')
     .option('--replace', 'drop every other kept key')
     .option('-c, --config <file>', 'config file')
-    .action((opts: { replace?: boolean; config?: string }) => {
+    .action(async (opts: { replace?: boolean; config?: string }) => {
       const config = commandConfig(opts.config);
-      const path = join(config.dataDir, API_KEYS_FILE);
-      const kept = !opts.replace && existsSync(path) ? readKeyFile(path) : [];
       const key = generateKey('chk');
-      writeKeyFile(config.dataDir, API_KEYS_FILE, [key, ...kept]);
+      const where = await withKeptKeys(
+        config,
+        API_KEYS_FILE,
+        async (kept) => {
+          await kept.add(key, opts.replace === true);
+          return kept.where;
+        },
+        { write: true },
+      );
+      // The key alone on stdout, so `KEY=$(callhook keys generate)` works; what to know about it on stderr.
       console.log(key);
-      if (config.apiKeys.length > 0) console.error('note: CALLHOOK_API_KEYS is set, so serve uses those keys, not this file');
+      const dropped = opts.replace ? ', and stops accepting the keys it replaced' : '; the keys kept before stay accepted';
+      console.error(`note: kept in ${where}. A running callhook serve that keeps its keys there accepts it within 2 s, without a restart${dropped}.`);
+      console.error(`note: a serve started with CALLHOOK_API_KEYS does not read ${where}.`);
+      if (config.apiKeys.length > 0) console.error('note: CALLHOOK_API_KEYS (or api_keys in the config) is set here: a serve started like this accepts those keys, not this one.');
     });
   keys
     .command('show')
     .description('print the webhook keys serve accepts')
     .option('-c, --config <file>', 'config file')
-    .action((opts: { config?: string }) => {
+    .action(async (opts: { config?: string }) => {
       const config = commandConfig(opts.config);
-      const path = join(config.dataDir, API_KEYS_FILE);
-      const shown = config.apiKeys.length > 0 ? config.apiKeys : existsSync(path) ? readKeyFile(path) : [];
+      const shown = config.apiKeys.length > 0 ? config.apiKeys : ((await withKeptKeys(config, API_KEYS_FILE, (kept) => kept.read())) ?? []);
       if (shown.length === 0) throw new Error(`no webhook key yet: run callhook serve once, or callhook keys generate`);
       for (const key of shown) console.log(key);
     });

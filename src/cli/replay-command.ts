@@ -15,8 +15,8 @@ export function replayCommand(): Command {
       const config = commandConfig(opts.config);
       const results = await replay(paths, {
         url: opts.url,
-        key: opts.key ?? webhookKey(config),
-        adminToken: opts.adminToken ?? adminToken(config),
+        key: opts.key ?? (await webhookKey(config)),
+        adminToken: opts.adminToken ?? (await adminToken(config)),
         hook: opts.hook,
       });
       if (results.some((r) => !r.ok)) process.exitCode = 1;

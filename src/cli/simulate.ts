@@ -60,7 +60,7 @@ export function simulateCommand(): Command {
       const seed = opts.seed === undefined ? undefined : whole(opts.seed, '--seed');
       const timeoutMs = positive(opts.timeoutMs, '--timeout-ms');
       const config = commandConfig(opts.config);
-      const key = opts.key ?? webhookKey(config);
+      const key = opts.key ?? (await webhookKey(config));
       if (key === undefined) throw new Error('no webhook key: pass --key, set CALLHOOK_API_KEYS, or start serve once to generate one');
       const line = progressLine();
       const onProgress = line && ((done: number, total: number) => {
