@@ -64,6 +64,7 @@ export interface IntakeInput {
   source: RecordSource;
   receipt: CommitInput['receipt'];
   receivedAt?: Date;
+  ingests?: CommitInput['ingests'];
 }
 
 export type IntakeReply =
@@ -92,7 +93,7 @@ export interface PreparedCall {
 }
 
 /** Normalises the fields against the hook's declared parameters and derives the dedup key: no I/O. */
-export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = new Date() }: IntakeInput): PreparedCall {
+export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = new Date(), ingests }: IntakeInput): PreparedCall {
   const { data, extra, problems } = normalize(fields, hook.parameters);
   const hash = contentHash(data, extra);
   // Contract section 4: a call none of whose declared parameters has a value cannot be told from another call.
@@ -110,7 +111,7 @@ export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = n
   };
   const status = problems.length > 0 && hook.config.on_problem === 'hold' ? 'held' : 'accepted';
   return {
-    commit: { record, contentHash: hash, onConflict: hook.config.on_conflict, status, raw, sinks: sinksDue(hook, record, status), receipt },
+    commit: { record, contentHash: hash, onConflict: hook.config.on_conflict, status, raw, sinks: sinksDue(hook, record, status), receipt, ingests },
     problems,
   };
 }

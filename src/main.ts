@@ -81,6 +81,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     limiter: createAuthLimiter(config.authLimit),
     inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
+    phoneRegion: config.phoneRegion,
     adminToken: keys.admin,
     globalKeys: keys.webhook,
     secrets,

@@ -1,10 +1,13 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallRecord } from '../src/record.js';
 import type { StoredCall } from '../src/store/store.js';
 import { ENCODINGS, METHODS, plan, planRequests, type Planned } from '../src/simulate/plan.js';
 import { simulate } from '../src/simulate/simulate.js';
 import { callhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
-import { ADMIN, KEY, startServer, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, post, startServer, tempDir, type TestServer } from './helpers/server.js';
 
 /** `callhook simulate` plays the sender of spec 6.3 against a real receiver, over real HTTP. */
 
@@ -47,6 +50,8 @@ describe('callhook simulate against a running receiver', () => {
     expect(stored.every((c) => Object.values(c.record.data).every((v) => v !== ''))).toBe(true);
     // The configured query parameter came along with every request.
     expect(stored.every((c) => c.raw.query.assistant === 'priya')).toBe(true);
+    // Contract section 3: test traffic says so, and can be filtered out with `when`.
+    expect(new Set(stored.map((c) => c.record.source))).toEqual(new Set(['simulate']));
     // Spec 6.3 rule 3, as the receiver saw it: GET and DELETE came with no body, their fields in the query.
     const bodyless = stored.filter((c) => c.raw.method === 'GET' || c.raw.method === 'DELETE');
     expect(bodyless.length).toBeGreaterThan(0);
@@ -95,6 +100,29 @@ describe('callhook simulate against a running receiver', () => {
     expect(err.stdout).toMatch(/^sent 3 requests for 3 calls \(0 duplicates\)/);
     expect(err.stdout).toContain('replies by status: 401 3');
     expect(err.stdout).toMatch(/failed \(lost calls, as the sender records them\): 3\n {2}sim-\S+: 401 \{"error":401/);
+  });
+});
+
+describe('test traffic kept out of a sink with when', () => {
+  it('sends a sink filtered on source only the real calls, never what simulate sent', async () => {
+    const dataDir = tempDir();
+    const server = await startServer({
+      dataDir,
+      config: { sinks: [{ name: 'all', type: 'jsonl', path: join(dataDir, 'all.jsonl') }, { name: 'crm', type: 'jsonl', path: join(dataDir, 'crm.jsonl'), when: { field: 'source', ne: 'simulate' } }] },
+    });
+    try {
+      const summary = await simulate({ count: 10, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 3, url: server.url, key: KEY, rate: 100 });
+      expect(summary.by_status).toEqual({ 200: 10 });
+      const real = await post(server.url, { call_id: 'real-1', first_name: 'Asha' });
+      expect(real.status).toBe(200);
+      const lines = async (file: string) => (await readFile(join(server.dataDir, file), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as CallRecord);
+      await expect.poll(async () => (await lines('all.jsonl')).length, { timeout: 10_000 }).toBe(11);
+      await expect.poll(async () => (await lines('crm.jsonl')).length, { timeout: 10_000 }).toBe(1);
+      expect((await lines('crm.jsonl'))[0]).toMatchObject({ source: 'webhook', extra: { call_id: 'real-1' } });
+      expect((await lines('all.jsonl')).filter((r) => r.source === 'simulate')).toHaveLength(10);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -1,14 +1,19 @@
 import { Hono, type Context } from 'hono';
+import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CallhookError } from '../errors.js';
 import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
 import type { KeyRing } from '../keys/ring.js';
 import { secretMasker, type SecretList } from '../secrets.js';
+import { ingestReceipt, receiptJson, type ReceiptsDeps } from '../admin/receipts.js';
+import { toE164 } from '../normalize/formats.js';
+import { RECORD_SOURCES } from '../record.js';
 import { timeBound } from '../store/admin-query.js';
 import type { Store } from '../store/store.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { openApiDocument } from './openapi.js';
+import { requestIntakeOn } from './request-intake.js';
 
 export interface AdminDeps {
   store: Store;
@@ -22,6 +27,10 @@ export interface AdminDeps {
   /** Wakes the delivery worker after something became due. */
   notify: () => void;
   limiter?: AuthLimiter;
+  /** What a refused request ingested again may weigh, as at intake. */
+  bodyLimitBytes: number;
+  /** The phone filter reads a number as intake does (contract section 6), in this region when it has no country code. */
+  phoneRegion?: string;
 }
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
@@ -40,9 +49,12 @@ const timeParam = (name: 'from' | 'to') =>
       }
     });
 
+const order = z.enum(['asc', 'desc']).optional();
+
 const callsQuery = z.strictObject({
   hook: z.string().optional(),
   status: z.enum(['accepted', 'held']).optional(),
+  source: z.enum(RECORD_SOURCES).optional(),
   outcome: z.string().optional(),
   sentiment: z.string().optional(),
   phone: z.string().optional(),
@@ -51,8 +63,22 @@ const callsQuery = z.strictObject({
   to: timeParam('to'),
   q: z.string().optional(),
   after: z.string().optional(),
+  order,
   limit,
 });
+const receiptsQuery = z.strictObject({
+  outcome: z.enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call']).optional(),
+  hook: z.string().optional(),
+  from: timeParam('from'),
+  to: timeParam('to'),
+  after: z.coerce.number().int().min(0).optional(),
+  order,
+  limit,
+});
+/** Contract section 6: the body as text, or in base64 for bytes that are not UTF-8; the content type as it is to be read. */
+const ingestBody = z
+  .strictObject({ body: z.string().optional(), body_base64: z.base64().optional(), content_type: z.string().nullable().optional() })
+  .refine((b) => b.body === undefined || b.body_base64 === undefined, 'give body or body_base64, not both');
 const deliveriesQuery = z.strictObject({
   state: z.enum(STATES).optional(),
   sink: z.string().optional(),
@@ -72,7 +98,8 @@ const retryBody = z.strictObject({
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter }: AdminDeps): Hono {
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono {
+  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes };
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
 
@@ -86,15 +113,17 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
     .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
-      const { q, recording_url: recordingUrl, limit: max, ...filters } = parseQuery(c, callsQuery);
-      const calls = await store.listCalls({ ...filters, recordingUrl, text: q, limit: max });
+      const { q, recording_url: recordingUrl, limit: max, phone, ...filters } = parseQuery(c, callsQuery);
+      // Any spelling of a number finds the calls stored under its E.164 form; text that is no number is used as it is.
+      const e164 = phone === undefined ? undefined : (toE164(phone, phoneRegion as CountryCode) ?? phone.trim());
+      const calls = await store.listCalls({ ...filters, phone: e164, recordingUrl, text: q, limit: max });
       return reply({ calls, next: calls.length === max ? calls.at(-1)!.record.id : null });
     })
     .get('/calls/:id', async (c) => {
       const id = c.req.param('id');
       const call = await callOr404(id);
       const [receipts, deliveries, attempts] = await Promise.all([store.listReceipts(id), store.listDeliveries({ callId: id, limit: 500 }), store.listAttempts(id)]);
-      return reply({ ...call, receipts, deliveries, attempts });
+      return reply({ ...call, receipts: receipts.map(receiptJson), deliveries, attempts });
     })
     .post('/calls/:id/redeliver', async (c) => {
       const id = c.req.param('id');
@@ -115,6 +144,23 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
       notify();
       return reply({ id, status: 'accepted', sinks: targets });
     })
+    .get('/receipts', async (c) => {
+      const { limit: max, ...filters } = parseQuery(c, receiptsQuery);
+      const page = await store.listReceiptPage({ ...filters, limit: max });
+      return reply({ receipts: page.map(receiptJson), next: page.length === max ? page.at(-1)!.id : null });
+    })
+    .get('/receipts/:id', async (c) => {
+      const receipt = await store.getReceipt(receiptId(c.req.param('id')));
+      if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${c.req.param('id')}`);
+      return reply(receiptJson(receipt));
+    })
+    .post('/receipts/:id/ingest', async (c) => {
+      const { body, body_base64, content_type } = await parseBody(c, ingestBody);
+      const corrected = body !== undefined ? new TextEncoder().encode(body) : body_base64 !== undefined ? new Uint8Array(Buffer.from(body_base64, 'base64')) : undefined;
+      const { receipt, reply: answer } = await ingestReceipt(receipts, receiptId(c.req.param('id')), { body: corrected, contentType: content_type });
+      if (answer.status === 'accepted') notify();
+      return reply({ ...answer, receipt });
+    })
     .get('/deliveries', async (c) => {
       const { call, limit: max, ...filters } = parseQuery(c, deliveriesQuery);
       const deliveries = await store.listDeliveries({ ...filters, callId: call, limit: max });
@@ -134,6 +180,12 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
       notify();
       return reply({ retried });
     });
+}
+
+function receiptId(text: string): number {
+  const id = Number(text);
+  if (!Number.isSafeInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no receipt with id ${text}`);
+  return id;
 }
 
 function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {

@@ -15,21 +15,28 @@ export interface WebhookRequest {
   search: string;
   body: Uint8Array;
   receivedAt: string;
-  /** `replay` when `callhook replay` sent it (sourceOf); a call of the sender's otherwise. */
-  source: Extract<RecordSource, 'webhook' | 'replay'>;
+  /**
+   * `replay` or `simulate` when `callhook replay` or `simulate` sent it (sourceOf), `recovered` when it is a refused
+   * request ingested again (admin/receipts.ts); a call of the sender's otherwise.
+   */
+  source: Extract<RecordSource, 'webhook' | 'replay' | 'simulate' | 'recovered'>;
+  /** For `recovered`: the refused request's receipt, marked with the call it becomes (CommitInput.ingests). */
+  ingests?: number;
 }
 
 /** What is known of a request before its body is read. */
 export type RequestHead = Pick<WebhookRequest, 'hook' | 'method' | 'contentType' | 'receivedAt' | 'source'>;
 
 /**
- * The header `callhook replay` sends, so the records it makes say `source: replay` (contract section 3) and can be
- * told from real calls. Only an authenticated request is stored, and no other source can be claimed this way.
+ * The header `callhook replay` and `callhook simulate` send, so the records they make say `source: replay` or
+ * `simulate` (contract section 3) and test traffic can be told from real calls (and left out with `when`). Only an
+ * authenticated request is stored, and no other source can be claimed this way.
  */
 export const SOURCE_HEADER = 'x-callhook-source';
 
-export function sourceOf(header: string | undefined): WebhookRequest['source'] {
-  return header?.trim().toLowerCase() === 'replay' ? 'replay' : 'webhook';
+export function sourceOf(header: string | undefined): 'webhook' | 'replay' | 'simulate' {
+  const value = header?.trim().toLowerCase();
+  return value === 'replay' || value === 'simulate' ? value : 'webhook';
 }
 
 /** A request's receipt, before its outcome is known: the route's for refusals, the intake's for commits. */

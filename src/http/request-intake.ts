@@ -3,7 +3,7 @@ import { compileWhen, type Filter } from '../delivery/filter.js';
 import { CallhookError, type ErrorCode } from '../errors.js';
 import { commitCall, compileHooks, prepareCall, type Hook, type IntakeReply } from '../intake.js';
 import type { ExtendWriter, WriterExtension } from '../store/sqlite-writer.js';
-import type { CommitInput, CommitResult } from '../store/store.js';
+import type { CommitInput, CommitResult, Store } from '../store/store.js';
 import { receiptOf, requestFields, type WebhookRequest } from './request-fields.js';
 
 /**
@@ -22,6 +22,12 @@ export interface RequestIntakeDeps {
 
 export type IngestRequest = (request: WebhookRequest) => Promise<RequestOutcome>;
 
+/** Where a request is ingested: on SQLite's writer thread when it takes it (store.toWriter), else here. */
+export function requestIntakeOn(store: Store, hooks: ReadonlyMap<string, Hook>): IngestRequest {
+  const here = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
+  return (request) => (store.toWriter?.(request) as Promise<RequestOutcome> | undefined) ?? here(request);
+}
+
 /**
  * A refused request is answered without a write here: the route keeps its receipt, with the raw bytes it still
  * holds, through the store's own path for rejections.
@@ -39,7 +45,7 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
     }
     // The bytes and query ride along for the receipt of a duplicate, which keeps them (store.ts Receipt.rawBody).
     const receipt = { ...receiptOf(request, request.body.byteLength), rawBody: request.body, query: request.search };
-    const call = prepareCall({ hook, ...read, source: request.source, receipt, receivedAt: new Date(request.receivedAt) });
+    const call = prepareCall({ hook, ...read, source: request.source, receipt, receivedAt: new Date(request.receivedAt), ingests: request.ingests });
     return { reply: await commitCall(hook, call, commit) };
   };
 }

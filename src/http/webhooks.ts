@@ -14,7 +14,7 @@ import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { requestHeader, setReplyHeader } from './node-headers.js';
 import { readBody } from './read-body.js';
 import { receiptOf, requestFields, SOURCE_HEADER, sourceOf, type RequestHead, type WebhookRequest } from './request-fields.js';
-import { createRequestIntake, type RequestOutcome } from './request-intake.js';
+import { requestIntakeOn, type RequestOutcome } from './request-intake.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
@@ -45,8 +45,7 @@ type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
 export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
   // SQLite's writer thread ingests what it is handed (store.toWriter); what no thread takes is ingested here.
-  const ingestHere = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
-  const ingest = (request: WebhookRequest) => (store.toWriter?.(request) as Promise<RequestOutcome> | undefined) ?? ingestHere(request);
+  const ingest = requestIntakeOn(store, hooks);
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter)]));
 
   const outage = storeOutageLog(log);
@@ -61,8 +60,10 @@ export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limit
    */
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
     const receipt = receiptAt(c, rawBody?.byteLength);
+    // The query string is kept with the body: a refused request is ingested again as it came (contract section 6).
+    const query = searchOf(c.req.url);
     const kept = bounded(
-      store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody }),
+      store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody, query }),
       'storing a receipt',
     ).then(outage.committed, (cause) => outage.failed(cause, { hook: receipt.hook, receipt: true }));
     if (err.code !== 'STORE_UNAVAILABLE') await kept;

@@ -2,13 +2,14 @@ import type pg from 'pg';
 import type { CallRecord, RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inTransaction, pgText } from './postgres-client.js';
-import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
 export type PostgresAdmin = Pick<
   Store,
-  'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
+  | 'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'listReceiptPage' | 'getReceipt'
+  | 'retryDeliveries' | 'redeliver' | 'release'
 >;
 
 interface CallRow {
@@ -40,9 +41,10 @@ const trimmed = (sql: string) => `regexp_replace(${sql}, '^\\s+|\\s+$', '', 'g')
  * Each filter is a fixed fragment around its placeholder; a query joins the fragments of the filters it has, so
  * the indexes on status, received_at and (state, sink, id) serve it. Values only ever travel as parameters.
  */
-const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, (p: string) => string> = {
+const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, (p: string) => string> = {
   hook: (p) => `hook = ${p}`,
   status: (p) => `status = ${p}`,
+  source: (p) => `source = ${p}`,
   outcome: (p) => `lower(${trimmed(dataField('call_outcome'))}) = lower(${trimmed(p)})`,
   sentiment: (p) => `lower(${dataField('sentiment_analysis')}) = lower(${p})`,
   phone: (p) => `${dataField('phone_number')} = ${p}`,
@@ -54,6 +56,20 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, (p: string) => s
   after: (p) => `id > ${p}`,
 };
 
+const RECEIPT_FILTERS: Record<keyof Omit<ListReceiptsQuery, 'limit' | 'order'>, (p: string) => string> = {
+  outcome: (p) => `outcome = ${p}`,
+  hook: (p) => `hook = ${p}`,
+  from: (p) => `received_at >= ${p}::timestamptz`,
+  to: (p) => `received_at < ${p}::timestamptz`,
+  after: (p) => `id > ${p}::bigint`,
+};
+
+const RECEIPT_COLUMNS = `SELECT id, hook, call_id AS "callId", received_at AS "receivedAt", method, content_type AS "contentType", size,
+  status, outcome, error, raw_body AS "rawBody", query, ingested_as AS "ingestedAs" FROM receipts`;
+
+type ReceiptRow = Omit<ReceiptInfo, 'receivedAt'> & { receivedAt: Date };
+const receiptInfo = (row: ReceiptRow): ReceiptInfo => ({ ...row, receivedAt: row.receivedAt.toISOString(), rawBody: row.rawBody && new Uint8Array(row.rawBody) });
+
 const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, (p: string) => string> = {
   state: (p) => `state = ${p}`,
   sink: (p) => `sink = ${p}`,
@@ -64,18 +80,23 @@ const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, (p: str
 const DELIVERY_COLUMNS = `SELECT id, call_id AS "callId", sink, state, attempts, next_attempt_at AS "nextAttemptAt",
   last_error AS "lastError", updated_at AS "updatedAt" FROM deliveries`;
 
-/** `$n` for each filter that has a value, in a query ordered by id; a text value is made storable first. */
-function page(select: string, filters: Record<string, (p: string) => string>, values: Record<string, unknown>, limit: number | undefined) {
+/**
+ * `$n` for each filter that has a value, in a query ordered by id; a text value is made storable first. Newest
+ * first reads the id index backwards, and its cursor goes backwards too.
+ */
+function page(select: string, filters: Record<string, (p: string) => string>, values: Record<string, unknown>, limit: number | undefined, order: PageOrder = 'asc') {
   const params: unknown[] = [];
   const where: string[] = [];
   for (const [name, fragment] of Object.entries(filters)) {
     const value = values[name];
     if (value == null) continue;
     params.push(typeof value === 'string' ? pgText(value) : value);
-    where.push(fragment(`$${params.length}`));
+    const sql = fragment(`$${params.length}`);
+    where.push(order === 'desc' && name === 'after' ? sql.replace('>', '<') : sql);
   }
   params.push(pageLimit(limit));
-  return { text: `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $${params.length}`, values: params };
+  const by = order === 'desc' ? 'id DESC' : 'id';
+  return { text: `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${by} LIMIT $${params.length}`, values: params };
 }
 
 /** Inserts a pending delivery per sink, due now; `onConflict` says what an existing one becomes. */
@@ -92,7 +113,7 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
     },
     listCalls: async (query) => {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
-      const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit));
+      const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order));
       return rows;
     },
     callerHistory: async (phone, limit) => {
@@ -123,12 +144,16 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       return rows.map((row) => ({ ...row, startedAt: row.startedAt.toISOString() }));
     },
     listReceipts: async (callId) => {
-      const { rows } = await pool.query<Omit<ReceiptInfo, 'receivedAt'> & { receivedAt: Date }>(
-        `SELECT received_at AS "receivedAt", method, content_type AS "contentType", size, status, outcome, error
-         FROM receipts WHERE call_id = $1 ORDER BY id`,
-        [pgText(callId)],
-      );
-      return rows.map((row) => ({ ...row, receivedAt: row.receivedAt.toISOString() }));
+      const { rows } = await pool.query<ReceiptRow>(`${RECEIPT_COLUMNS} WHERE call_id = $1 ORDER BY id`, [pgText(callId)]);
+      return rows.map(receiptInfo);
+    },
+    listReceiptPage: async (query) => {
+      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      return (await pool.query<ReceiptRow>(page(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order))).rows.map(receiptInfo);
+    },
+    getReceipt: async (id) => {
+      const { rows } = await pool.query<ReceiptRow>(`${RECEIPT_COLUMNS} WHERE id = $1`, [id]);
+      return rows[0] && receiptInfo(rows[0]);
     },
     // Never in flight: the state is dead or pending (retryState). A claim racing this UPDATE holds the row; once it
     // commits, PostgreSQL re-checks the WHERE against the claimed row, finds it in flight and leaves it.

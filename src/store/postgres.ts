@@ -111,7 +111,16 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
  * counted on it, its receipt keeping its body; other content is a conflict, which `on_conflict: duplicate` makes a
  * duplicate too, or which is left to the intake to store under its content's key (nothing written here).
  */
-async function commit(client: pg.PoolClient, { record, contentHash, onConflict, status, raw, sinks, receipt }: CommitInput): Promise<CommitResult> {
+async function commit(client: pg.PoolClient, { record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput): Promise<CommitResult> {
+  /** An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. */
+  const receiptFor = async (row: Receipt, callId: string) => {
+    if (ingests === undefined) return void (await client.query(RECEIPT_INSERT, receiptParams(row, callId)));
+    const marked = await client.query(
+      `UPDATE receipts SET call_id = $2, ingested_as = $2 WHERE id = $1 AND outcome = 'rejected' AND ingested_as IS NULL`,
+      [ingests, callId],
+    );
+    if (marked.rowCount === 0) throw new Error(`receipt ${ingests} is not a refused request waiting to be ingested`);
+  };
   for (let tries = 0; tries < 3; tries++) {
     const inserted = await client.query(
       `INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
@@ -129,7 +138,7 @@ async function commit(client: pg.PoolClient, { record, contentHash, onConflict, 
       }
       // The call's raw request holds the body and query: its receipt need not hold them again.
       const { rawBody: _body, query: _query, ...bare } = receipt;
-      await client.query(RECEIPT_INSERT, receiptParams({ ...bare, status: 200, outcome: status }, record.id));
+      await receiptFor({ ...bare, status: 200, outcome: status }, record.id);
       return { outcome: status, id: record.id };
     }
     // Counted only when it is a duplicate: a conflict kept as a call of its own is not one.
@@ -141,7 +150,7 @@ async function commit(client: pg.PoolClient, { record, contentHash, onConflict, 
     const row = first.rows[0];
     if (row === undefined) continue;
     if (!row.duplicate) return { outcome: 'conflict', id: row.id };
-    await client.query(RECEIPT_INSERT, receiptParams({ ...receipt, status: 200, outcome: 'duplicate' }, row.id));
+    await receiptFor({ ...receipt, status: 200, outcome: 'duplicate' }, row.id);
     return { outcome: 'duplicate', id: row.id };
   }
   throw new Error(`postgres store: the call ${record.hook} ${record.dedup_key} neither inserts nor exists`);

@@ -4,7 +4,7 @@ import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js'
 import { inChunks } from './sqlite-chunks.js';
 import type { SqliteReader } from './sqlite-reader.js';
 import { registerTextFunctions } from './sqlite-text.js';
-import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
@@ -12,7 +12,8 @@ type Db = Database.Database;
 
 export type SqliteAdmin = Pick<
   Store,
-  'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'retryDeliveries' | 'redeliver' | 'release'
+  | 'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'listReceiptPage' | 'getReceipt'
+  | 'retryDeliveries' | 'redeliver' | 'release'
 >;
 
 interface CallRow {
@@ -39,9 +40,10 @@ export const CALLER_HISTORY_SQL = {
  * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so
  * the indexes on status, received_at, phone, recording URL and (state, sink, id) serve it, where `@x IS NULL OR …` would hide them.
  */
-const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, string> = {
+const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, string> = {
   hook: 'hook = @hook',
   status: 'status = @status',
+  source: 'source = @source',
   outcome: `callhook_fold(${dataField('call_outcome')}) = callhook_fold(@outcome)`,
   sentiment: `callhook_lower(${dataField('sentiment_analysis')}) = callhook_lower(@sentiment)`,
   phone: `${dataField('phone_number')} = @phone`,
@@ -49,6 +51,14 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit'>, string> = {
   from: 'received_at >= @from',
   to: 'received_at < @to',
   text: 'instr(callhook_lower(record), callhook_lower(@text)) > 0',
+  after: 'id > @after',
+};
+
+const RECEIPT_FILTERS: Record<keyof Omit<ListReceiptsQuery, 'limit' | 'order'>, string> = {
+  outcome: 'outcome = @outcome',
+  hook: 'hook = @hook',
+  from: 'received_at >= @from',
+  to: 'received_at < @to',
   after: 'id > @after',
 };
 
@@ -68,6 +78,8 @@ export const DELIVERY_STATS_SQL = `
   ORDER BY c.sink, c.state`;
 
 const CALL_COLUMNS = 'SELECT record, status, raw, duplicates FROM calls';
+const RECEIPT_COLUMNS = `SELECT id, hook, call_id AS callId, received_at AS receivedAt, method, content_type AS contentType, size,
+  status, outcome, error, raw_body AS rawBody, query, ingested_as AS ingestedAs FROM receipts`;
 const DELIVERY_COLUMNS = `SELECT id, call_id AS callId, sink, state, attempts, next_attempt_at AS nextAttemptAt,
   last_error AS lastError, updated_at AS updatedAt FROM deliveries`;
 
@@ -76,22 +88,23 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
 
   const stmts = prepareStatements(db);
   // Lists may scan whole tables (a text search, an outcome): they are read on the reader thread.
-  const page = <T>(select: string, filters: Record<string, string>, values: Record<string, unknown>, limit: number | undefined) => {
+  // Newest first reads the same id index backwards, and its cursor goes backwards too.
+  const page = <T>(select: string, filters: Record<string, string>, values: Record<string, unknown>, limit: number | undefined, order: PageOrder = 'asc') => {
     const params: Record<string, unknown> = { limit: pageLimit(limit) };
     const where: string[] = [];
     for (const [name, fragment] of Object.entries(filters)) {
       if (values[name] == null) continue;
       params[name] = values[name];
-      where.push(fragment);
+      where.push(order === 'desc' && name === 'after' ? fragment.replace('>', '<') : fragment);
     }
-    return reader.all<T>(`${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT @limit`, params);
+    return reader.all<T>(`${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${order === 'desc' ? 'DESC' : ''} LIMIT @limit`, params);
   };
 
   return {
     getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
     listCalls: async (query) => {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
-      return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit)).map((row) => toStoredCall(row)!);
+      return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order)).map((row) => toStoredCall(row)!);
     },
     callerHistory: async (phone, limit) => ({
       count: stmts.countByPhone.get(phone) as number,
@@ -100,7 +113,15 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
     listDeliveries: (query) => page<DeliveryInfo>(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit),
     deliveryStats: () => reader.all<DeliveryStat>(DELIVERY_STATS_SQL),
     listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
-    listReceipts: async (callId) => stmts.listReceipts.all(callId) as ReceiptInfo[],
+    listReceipts: async (callId) => (stmts.listReceipts.all(callId) as ReceiptInfo[]).map(receiptInfo),
+    listReceiptPage: async (query) => {
+      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      return (await page<ReceiptInfo>(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order)).map(receiptInfo);
+    },
+    getReceipt: async (id) => {
+      const row = stmts.getReceipt.get(id) as ReceiptInfo | undefined;
+      return row && receiptInfo(row);
+    },
     retryDeliveries: async ({ state, sink, callId, ids }) => {
       const params = { state: retryState(state), sink: sink ?? null, call_id: callId ?? null, ids: ids === undefined ? null : JSON.stringify(ids), now: Date.now() };
       // In id order from a cursor: a retried pending delivery is still pending, and must not be taken twice.
@@ -139,9 +160,8 @@ function prepareStatements(db: Db) {
       SELECT a.delivery_id AS deliveryId, d.sink, a.attempt, a.started_at AS startedAt, a.duration_ms AS durationMs, a.outcome,
         a.http_status AS httpStatus, a.error
       FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.call_id = ? ORDER BY a.id`),
-    listReceipts: db.prepare(`
-      SELECT received_at AS receivedAt, method, content_type AS contentType, size, status, outcome, error
-      FROM receipts WHERE call_id = ? ORDER BY id`),
+    listReceipts: db.prepare(`${RECEIPT_COLUMNS} WHERE call_id = ? ORDER BY id`),
+    getReceipt: db.prepare(`${RECEIPT_COLUMNS} WHERE id = ?`),
     // Never in flight: the state is dead or pending (retryState), so a leased delivery is not taken from its worker.
     retry: db.prepare(`
       UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = @now, lease_until = NULL, updated_at = @now
@@ -163,6 +183,9 @@ function prepareStatements(db: Db) {
       ON CONFLICT (call_id, sink) DO NOTHING`),
   };
 }
+
+/** A BLOB comes back as a Buffer (from the reader thread, as a plain Uint8Array): either is a Uint8Array. */
+const receiptInfo = (row: ReceiptInfo): ReceiptInfo => ({ ...row, rawBody: row.rawBody && new Uint8Array(row.rawBody) });
 
 function toStoredCall(row: CallRow | undefined): StoredCall | undefined {
   if (!row) return undefined;

@@ -23,6 +23,8 @@ export interface CallRow {
   raw: string;
   sinks: readonly string[];
   receipt: ReceiptRow;
+  /** CommitInput.ingests */
+  ingests: number | null;
 }
 
 /** A receipt as the writer inserts it; a commit sets its status, outcome and call id. */
@@ -72,7 +74,7 @@ export function configureConnection(db: Database.Database, busyTimeoutMs: number
   db.pragma('foreign_keys = ON');
 }
 
-export function callRow({ record, contentHash, onConflict, status, raw, sinks, receipt }: CommitInput): CallRow {
+export function callRow({ record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput): CallRow {
   return {
     id: record.id,
     hook: record.hook,
@@ -86,6 +88,7 @@ export function callRow({ record, contentHash, onConflict, status, raw, sinks, r
     raw: JSON.stringify(raw),
     sinks,
     receipt: receiptRow({ ...receipt, status: 200, outcome: status }),
+    ingests: ingests ?? null,
   };
 }
 
@@ -136,6 +139,14 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     stmts.insertReceipt.run({ ...receipt, raw_body: rawBody, call_id: callId });
   };
 
+  /** An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. */
+  const receiptFor = (call: CallRow, receipt: ReceiptRow, callId: string) => {
+    if (call.ingests === null) return insertReceipt(receipt, callId);
+    if (stmts.markIngested.run({ id: call.ingests, call_id: callId }).changes === 0) {
+      throw new Error(`receipt ${call.ingests} is not a refused request waiting to be ingested`);
+    }
+  };
+
   return {
     /**
      * Contract section 4: one record per (hook, dedup key). A repeat of the stored call's content is a duplicate,
@@ -143,18 +154,18 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
      * makes a duplicate too, or leaves to the intake to store under its content's key (nothing written here).
      */
     commitCall(call) {
-      const { sinks, receipt, on_conflict, ...row } = call;
+      const { sinks, receipt, on_conflict, ingests: _ingests, ...row } = call;
       if (stmts.insertCall.run(row).changes === 0) {
         const first = stmts.findFirst.get(call.hook, call.dedup_key) as { id: string; content_hash: string };
         if (first.content_hash !== call.content_hash && on_conflict === 'keep') return { outcome: 'conflict', id: first.id };
         stmts.countDuplicate.run(first.id);
-        insertReceipt({ ...receipt, outcome: 'duplicate' }, first.id);
+        receiptFor(call, { ...receipt, outcome: 'duplicate' }, first.id);
         return { outcome: 'duplicate', id: first.id };
       }
       const now = Date.now();
       for (const sink of sinks) stmts.insertDelivery.run(call.id, sink, now, now, now);
       // The call's raw request holds the body and query: its receipt need not hold them again.
-      insertReceipt({ ...receipt, raw_body: null, query: null }, call.id);
+      receiptFor(call, { ...receipt, raw_body: null, query: null }, call.id);
       return { outcome: call.status, id: call.id };
     },
 
@@ -227,6 +238,8 @@ function prepareStatements(db: Database.Database) {
     claimed: db.prepare(`
       SELECT d.id, d.sink, d.attempts, c.record FROM deliveries d JOIN calls c ON c.id = d.call_id
       WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.id`),
+    markIngested: db.prepare(`
+      UPDATE receipts SET call_id = @call_id, ingested_as = @call_id WHERE id = @id AND outcome = 'rejected' AND ingested_as IS NULL`),
     insertAttempt: db.prepare(`
       INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
       VALUES (@id, @attempt, @started_at, @duration_ms, @outcome, @http_status, @error)`),

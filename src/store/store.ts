@@ -1,4 +1,4 @@
-import type { CallRecord, RawRequest } from '../record.js';
+import type { CallRecord, RawRequest, RecordSource } from '../record.js';
 
 /**
  * What the rest of callhook needs from durable storage. Two implementations keep it: SQLite (one machine)
@@ -45,6 +45,11 @@ export interface CommitInput {
   /** Names of the sinks that get an outbox row: only deliveries that are due are stored. */
   sinks: readonly string[];
   receipt: Omit<Receipt, 'outcome' | 'status'>;
+  /**
+   * The refused request's receipt this commit ingests (contract section 6): instead of a receipt of its own, that
+   * receipt is marked, in the same transaction, with the call it became; a receipt ingested already fails the commit.
+   */
+  ingests?: number;
 }
 
 export interface CommitResult {
@@ -85,9 +90,13 @@ export interface StoredCall {
   duplicates: number;
 }
 
+/** `asc` (oldest first, the default) or `desc` (newest first); the cursor `after` goes in the same direction. */
+export type PageOrder = 'asc' | 'desc';
+
 export interface ListCallsQuery {
   hook?: string;
   status?: CallStatus;
+  source?: RecordSource;
   /** `data.call_outcome`, compared ignoring case and surrounding spaces. */
   outcome?: string;
   /** `data.sentiment_analysis`, compared ignoring case. */
@@ -102,8 +111,9 @@ export interface ListCallsQuery {
   /** Case-insensitive substring of the record's JSON (names, summaries, ids). */
   text?: string;
   limit?: number;
-  /** Return calls whose id sorts after this one (ids are time-ordered). */
+  /** Return calls whose id sorts after this one in `order` (ids are time-ordered). */
   after?: string;
+  order?: PageOrder;
 }
 
 export interface DeliveryInfo {
@@ -140,6 +150,10 @@ export interface AttemptInfo {
 }
 
 export interface ReceiptInfo {
+  id: number;
+  hook: string;
+  /** The call it stored, was a duplicate of, or (for a refused request) was ingested as. */
+  callId: string | null;
   receivedAt: string;
   method: string;
   contentType: string | null;
@@ -147,6 +161,24 @@ export interface ReceiptInfo {
   status: number;
   outcome: Receipt['outcome'];
   error: string | null;
+  /** The body as received, on a refused request's and a duplicate's receipt (Receipt.rawBody). */
+  rawBody: Uint8Array | null;
+  query: string | null;
+  /** For a refused request: the call it was ingested as, once it was (contract section 6). */
+  ingestedAs: string | null;
+}
+
+export interface ListReceiptsQuery {
+  /** `rejected`: the refused requests (contract section 6). */
+  outcome?: Receipt['outcome'];
+  hook?: string;
+  /** `received_at` within [from, to): ISO timestamps or dates. */
+  from?: string;
+  to?: string;
+  limit?: number;
+  /** Receipts after this id in `order`. */
+  after?: number;
+  order?: PageOrder;
 }
 
 /** Which deliveries a bulk retry takes: dead ones by default, narrowed by sink, call or ids. */
@@ -221,6 +253,9 @@ export interface Store {
    */
   redeliver(callId: string, sinks: readonly string[]): Promise<number | undefined>;
   /**
+  /** Receipts by outcome, hook and time, a page at a time. */
+  listReceiptPage(query: ListReceiptsQuery): Promise<ReceiptInfo[]>;
+  getReceipt(id: number): Promise<ReceiptInfo | undefined>;
    * Releases a held call: its status becomes accepted and deliveries are created for these sinks, in one
    * transaction. Returns false when the call does not exist or is not held.
    */

@@ -1,0 +1,84 @@
+import { CallhookError } from '../errors.js';
+import type { Hook, IntakeReply } from '../intake.js';
+import type { IngestRequest } from '../http/request-intake.js';
+import type { ReceiptInfo, Store } from '../store/store.js';
+
+/**
+ * Refused requests are recoverable (contract section 6). The sender never retries, so a request refused with 400
+ * or 415 is a lost call unless someone acts on it: its receipt keeps the raw body, and once the sender's mistake
+ * is understood it is run through intake again, as it came or corrected, and stored with `source: recovered`.
+ * Shared by the admin API and the CLI (which asks the running serve: the hooks and sinks are its own).
+ */
+
+export interface ReceiptsDeps {
+  store: Store;
+  hooks: ReadonlyMap<string, Hook>;
+  /** The webhook route's own intake, so a recovered call is normalised, deduplicated and routed as any other. */
+  ingest: IngestRequest;
+  bodyLimitBytes: number;
+}
+
+/** A receipt as the admin API shows it: the body as text where it is UTF-8, else in base64. */
+export interface ReceiptJson extends Omit<ReceiptInfo, 'rawBody'> {
+  rawBody?: string;
+  rawBodyBase64?: string;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function receiptJson({ rawBody, ...receipt }: ReceiptInfo): ReceiptJson {
+  if (rawBody === null) return receipt;
+  try {
+    return { ...receipt, rawBody: utf8.decode(rawBody) };
+  } catch {
+    return { ...receipt, rawBodyBase64: Buffer.from(rawBody).toString('base64') };
+  }
+}
+
+/** What an operator may change before the request goes in again; absent parts are taken as they came. */
+export interface Correction {
+  body?: Uint8Array;
+  contentType?: string | null;
+}
+
+export interface Ingested {
+  receipt: number;
+  reply: IntakeReply;
+}
+
+/**
+ * Runs a refused request through intake again. The call keeps the time the sender sent it, and the receipt is
+ * marked with the call it became in the same transaction (CommitInput.ingests), so a receipt is ingested once.
+ * A request that is still unreadable is refused with the same error as at first, and nothing changes.
+ */
+export async function ingestReceipt({ store, hooks, ingest, bodyLimitBytes }: ReceiptsDeps, id: number, correction: Correction = {}): Promise<Ingested> {
+  const receipt = await store.getReceipt(id);
+  if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${id}`);
+  if (receipt.outcome !== 'rejected') throw new CallhookError('CONFLICT', `receipt ${id} is not a refused request (it was ${receipt.outcome})`);
+  if (receipt.ingestedAs !== null) throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${receipt.ingestedAs}`);
+  const hook = hooks.get(receipt.hook);
+  if (!hook) throw new CallhookError('CONFLICT', `receipt ${id} is for the hook ${receipt.hook}, which is not configured`);
+  if (hook.config.kind === 'in-call') throw new CallhookError('CONFLICT', `receipt ${id} is for the in-call hook ${receipt.hook}, which stores no calls`);
+  const body = correction.body ?? receipt.rawBody;
+  // A refusal before the body was read (too large, a store outage) kept no body: there is nothing to ingest.
+  if (body === null) throw new CallhookError('CONFLICT', `receipt ${id} kept no body (${receipt.error ?? 'refused before it was read'}); give the body to ingest`);
+  if (body.byteLength > bodyLimitBytes) throw new CallhookError('BODY_TOO_LARGE', `the body is ${body.byteLength} bytes, the limit ${bodyLimitBytes}`);
+  const request = {
+    hook: receipt.hook,
+    method: receipt.method,
+    contentType: correction.contentType === undefined ? receipt.contentType : correction.contentType,
+    search: receipt.query ?? '',
+    body,
+    receivedAt: receipt.receivedAt,
+    source: 'recovered' as const,
+    ingests: id,
+  };
+  const outcome = await ingest(request).catch(async (err: unknown) => {
+    // Two operators ingesting one receipt at once: the store lets one mark it, and the other is told so.
+    const now = await store.getReceipt(id);
+    if (now?.ingestedAs) throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${now.ingestedAs}`);
+    throw err;
+  });
+  if ('refused' in outcome) throw new CallhookError(outcome.refused.code, outcome.refused.detail);
+  return { receipt: id, reply: outcome.reply };
+}
