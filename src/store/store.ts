@@ -241,6 +241,9 @@ export interface Store {
   listAttempts(callId: string): Promise<AttemptInfo[]>;
   /** Every receipt of a call (the first request and its duplicates), oldest first. */
   listReceipts(callId: string): Promise<ReceiptInfo[]>;
+  /** Receipts by outcome, hook and time, a page at a time. */
+  listReceiptPage(query: ListReceiptsQuery): Promise<ReceiptInfo[]>;
+  getReceipt(id: number): Promise<ReceiptInfo | undefined>;
   /**
    * Puts matching deliveries back to pending, due now, with a fresh attempt count (the attempts made so far stay
    * in the history). Returns how many. Deliveries in flight are never touched.
@@ -253,9 +256,6 @@ export interface Store {
    */
   redeliver(callId: string, sinks: readonly string[]): Promise<number | undefined>;
   /**
-  /** Receipts by outcome, hook and time, a page at a time. */
-  listReceiptPage(query: ListReceiptsQuery): Promise<ReceiptInfo[]>;
-  getReceipt(id: number): Promise<ReceiptInfo | undefined>;
    * Releases a held call: its status becomes accepted and deliveries are created for these sinks, in one
    * transaction. Returns false when the call does not exist or is not held.
    */
