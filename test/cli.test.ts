@@ -1,11 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
-import { callhook, callhookPiped } from './helpers/cli.js';
+import { callhook, callhookOnTerminal, callhookPiped } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
-import { commitData, commitInput, unique } from './helpers/store-inputs.js';
+import { attemptOk, commitData, commitInput, unique } from './helpers/store-inputs.js';
 import { ADMIN, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
 
 /** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
@@ -215,7 +216,74 @@ describe('callhook purge', () => {
     expect((await callhook(['purge', '--older-than', '1h30m'], env)).stdout).toMatch(/^purged 0 calls and 0 receipts received before \d{4}-/);
     expect((await callhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
   });
+
+  /** A store with, two hours old: a delivered call, a held one, one still owed to a sink, a refused request; and a new call. */
+  async function purgeable(): Promise<{ env: Record<string, string>; ids: Record<'done' | 'held' | 'owed' | 'young', string> }> {
+    const dataDir = tempDir();
+    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const old = Date.now() - 2 * 3_600_000;
+    let n = 0;
+    // A second apart, so `calls list` shows them in the order written here.
+    const commit = async (name: string, sinks: string[], status: 'accepted' | 'held' = 'accepted', at = old + 1000 * n++) =>
+      (await store.commitCall({ ...commitInput('end-of-call', `call_id:${name}`, sinks, at), status })).id;
+    const ids = { done: await commit('done', ['crm']), held: await commit('held', [], 'held'), owed: await commit('owed', ['crm']), young: await commit('young', [], 'accepted', Date.now()) };
+    const [first] = await store.claimDeliveries('crm', 1, 60_000);
+    await store.finishAttempt(first!.id, first!.attempt, attemptOk);
+    await store.recordRejection({ hook: 'end-of-call', receivedAt: new Date(old).toISOString(), method: 'POST', contentType: 'application/json', size: 1, status: 400, outcome: 'rejected', error: 'invalid JSON', rawBody: new Uint8Array([0x7b]) });
+    await store.close();
+    return { env: { CALLHOOK_DATA_DIR: dataDir }, ids };
+  }
+  const listed = async (env: Record<string, string>) => (await callhook(['calls', 'list'], env)).stdout.trim().split('\n').map((line) => line.split('\t')[0]);
+
+  // Each command below is a process of its own: on a loaded machine, nine of them can take longer than 30 s.
+  it('prints in a dry run what it deletes, deletes it without asking off a terminal, and keeps what is owed (1h30m reads as the config reads it)', async () => {
+    const { env, ids } = await purgeable();
+    const dry = await callhook(['purge', '--older-than', '1h30m', '--dry-run'], env);
+    expect(dry).toMatchObject({ code: 0, stderr: '' });
+    expect(dry.stdout).toMatch(/^would purge 1 calls and 1 receipts received before \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
+    expect(await listed(env)).toEqual([ids.done, ids.held, ids.owed, ids.young]);
+
+    const purged = await callhook(['purge', '--older-than', '1h30m'], env);
+    expect(purged).toMatchObject({ code: 0, stderr: '' });
+    expect(purged.stdout).toMatch(/^purged 1 calls and 1 receipts received before /);
+    expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
+
+    // The refused request stayed: it is the only copy of a call the sender will not send again.
+    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused', '--dry-run'], env)).stdout).toMatch(/^would purge 0 calls and 1 receipts /);
+    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(/^purged 0 calls and 1 receipts /);
+    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(/^purged 0 calls and 0 receipts /);
+    expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
+  }, 90_000);
+
+  it.skipIf(!hasScript())('asks on a terminal, showing the counts, and deletes only on yes', async () => {
+    const { env, ids } = await purgeable();
+    const no = await callhookOnTerminal(['purge', '--older-than', '90m'], 'n\n', env);
+    expect(no.code).toBe(1);
+    expect(no.stdout).toMatch(/callhook: delete 1 calls and 1 receipts received before \d{4}-[\d:.T-]+Z\? \[y\/N\] /);
+    expect(no.stdout).toContain('callhook: nothing deleted');
+    expect(await listed(env)).toEqual([ids.done, ids.held, ids.owed, ids.young]);
+
+    const yes = await callhookOnTerminal(['purge', '--older-than', '90m'], 'y\n', env);
+    expect(yes.code).toBe(0);
+    expect(yes.stdout).toMatch(/purged 1 calls and 1 receipts received before /);
+    expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
+
+    // --yes does not ask; nor does a run with nothing to delete.
+    const again = await purgeable();
+    const asked = await callhookOnTerminal(['purge', '--older-than', '90m', '--yes'], '', again.env);
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).not.toContain('[y/N]');
+    expect(asked.stdout).toMatch(/purged 1 calls and 1 receipts /);
+    const nothing = await callhookOnTerminal(['purge', '--older-than', '90m'], '', again.env);
+    expect(nothing.stdout).not.toContain('[y/N]');
+    expect(nothing.stdout).toMatch(/purged 0 calls and 0 receipts /);
+  }, 90_000);
 });
+
+/** util-linux `script`, which gives a command a terminal; the test that needs one is skipped without it. */
+function hasScript(): boolean {
+  return spawnSync('script', ['--version']).status === 0;
+}
 
 describe('bad input', () => {
   it('gives one line and a non-zero exit for an unknown command or option', async () => {

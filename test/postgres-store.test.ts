@@ -31,7 +31,8 @@ describe.skipIf(!url)('postgres store', () => {
   const peek: StorePeek = {
     receipts: async (hook) => {
       const { rows } = await admin.query<ReceiptRow>(
-        `SELECT outcome, status, call_id AS "callId", raw_body AS "rawBody" FROM "${schema}".receipts WHERE hook = $1 ORDER BY id`,
+        `SELECT outcome, status, call_id AS "callId", raw_body AS "rawBody", ingested_as AS "ingestedAs"
+         FROM "${schema}".receipts WHERE hook = $1 ORDER BY id`,
         [hook],
       );
       return rows;
@@ -49,6 +50,13 @@ describe.skipIf(!url)('postgres store', () => {
         [deliveryId],
       );
       return rows;
+    },
+    ingested: async (hook, callId) => {
+      await admin.query(
+        `UPDATE "${schema}".receipts SET ingested_as = $2
+         WHERE id = (SELECT max(id) FROM "${schema}".receipts WHERE hook = $1 AND outcome = 'rejected')`,
+        [hook, callId],
+      );
     },
   };
   storeContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);

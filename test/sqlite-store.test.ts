@@ -47,7 +47,7 @@ describe('sqlite store', () => {
   const peek: StorePeek = {
     receipts: async (hook) =>
       peekDb()
-        .prepare('SELECT outcome, status, call_id AS callId, raw_body AS rawBody FROM receipts WHERE hook = ? ORDER BY id')
+        .prepare('SELECT outcome, status, call_id AS callId, raw_body AS rawBody, ingested_as AS ingestedAs FROM receipts WHERE hook = ? ORDER BY id')
         .all(hook) as ReceiptRow[],
     deliveries: async (callId) =>
       peekDb().prepare('SELECT sink, state, attempts FROM deliveries WHERE call_id = ? ORDER BY sink').all(callId) as DeliveryRow[],
@@ -55,6 +55,16 @@ describe('sqlite store', () => {
       peekDb()
         .prepare('SELECT attempt, outcome, http_status AS httpStatus FROM attempts WHERE delivery_id = ? ORDER BY id')
         .all(deliveryId) as AttemptRow[],
+    ingested: async (hook, callId) => {
+      const writer = new Database(path);
+      try {
+        writer
+          .prepare(`UPDATE receipts SET ingested_as = ? WHERE id = (SELECT max(id) FROM receipts WHERE hook = ? AND outcome = 'rejected')`)
+          .run(callId, hook);
+      } finally {
+        writer.close();
+      }
+    },
   };
   storeContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeAdminContract('sqlite', async () => openSqliteStore({ path }), peek);
@@ -112,7 +122,7 @@ describe('sqlite store', () => {
       const longAgo = Date.parse('2001-01-01T00:00:00Z');
       await commitMany(purger, 1200, (i) => commitInput('old', `call_id:o${i}`, [], longAgo));
       const steps: { calls: number; receipts: number }[] = [];
-      const purging = purger.purge(new Date('2002-01-01T00:00:00Z'), (totals) => steps.push(totals));
+      const purging = purger.purge(new Date('2002-01-01T00:00:00Z'), { onProgress: (totals) => steps.push(totals) });
       // The first chunk is done and the rest is not, yet another writer gets the lock at once: in one transaction,
       // the purge would have held it to the end.
       expect(steps).toEqual([{ calls: 500, receipts: 0 }]);
@@ -126,6 +136,26 @@ describe('sqlite store', () => {
     } finally {
       await purger.close();
       await serve.close();
+    }
+  });
+
+  it('purges a chunk at a time past the calls it keeps, deleting as many as it counted', async () => {
+    const file = join(dir, 'purge-kept.db');
+    const store = openSqliteStore({ path: file });
+    try {
+      const longAgo = Date.parse('2001-01-01T00:00:00Z');
+      // Every third call held: each chunk meets some it keeps, and the walk must go on past them, not stop short.
+      await commitMany(store, 1600, (i) => ({ ...commitInput('old', `call_id:k${i}`, [], longAgo), status: i % 3 === 0 ? 'held' : 'accepted' }));
+      const before = new Date('2002-01-01T00:00:00Z');
+      const counted = await store.purgeable(before);
+      expect(counted).toEqual({ calls: 1066, receipts: 1066 });
+      const steps: string[] = [];
+      expect(await store.purge(before, { onProgress: (t) => steps.push(`${t.calls}/${t.receipts}`) })).toEqual(counted);
+      expect(steps.length).toBeGreaterThan(6);
+      expect(await store.purgeable(before)).toEqual({ calls: 0, receipts: 0 });
+      expect(await store.listCalls({ hook: 'old', limit: 2000 })).toHaveLength(534);
+    } finally {
+      await store.close();
     }
   });
 

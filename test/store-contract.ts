@@ -13,8 +13,13 @@ export interface StorePeek {
   receipts(hook: string): Promise<ReceiptRow[]>;
   deliveries(callId: string): Promise<DeliveryRow[]>;
   attempts(deliveryId: number): Promise<AttemptRow[]>;
+  /**
+   * Marks the hook's last refused request as ingested as this call, as an ingest does (contract section 6), so
+   * purge can be tested on both kinds of refused receipt without going through the intake.
+   */
+  ingested(hook: string, callId: string): Promise<void>;
 }
-export type ReceiptRow = { outcome: string; status: number; callId: string | null; rawBody: Uint8Array | null };
+export type ReceiptRow = { outcome: string; status: number; callId: string | null; rawBody: Uint8Array | null; ingestedAs: string | null };
 export type DeliveryRow = { sink: string; state: string; attempts: number };
 export type AttemptRow = { attempt: number; outcome: string; httpStatus: number | null };
 
@@ -266,12 +271,84 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       await a.finishAttempt(first!.id, first!.attempt, attemptOk);
       expect(first!.record.id).toBe(delivered.id);
 
-      expect(await a.purge(new Date('2001-04-01T00:00:00Z'))).toEqual({ calls: 1, receipts: 2 });
+      expect(await a.purge(new Date('2001-04-01T00:00:00Z'))).toEqual({ calls: 1, receipts: 1 });
       expect(await a.getCall(delivered.id)).toBeUndefined();
       expect(await peek.deliveries(delivered.id)).toEqual([]);
       expect(await a.getCall(owed.id)).toBeDefined();
       expect(await a.getCall(recent.id)).toBeDefined();
-      expect((await peek.receipts(hook)).map((r) => r.callId)).toEqual([recent.id]);
+      // The call still owed keeps its receipt: it is part of the call's history.
+      expect((await peek.receipts(hook)).map((r) => r.callId)).toEqual([owed.id, recent.id]);
+    });
+
+    it('purges exactly what is no longer owed: never a held call, a call with a delivery not done, their receipts, nor a refused request not yet ingested', async () => {
+      const hook = unique('hook');
+      const sink = unique('sink');
+      // An era of its own: the purges below delete everything old enough in the shared database, and no other test
+      // writes before 2001.
+      const old = Date.parse('1995-03-01T00:00:00Z');
+      const cutoff = new Date('1995-04-01T00:00:00Z');
+      let n = 0;
+      // A second apart, in this order, so ids, receipts and the claim below follow the order written here.
+      const commit = async (name: string, sinks: string[], status: 'accepted' | 'held' = 'accepted', at = old + 1000 * n++) =>
+        (await a.commitCall({ ...commitInput(hook, `call_id:${name}`, sinks, at), status })).id;
+      const refuse = (outcome: 'rejected' | 'in-call', at: number) =>
+        a.recordRejection({ hook, receivedAt: new Date(at).toISOString(), method: 'POST', contentType: 'application/json', size: 2, status: outcome === 'rejected' ? 400 : 200, outcome, rawBody: new Uint8Array([0x7b, 0x7d]) });
+
+      const done = await commit('done', [sink]);
+      const dead = await commit('dead', [sink]);
+      const inFlight = await commit('in-flight', [sink]);
+      const pending = await commit('pending', [sink]);
+      const held = await commit('held', [], 'held');
+      const nothingOwed = await commit('no-sinks', []);
+      const young = await commit('young', [], 'accepted', cutoff.getTime() + 60_000);
+      // Repeats: a duplicate's receipt belongs to the call it repeats, and goes or stays with it.
+      expect((await a.commitCall(commitInput(hook, 'call_id:done', [sink], old + 1000 * n++))).outcome).toBe('duplicate');
+      expect((await a.commitCall(commitInput(hook, 'call_id:held', [], old + 1000 * n++))).outcome).toBe('duplicate');
+      await refuse('rejected', old + 1000 * n++);
+      await refuse('in-call', old + 1000 * n++);
+      await refuse('rejected', cutoff.getTime() + 60_000);
+      // Refused requests ingested since: one as a call that goes, one as a call that stays, whose history it is.
+      await refuse('rejected', old + 1000 * n++);
+      await peek.ingested(hook, nothingOwed);
+      await refuse('rejected', old + 1000 * n++);
+      await peek.ingested(hook, held);
+
+      const claimed = await a.claimDeliveries(sink, 3, 60_000);
+      expect(claimed.map((c) => c.record.id)).toEqual([done, dead, inFlight]);
+      await a.finishAttempt(claimed[0]!.id, claimed[0]!.attempt, attemptOk);
+      await a.finishAttempt(claimed[1]!.id, claimed[1]!.attempt, { ...attemptOk, outcome: 'dead', httpStatus: 400 });
+
+      // The dry run's count is what the purge then deletes, and counting deletes nothing.
+      const counted = await a.purgeable(cutoff);
+      expect(counted).toEqual({ calls: 2, receipts: 5 });
+      expect(await a.purgeable(cutoff)).toEqual(counted);
+      expect(await a.purge(cutoff)).toEqual(counted);
+      expect(await a.purgeable(cutoff)).toEqual({ calls: 0, receipts: 0 });
+
+      const names = new Map(Object.entries({ done, dead, inFlight, pending, held, nothingOwed, young }).map(([name, id]) => [id, name]));
+      const name = (id: string | null) => (id === null ? '' : ` ${names.get(id)}`);
+      /** Each receipt left of this test's, oldest first: its outcome, its call, and the call it was ingested as. */
+      const receipts = async () => (await peek.receipts(hook)).map((r) => `${r.outcome}${name(r.callId)}${r.ingestedAs === null ? '' : ` ingested as${name(r.ingestedAs)}`}`);
+      const kept = async () => (await Promise.all([done, dead, inFlight, pending, held, nothingOwed, young].map((id) => a.getCall(id)))).map((c) => c?.record.dedup_key ?? 'purged');
+      expect(await kept()).toEqual(['purged', 'call_id:dead', 'call_id:in-flight', 'call_id:pending', 'call_id:held', 'purged', 'call_id:young']);
+      expect(await peek.deliveries(done)).toEqual([]);
+      expect((await peek.deliveries(dead)).map((d) => d.state)).toEqual(['dead']);
+      // What stays, in the order written: the receipts of the calls kept (the held call's duplicate too), the old
+      // refused request not yet ingested, the young one, and the one ingested as the held call. Gone: the receipts
+      // of the two calls purged (the done call's duplicate too), the in-call lookup's, the one ingested as a call purged.
+      expect(await receipts()).toEqual([
+        'accepted dead', 'accepted inFlight', 'accepted pending', 'held held', 'accepted young', 'duplicate held',
+        'rejected', 'rejected', 'rejected ingested as held',
+      ]);
+
+      // --include-refused takes the old refused request not yet ingested too, and nothing else.
+      expect(await a.purgeable(cutoff, { includeRefused: true })).toEqual({ calls: 0, receipts: 1 });
+      expect(await a.purge(cutoff, { includeRefused: true })).toEqual({ calls: 0, receipts: 1 });
+      expect(await receipts()).toEqual([
+        'accepted dead', 'accepted inFlight', 'accepted pending', 'held held', 'accepted young', 'duplicate held',
+        'rejected', 'rejected ingested as held',
+      ]);
+      expect(await kept()).toEqual(['purged', 'call_id:dead', 'call_id:in-flight', 'call_id:pending', 'call_id:held', 'purged', 'call_id:young']);
     });
 
     it('pings with a write', async () => {

@@ -1,27 +1,58 @@
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { durationOption } from '../duration.js';
+import type { PurgeCounts } from '../store/store.js';
 import { commandConfig, progressLine, withStore } from './context.js';
 
-/** `callhook purge --older-than 90d`: deletes old calls and receipts, never one still owed to a sink. */
+interface Options {
+  olderThan: string;
+  dryRun?: boolean;
+  yes?: boolean;
+  includeRefused?: boolean;
+  config?: string;
+}
+
+/**
+ * `callhook purge --older-than 90d [--dry-run] [--yes] [--include-refused]` (contract section 7): deletes old
+ * calls and receipts, never a held call, one still owed to a sink, nor a refused request not yet ingested
+ * (Store.purge). On a terminal it shows the counts and asks first. Off a terminal it deletes without asking, as it
+ * always has: cron jobs and scripts run it so today, and a `--yes` they lack would stop their purges unnoticed.
+ */
 export function purgeCommand(): Command {
   return new Command('purge')
-    .description('delete calls and receipts older than an age; calls with deliveries still pending are kept')
+    .description('delete calls and receipts older than an age; never a held call, one still owed to a sink, nor a refused request not yet ingested')
     .requiredOption('--older-than <age>', 'age such as 90d, 12h, 2w or 1h30m')
+    .option('--dry-run', 'print what it would delete, and delete nothing')
+    .option('-y, --yes', 'delete without asking on a terminal (off a terminal it never asks)')
+    .option('--include-refused', 'also delete the receipts of refused requests not yet ingested (their only copy)')
     .option('-c, --config <file>', 'config file')
-    .action(async (opts: { olderThan: string; config?: string }) => {
-      const age = olderThan(opts.olderThan);
-      const before = new Date(Date.now() - age);
+    .action(async (opts: Options) => {
+      const before = new Date(Date.now() - olderThan(opts.olderThan));
+      const options = { includeRefused: Boolean(opts.includeRefused) };
+      const what = (counts: PurgeCounts) => `${counts.calls} calls and ${counts.receipts} receipts received before ${before.toISOString()}`;
       await withStore(commandConfig(opts.config), async (store) => {
+        if (opts.dryRun) {
+          console.log(`would purge ${what(await store.purgeable(before, options))}`);
+          return;
+        }
+        if (!opts.yes && onTerminal()) {
+          const counts = await store.purgeable(before, options);
+          if (counts.calls + counts.receipts > 0 && !(await confirm(`callhook: delete ${what(counts)}? [y/N] `))) {
+            process.stderr.write('callhook: nothing deleted\n');
+            process.exitCode = 1;
+            return;
+          }
+        }
         // A purge of months takes a while on SQLite, which deletes a chunk at a time: a terminal sees it move.
         const line = progressLine();
-        let purged: { calls: number; receipts: number };
+        let purged: PurgeCounts;
         try {
-          purged = await store.purge(before, line && (({ calls, receipts }) => line.show(`purge: ${calls} calls, ${receipts} receipts deleted`)));
+          purged = await store.purge(before, { ...options, onProgress: line && (({ calls, receipts }) => line.show(`purge: ${calls} calls, ${receipts} receipts deleted`)) });
         } finally {
           line?.clear();
         }
-        const { calls, receipts } = purged;
-        console.log(`purged ${calls} calls and ${receipts} receipts received before ${before.toISOString()}`);
+        console.log(`purged ${what(purged)}`);
       });
     });
 }
@@ -33,4 +64,20 @@ export function purgeCommand(): Command {
 function olderThan(text: string): number {
   if (/^\s*\d+(\.\d+)?\s*$/.test(text)) throw new Error(`--older-than needs a unit: "${text}" would be milliseconds (write 90d, 12h, 2w or 1h30m)`);
   return durationOption(text, '--older-than');
+}
+
+/** Someone is there to answer: the question goes to stderr, so stdout stays the command's output alone. */
+const onTerminal = () => Boolean(process.stdin.isTTY && process.stderr.isTTY);
+
+/** y or yes, any case, deletes; anything else, an empty line or the end of input (Ctrl-D) does not. */
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    rl.setPrompt(question);
+    rl.prompt();
+    const answer = await Promise.race([once(rl, 'line').then(([text]) => String(text)), once(rl, 'close').then(() => '')]);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }

@@ -3,6 +3,7 @@ import type { CallRecord } from '../record.js';
 import { postgresAdmin } from './postgres-admin.js';
 import { inTransaction, pgText, withClient } from './postgres-client.js';
 import { postgresKeptKeys } from './postgres-kept-keys.js';
+import { postgresPurge } from './postgres-purge.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
@@ -81,16 +82,7 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     },
     countDeliveries: () => countDeliveries(pool),
     ...postgresAdmin(pool),
-    purge: (before) =>
-      inTransaction(pool, async (client) => {
-        const calls = await client.query(
-          `DELETE FROM calls WHERE received_at < $1 AND NOT EXISTS (
-             SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))`,
-          [before.toISOString()],
-        );
-        const receipts = await client.query('DELETE FROM receipts WHERE received_at < $1', [before.toISOString()]);
-        return { calls: calls.rowCount ?? 0, receipts: receipts.rowCount ?? 0 };
-      }),
+    ...postgresPurge(pool),
     // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.
     ping: async () => {
       await pool.query(

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { contentHash } from '../normalize/dedup-key.js';
 import type { CallRecord } from '../record.js';
 import { sqliteAdmin } from './sqlite-admin.js';
-import { inChunks } from './sqlite-chunks.js';
+import { sqlitePurge } from './sqlite-purge.js';
 import { sqliteReader } from './sqlite-reader.js';
 import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
@@ -82,17 +82,7 @@ export function sqliteStoreOn(
     },
     countDeliveries: async () => countDeliveries(stmts),
     ...sqliteAdmin(db, reader),
-    purge: async (before, onProgress) => {
-      const cutoff = before.toISOString();
-      const purged = { calls: 0, receipts: 0 };
-      for (const [what, statement] of [['calls', stmts.purgeCalls], ['receipts', stmts.purgeReceipts]] as const) {
-        await inChunks(db, (limit) => statement.run(cutoff, limit).changes, (changed) => {
-          purged[what] += changed;
-          onProgress?.({ ...purged });
-        });
-      }
-      return purged;
-    },
+    ...sqlitePurge(db),
     // Through the writer's group commit, so readiness proves a commit (and its fsync) goes through now.
     ping: () => writer.run('ping'),
     close: async () => {
@@ -133,11 +123,6 @@ function prepareStatements(db: Db) {
       SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE sink = @sink AND state = 'pending'
       UNION ALL SELECT MIN(lease_until) FROM deliveries WHERE sink = @sink AND state = 'in_flight')`),
     countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
-    purgeCalls: db.prepare(`DELETE FROM calls WHERE id IN (
-      SELECT id FROM calls WHERE received_at < ? AND NOT EXISTS (
-        SELECT 1 FROM deliveries d WHERE d.call_id = calls.id AND d.state IN ('pending', 'in_flight'))
-      LIMIT ?)`),
-    purgeReceipts: db.prepare('DELETE FROM receipts WHERE id IN (SELECT id FROM receipts WHERE received_at < ? LIMIT ?)'),
   };
 }
 

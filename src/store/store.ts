@@ -197,6 +197,18 @@ export interface DeliveryStat {
   oldestCreatedAt: number | null;
 }
 
+export interface PurgeCounts {
+  calls: number;
+  receipts: number;
+}
+
+export interface PurgeOptions {
+  /** Also the receipts of refused requests not yet ingested (`callhook purge --include-refused`). */
+  includeRefused?: boolean;
+  /** Gets the running totals where the store purges in steps (SQLite: after each chunk). */
+  onProgress?: (purged: PurgeCounts) => void;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Inserts the record and its outbox rows in one transaction keyed on (hook, dedup_key), with its receipt. */
@@ -261,11 +273,16 @@ export interface Store {
    */
   release(callId: string, sinks: readonly string[]): Promise<boolean>;
   /**
-   * Deletes calls received before `before` with their deliveries and attempts, and receipts received before it.
-   * A call with a delivery still pending or in flight is kept: purging never drops what is owed to a sink.
-   * `onProgress` gets the running totals where the store purges in steps (SQLite: after each chunk).
+   * Deletes what is older than `before` and no longer owed (contract section 7, `callhook purge`): calls received
+   * before it, with their deliveries and attempts, and receipts received before it. It never deletes a held call
+   * (the store is its only copy), a call with a delivery that is not done (pending, in flight or dead: still owed
+   * to a sink), the receipts of a call it keeps (a call's receipts, and a refused request's ingested as it, are part
+   * of its history), nor, unless `includeRefused`, the receipt of a refused request not yet ingested (the only copy
+   * of a call the sender will not send again, contract section 6).
    */
-  purge(before: Date, onProgress?: (purged: { calls: number; receipts: number }) => void): Promise<{ calls: number; receipts: number }>;
+  purge(before: Date, options?: PurgeOptions): Promise<PurgeCounts>;
+  /** What purge with the same cutoff and options would delete now, counted without deleting anything. */
+  purgeable(before: Date, options?: Omit<PurgeOptions, 'onProgress'>): Promise<PurgeCounts>;
   /** Resolves when a write can be committed now; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -30,4 +31,21 @@ export async function callhookPiped(args: string[], reader: string, env: Record<
   const script = `{ "$0" --import tsx src/cli/index.ts "$@"; echo "exit=$?" >&2; } | ${reader}`;
   const { stdout, stderr } = await run('sh', ['-c', script, process.execPath, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
   return { stdout, stderr };
+}
+
+/**
+ * `callhook <args>` on a terminal: util-linux `script` gives it a pseudo-terminal for stdin, stdout and stderr, and
+ * `input` is typed into it. What the terminal shows (the echo of the input included) comes back as stdout.
+ */
+export async function callhookOnTerminal(args: string[], input: string, env: Record<string, string> = {}): Promise<CliResult> {
+  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  const command = [process.execPath, '--import', 'tsx', 'src/cli/index.ts', ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  child.stdin.end(input);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'close')) as [number];
+  return { code, stdout, stderr };
 }
