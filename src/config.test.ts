@@ -20,7 +20,7 @@ describe('loadConfig', () => {
     expect(config.dataDir).toMatch(/\/data$/);
     expect([...config.hooks.keys()]).toEqual(['end-of-call']);
     const hook = config.hooks.get('end-of-call')!;
-    expect(hook).toMatchObject({ dedup: ['call_id', 'order_id'], on_problem: 'deliver', sinks: ['log', 'jsonl'], allow_files: false });
+    expect(hook).toMatchObject({ dedup: ['call_id', 'recording_url'], on_conflict: 'keep', on_problem: 'deliver', sinks: ['log', 'jsonl'], allow_files: false });
     expect(hook.parameters).toEqual(RECOMMENDED_PARAMETERS);
     expect(config.sinks.map((s) => s.type)).toEqual(['log', 'jsonl']);
   });
@@ -55,7 +55,17 @@ hooks:
   it('keeps end-of-call beside the hooks the file declares (contract section 2: "more hooks")', () => {
     const config = loadConfig({}, file('hooks:\n  order-update:\n    dedup: [order_id]\n'));
     expect([...config.hooks.keys()]).toEqual(['end-of-call', 'order-update']);
-    expect(config.hooks.get('end-of-call')!).toMatchObject({ dedup: ['call_id', 'order_id'], parameters: RECOMMENDED_PARAMETERS });
+    expect(config.hooks.get('end-of-call')!).toMatchObject({ dedup: ['call_id', 'recording_url'], parameters: RECOMMENDED_PARAMETERS });
+  });
+
+  it('reads composite dedup entries and on_conflict, and warns of a dedup field the hook does not declare (contract section 4)', () => {
+    const config = loadConfig({}, file('hooks:\n  orders:\n    dedup: [[phone_number, call_date], order_id, ticket_id]\n    on_conflict: duplicate\n'));
+    expect(config.hooks.get('orders')!).toMatchObject({ dedup: [['phone_number', 'call_date'], 'order_id', 'ticket_id'], on_conflict: 'duplicate' });
+    expect(config.warnings).toEqual([expect.stringMatching(/^hooks\.orders\.dedup: "ticket_id" is not a declared parameter/)]);
+    // The default keys name call_id, which the recommended parameters do not declare: no warning for them.
+    expect(loadConfig({}).warnings).toEqual([]);
+    expect(() => loadConfig({}, file('hooks:\n  orders:\n    on_conflict: merge\n'))).toThrow(/hooks\.orders\.on_conflict/);
+    expect(() => loadConfig({}, file('hooks:\n  orders:\n    dedup: [[]]\n'))).toThrow(/hooks\.orders\.dedup/);
   });
 
   it('reads numeric dates day first unless date_order says MDY (contract section 3)', () => {

@@ -72,9 +72,24 @@ describe('callhook replay of fixtures/', () => {
     expect(failures(first)).toEqual([]);
   });
 
-  it('gives the hash dedup key when neither call_id nor order_id is present', () => {
+  it('gives the hash dedup key when neither call_id nor recording_url is present', () => {
     const reply = resultOf(first, /dedup-sha256\.json$/).reply as { dedup_key?: unknown };
     expect(reply.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('tells a repeat from a conflict and never merges empty calls or two calls about one order (contract section 4)', () => {
+    type Reply = { id: string; status: string; dedup_key: string | null; conflicts_with?: string };
+    const reply = (pattern: RegExp) => resultOf(first, pattern).reply as Reply;
+    const original = reply(/01-json-post-complete\.json$/);
+    expect(reply(/38-duplicate-of-01\.json$/).id).toBe(original.id);
+    const conflict = reply(/70-conflict-with-01\.json$/);
+    expect(conflict.conflicts_with).toBe(original.id);
+    expect(conflict.id).not.toBe(original.id);
+    expect(conflict.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(reply(/71-conflict-repeated\.json$/)).toMatchObject({ status: 'duplicate', id: conflict.id, dedup_key: conflict.dedup_key });
+    const empties = [reply(/72-empty-call\.json$/), reply(/73-empty-call-again\.json$/), reply(/74-empty-body\.json$/)];
+    expect(new Set(empties.map((r) => r.id)).size).toBe(3);
+    expect(reply(/76-same-order-cancelled\.json$/).id).not.toBe(reply(/75-order-placed\.json$/).id);
   });
 
   it('stores "__proto__" and "constructor" as plain own keys of extra', async () => {

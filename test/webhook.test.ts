@@ -33,6 +33,7 @@ describe('accepted calls', () => {
       dedup_key: 'call_id:accept-1',
       received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       source: 'webhook',
+      revision: 1,
       data: {
         first_name: 'Asha',
         last_name: 'Verma',
@@ -90,21 +91,27 @@ describe('accepted calls', () => {
 });
 
 describe('duplicates', () => {
-  it('answers 200 duplicate with the first id, counts it, and delivers once', async () => {
-    const first = await (await post(server.url, sampleCall({ call_id: 'dup-1' }))).json();
-    const again = await post(server.url, sampleCall({ call_id: 'dup-1', first_name: 'Other' }));
+  it('answers 200 duplicate with the first id, counts it, and delivers once; other content under the key is another call', async () => {
+    const call = sampleCall({ call_id: 'dup-1' });
+    const first = await (await post(server.url, call)).json();
+    const again = await post(server.url, call);
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ status: 'duplicate', id: first.id, dedup_key: 'call_id:dup-1' });
-    await post(server.url, sampleCall({ call_id: 'dup-1' }));
+    await post(server.url, call);
     const row = db().prepare('SELECT duplicates FROM calls WHERE id = ?').get(first.id) as { duplicates: number };
     expect(row.duplicates).toBe(2);
-    await until(() => jsonlLines().some((r) => r.id === first.id));
+    // Contract section 4: the same key with other content is a conflict, kept and delivered as a call of its own.
+    const other = await (await post(server.url, { ...call, first_name: 'Other' })).json();
+    expect(other).toMatchObject({ status: 'accepted', conflicts_with: first.id, dedup_key: expect.stringMatching(/^sha256:/) });
+    await until(() => jsonlLines().some((r) => r.id === first.id) && jsonlLines().some((r) => r.id === other.id));
     expect(jsonlLines().filter((r) => r.dedup_key === 'call_id:dup-1')).toHaveLength(1);
   });
 
-  it('falls back to order_id, then to a hash of the data', async () => {
+  it('falls back to recording_url, then to a hash of the data, and never to order_id', async () => {
+    const byRecording = await (await post(server.url, sampleCall({ call_id: '', order_id: 'ORD-1', recording_url: 'https://rec.example/a.mp3' }))).json();
+    expect(byRecording.dedup_key).toBe('recording_url:https://rec.example/a.mp3');
     const byOrder = await (await post(server.url, sampleCall({ call_id: '', order_id: 'ORD-1' }))).json();
-    expect(byOrder.dedup_key).toBe('order_id:ORD-1');
+    expect(byOrder.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
     const { call_id: _, ...noIds } = sampleCall({ first_name: 'Hashed' });
     const byHash = await (await post(server.url, noIds)).json();
     expect(byHash.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
