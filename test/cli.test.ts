@@ -7,7 +7,7 @@ import { openSqliteStore } from '../src/store/sqlite.js';
 import { callhook, callhookOnTerminal, callhookPiped } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
 import { attemptOk, commitData, commitInput, unique } from './helpers/store-inputs.js';
-import { ADMIN, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
+import { ADMIN, closedPort, jsonlRecords, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
 
 /** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
 
@@ -311,8 +311,8 @@ describe('callhook serve', () => {
   });
 });
 
-describe('callhook deliveries and calls release', () => {
-  it('list dead deliveries, retry them, and release a held call', async () => {
+describe('callhook deliveries, and calls release with no serve', () => {
+  it('list dead deliveries and retry them; a release with no serve running changes nothing and says so in one line', async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(400).end('no'));
     const server = await startServer({
       config: {
@@ -335,9 +335,67 @@ describe('callhook deliveries and calls release', () => {
     expect((await callhook(['deliveries', 'list', '--state', 'pending'], env)).stdout).toMatch(new RegExp(`^${row![0]}\\t${accepted}\\tcrm\\tpending\\t0\\t\\d{4}-`));
     expect((await callhook(['deliveries', 'list', '--state', 'lost'], env)).code).not.toBe(0);
 
-    expect((await callhook(['calls', 'release', held], env)).stdout).toBe(`released ${held} to crm\n`);
-    const again = await callhook(['calls', 'release', held], env);
-    expect(again).toMatchObject({ code: 2, stderr: `callhook: call ${held} is not held\n` });
-    expect((await callhook(['deliveries', 'list', '--call', held], env)).stdout).toMatch(/\tcrm\tpending\t/);
+    // Changing a call asks the running serve (contract section 6): with none, one line and a non-zero exit.
+    const port = await closedPort();
+    const none = await callhook(['calls', 'release', held, '--url', `http://127.0.0.1:${port}`], { ...env, CALLHOOK_ADMIN_TOKEN: ADMIN });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(new RegExp(`^callhook: no callhook serve answers at http://127\\.0\\.0\\.1:${port} \\(.*\\); start it, or pass --url\n$`));
+    expect((await callhook(['deliveries', 'list', '--call', held], env)).stdout).toBe('');
+  });
+});
+
+describe('callhook calls release|redeliver and receipts through the running serve', () => {
+  it('releases a held call to the sinks of the serve\'s config, run with no config of its own, and refuses a second release in one line', async () => {
+    const crm = await startReceiver();
+    const server = await startServer({
+      config: { hooks: { 'end-of-call': { on_problem: 'hold' } }, sinks: [{ name: 'crm', type: 'http', url: crm.url }, { name: 'jsonl', type: 'jsonl' }] },
+    });
+    try {
+      const held = (await (await post(server.url, sampleCall({ call_outcome: '' }))).json()).id as string;
+      // Another machine's CLI: no config, no data dir; only the serve's address and the admin token.
+      const env = { CALLHOOK_DATA_DIR: tempDir(), CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const released = await callhook(['calls', 'release', held, '--url', server.url], env);
+      expect(released).toMatchObject({ code: 0, stdout: `released ${held} to crm, jsonl\n`, stderr: '' });
+      await until(() => crm.received.some((r) => JSON.parse(r.body).id === held));
+      await until(() => jsonlRecords(server.dataDir).some((r) => r.id === held));
+
+      const again = await callhook(['calls', 'release', held, '--url', server.url], env);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toBe(`callhook: serve at ${server.url} answered 409: Conflict: call ${held} is not held\n`);
+
+      const redelivered = await callhook(['calls', 'redeliver', held, '--sink', 'crm', '--url', server.url], env);
+      expect(redelivered).toMatchObject({ code: 0, stdout: `redelivering ${held} to 1 of 1 sink: crm\n` });
+      await until(() => crm.received.filter((r) => JSON.parse(r.body).id === held).length === 2);
+      const unknown = await callhook(['calls', 'redeliver', held, '--sink', 'nowhere', '--url', server.url], env);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/^callhook: serve at .* answered 400: Bad request: no sink is named nowhere \(sinks: crm, jsonl\)\n$/);
+    } finally {
+      await server.close();
+      await crm.close();
+    }
+  });
+
+  it('lists refused requests and ingests one with a corrected body from a file', async () => {
+    const server = await startServer();
+    try {
+      const broken = await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"call_id": "cli-lost-1", ' });
+      expect(broken.status).toBe(400);
+      const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const listed = await callhook(['receipts', 'list', '--rejected'], env);
+      const [line] = listed.stdout.trim().split('\n').map((l) => l.split('\t'));
+      expect(line).toEqual([expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d{4}-/), 'end-of-call', '400', 'rejected', '', expect.stringMatching(/cannot be parsed/)]);
+      const file = join(tempDir(), 'fixed.json');
+      writeFileSync(file, '{"call_id": "cli-lost-1", "first_name": "Asha"}');
+      const ingested = await callhook(['receipts', 'ingest', line![0]!, '--body', file, '--url', server.url], env);
+      expect(ingested.stderr).toBe('');
+      const [, id] = /^receipt \d+ ingested: accepted (\S+); problems: /.exec(ingested.stdout) ?? [];
+      expect(id).toBeDefined();
+      const after = await callhook(['receipts', 'list', '--rejected'], env);
+      expect(after.stdout.split('\t')[5]).toBe(`ingested as ${id}`);
+      const shown = JSON.parse((await callhook(['calls', 'show', id!], env)).stdout);
+      expect(shown.record).toMatchObject({ source: 'recovered', extra: { call_id: 'cli-lost-1' }, data: { first_name: 'Asha' } });
+    } finally {
+      await server.close();
+    }
   });
 });

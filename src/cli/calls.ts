@@ -1,7 +1,9 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import type { CountryCode } from 'libphonenumber-js';
+import { toE164 } from '../normalize/formats.js';
+import { RECORD_SOURCES, type RecordSource } from '../record.js';
 import { callPages } from '../store/call-pages.js';
-import { compileHooks, releaseHeld } from '../intake.js';
-import { resolveConfiguredSinks } from '../sinks/registry.js';
+import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
 import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { commandConfig, positive, withStore } from './context.js';
 import { writeOut } from './output.js';
@@ -9,7 +11,8 @@ import { writeOut } from './output.js';
 const EXPORT_PAGE = 1000;
 
 /**
- * `callhook calls list|show|export`: reads the store directly, without a running server. Output goes through
+ * `callhook calls list|show|export` read the store directly, without a running server; `release` and `redeliver`
+ * change calls through the running serve's admin API (admin-client.ts). Output goes through
  * writeOut, so a reader that stops early (`| head`) stops the command too (contract section 7, output.ts).
  */
 export function callsCommand(): Command {
@@ -18,12 +21,19 @@ export function callsCommand(): Command {
     .command('list')
     .description('one line per call: id, received, hook, status, dedup key')
     .option('--hook <name>', 'only this hook')
+    .addOption(new Option('--status <status>', 'only held or accepted calls').choices(['accepted', 'held']))
+    .addOption(new Option('--source <source>', 'only calls from this source').choices(RECORD_SOURCES))
+    .option('--phone <number>', "only this caller's calls, the number written any way (read as intake reads it)")
+    .addOption(new Option('--order <order>', 'asc: oldest first; desc: newest first').choices(['asc', 'desc']).default('asc'))
     .option('--limit <n>', 'at most this many', '50')
-    .option('--after <id>', 'calls after this id (cursor)')
+    .option('--after <id>', 'calls after this id, in the order asked for (cursor)')
     .option('-c, --config <file>', 'config file')
-    .action(async (opts: { hook?: string; limit: string; after?: string; config?: string }) => {
-      await withStore(commandConfig(opts.config), async (store) => {
-        const calls = await store.listCalls({ hook: opts.hook, after: opts.after, limit: positive(opts.limit, '--limit') });
+    .action(async (opts: ListOptions) => {
+      const config = commandConfig(opts.config);
+      const phone = opts.phone === undefined ? undefined : (toE164(opts.phone, config.phoneRegion as CountryCode) ?? opts.phone.trim());
+      await withStore(config, async (store) => {
+        const { hook, status, source, order, after } = opts;
+        const calls = await store.listCalls({ hook, status, source, phone, order, after, limit: positive(opts.limit, '--limit') });
         await writeOut(calls.map(({ record: r, status, duplicates }) =>
           `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`).join(''));
       });
@@ -62,21 +72,36 @@ export function callsCommand(): Command {
         for await (const page of pages()) await writeOut(page.map((c) => csvRow(c.record, columns)).join(''));
       });
     });
-  calls
-    .command('release')
-    .description('release a held call to the sinks of its hook that want it; a running serve delivers it')
+  // Changes go through the running serve (contract section 6): its config decides the sinks.
+  withAdminOptions(calls.command('release').description('release a held call through the running serve, to the sinks of its hook that want it'))
     .argument('<id>')
-    .option('-c, --config <file>', 'config file')
-    .action(async (id: string, opts: { config?: string }) => {
-      const config = commandConfig(opts.config);
-      const hooks = compileHooks(config, await resolveConfiguredSinks(config));
-      await withStore(config, async (store) => {
-        const call = await store.getCall(id);
-        if (!call) throw new Error(`no call with id ${id}`);
-        const sinks = await releaseHeld(store, hooks, call.record);
-        if (!sinks) throw new Error(`call ${id} is not held`);
-        console.log(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}`);
-      });
+    .action(async (id: string, opts: AdminOptions) => {
+      const admin = await adminClient(commandConfig(opts.config), opts);
+      const { sinks } = (await admin('POST', `/calls/${encodeURIComponent(id)}/release`)) as { sinks: string[] };
+      await writeOut(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}\n`);
+    });
+  withAdminOptions(calls.command('redeliver').description('deliver a call again through the running serve: to every sink of its hook that wants it, or to the ones named'))
+    .argument('<id>')
+    .option('--sink <name...>', 'only these sinks')
+    .action(async (id: string, opts: AdminOptions & { sink?: string[] }) => {
+      const admin = await adminClient(commandConfig(opts.config), opts);
+      const reply = (await admin('POST', `/calls/${encodeURIComponent(id)}/redeliver`, opts.sink ? { sinks: opts.sink } : {})) as { sinks: string[]; scheduled: number };
+      const pending = reply.sinks.length - reply.scheduled;
+      const note = pending > 0 ? ` (${pending} already pending or in flight)` : '';
+      await writeOut(`redelivering ${id} to ${reply.scheduled} of ${reply.sinks.length} ${reply.sinks.length === 1 ? 'sink' : 'sinks'}${note}: ${reply.sinks.join(', ') || 'none'}\n`);
     });
   return calls;
 }
+
+interface ListOptions {
+  hook?: string;
+  status?: 'accepted' | 'held';
+  source?: RecordSource;
+  phone?: string;
+  order: 'asc' | 'desc';
+  limit: string;
+  after?: string;
+  config?: string;
+}
+
+type AdminOptions = AdminClientOptions & { config?: string };

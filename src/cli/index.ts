@@ -6,6 +6,7 @@ import { deliveriesCommand } from './deliveries.js';
 import { keysCommand } from './keys.js';
 import { OutputClosed, watchStdout } from './output.js';
 import { purgeCommand } from './purge.js';
+import { receiptsCommand } from './receipts.js';
 import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve.js';
@@ -17,7 +18,7 @@ const program = new Command('callhook')
   .description('Receive AI voice-call webhooks durably, deduplicated, and deliver them to your systems')
   .exitOverride();
 
-for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), deliveriesCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
+for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), receiptsCommand(), deliveriesCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
 
 // Once, for every command: a reader that goes away early (`callhook calls list | head`) ends the command quietly
 // with exit 0, so a script under `set -o pipefail` sees no failure (contract section 7), never with a stack trace

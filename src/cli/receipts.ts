@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import type { ReceiptInfo } from '../store/store.js';
+import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
+import { commandConfig, positive, withStore } from './context.js';
+import { writeOut } from './output.js';
+
+/**
+ * `callhook receipts list|ingest` (contract section 6): what every authenticated request left behind, and the
+ * refused ones ingested again through the running serve, which normalises and routes them with its own config.
+ */
+export function receiptsCommand(): Command {
+  const receipts = new Command('receipts').description('requests as they arrived; refused ones can be ingested again');
+  receipts
+    .command('list')
+    .description('one line per receipt: id, received, hook, status, outcome, the call it stored or was ingested as, error')
+    .option('--rejected', 'only refused requests (400, 415, 413, 503)')
+    .option('--hook <name>', 'only this hook')
+    .option('--limit <n>', 'at most this many', '50')
+    .option('--after <id>', 'receipts after this id (cursor)')
+    .option('-c, --config <file>', 'config file')
+    .action(async (opts: { rejected?: boolean; hook?: string; limit: string; after?: string; config?: string }) => {
+      await withStore(commandConfig(opts.config), async (store) => {
+        const page = await store.listReceiptPage({
+          outcome: opts.rejected ? 'rejected' : undefined,
+          hook: opts.hook,
+          limit: positive(opts.limit, '--limit'),
+          after: opts.after === undefined ? undefined : positive(opts.after, '--after'),
+        });
+        await writeOut(page.map((r) => `${receiptLine(r)}\n`).join(''));
+      });
+    });
+  withAdminOptions(receipts.command('ingest').description('ingest a refused request again through the running serve, as it came or corrected'))
+    .argument('<id>', 'the receipt id (receipts list --rejected)')
+    .option('--body <file>', 'the corrected body, read from this file (- for standard input)')
+    .option('--content-type <type>', 'the content type to read the body as')
+    .action(async (id: string, opts: AdminClientOptions & { config?: string; body?: string; contentType?: string }) => {
+      const receipt = positive(id, 'the receipt id');
+      const body = opts.body === undefined ? undefined : readBody(opts.body);
+      const admin = await adminClient(commandConfig(opts.config), opts);
+      const reply = (await admin('POST', `/receipts/${receipt}/ingest`, {
+        ...(body === undefined ? {} : asText(body)),
+        ...(opts.contentType === undefined ? {} : { content_type: opts.contentType }),
+      })) as { status: string; id: string; problems?: { field: string; code: string }[] };
+      const problems = reply.problems?.length ? `; problems: ${reply.problems.map((p) => `${p.field} ${p.code}`).join(', ')}` : '';
+      await writeOut(`receipt ${receipt} ingested: ${reply.status} ${reply.id}${problems}\n`);
+    });
+  return receipts;
+}
+
+function receiptLine(r: ReceiptInfo): string {
+  const call = r.ingestedAs ? `ingested as ${r.ingestedAs}` : (r.callId ?? '');
+  return [r.id, r.receivedAt, r.hook, r.status, r.outcome, call, r.error ?? ''].join('\t').trimEnd();
+}
+
+function readBody(path: string): Uint8Array {
+  try {
+    return readFileSync(path === '-' ? 0 : path);
+  } catch (err) {
+    throw new Error(`--body ${path}: ${(err as Error).message}`);
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The admin API takes a body as text, or in base64 for bytes that are not UTF-8 (contract section 6). */
+function asText(bytes: Uint8Array): { body: string } | { body_base64: string } {
+  try {
+    return { body: utf8.decode(bytes) };
+  } catch {
+    return { body_base64: Buffer.from(bytes).toString('base64') };
+  }
+}
