@@ -75,10 +75,14 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
         { deliveryId: retried.id, sink: s1, attempt: 2, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25, outcome: 'ok', httpStatus: 200, error: null },
         { deliveryId: failed.id, sink: s2, attempt: 1, startedAt: '2087-01-01T00:00:02.000Z', durationMs: 12.5, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' },
       ]);
-      expect(await a.listReceipts(id)).toEqual([
-        { receivedAt: input.receipt.receivedAt, method: 'POST', contentType: 'application/json', size: 21, status: 200, outcome: 'accepted', error: null },
-        { receivedAt: again.receipt.receivedAt, method: 'GET', contentType: null, size: 0, status: 200, outcome: 'duplicate', error: null },
+      const receipts = await a.listReceipts(id);
+      const none = { hook, callId: id, error: null, rawBody: null, query: null, ingestedAs: null };
+      expect(receipts).toEqual([
+        { ...none, id: expect.any(Number), receivedAt: input.receipt.receivedAt, method: 'POST', contentType: 'application/json', size: 21, status: 200, outcome: 'accepted' },
+        { ...none, id: expect.any(Number), receivedAt: again.receipt.receivedAt, method: 'GET', contentType: null, size: 0, status: 200, outcome: 'duplicate' },
       ]);
+      expect(receipts[0]!.id).toBeLessThan(receipts[1]!.id);
+      expect(await a.getReceipt(receipts[1]!.id)).toEqual(receipts[1]);
       expect(await a.listAttempts(newId())).toEqual([]);
       expect(await a.listReceipts(newId())).toEqual([]);
     });

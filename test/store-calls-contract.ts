@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scalar } from '../src/record.js';
 import type { CallStatus, ListCallsQuery, Store } from '../src/store/store.js';
-import { commitData, unique } from './helpers/store-inputs.js';
+import { commitData, commitInput, unique } from './helpers/store-inputs.js';
 
 /** How every Store lists calls for /admin and the CLI (contract section 6): each filter alone and combined. */
 export function storeCallsContract(name: string, open: () => Promise<Store>): void {
@@ -47,6 +47,26 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
     it('filters by sentiment, ignoring case', async () => {
       expect(await ids({ hook, sentiment: 'negative' })).toEqual([r[1], r[2]]);
       expect(await ids({ hook, sentiment: 'POSITIVE' })).toEqual([r[0], r[4]]);
+    });
+
+    it('lists newest first with order desc, its cursor going backwards', async () => {
+      expect(await ids({ hook, order: 'desc' })).toEqual([...r].reverse());
+      expect(await ids({ hook, order: 'desc', limit: 2 })).toEqual([r[4], r[3]]);
+      expect(await ids({ hook, order: 'desc', after: r[3] })).toEqual([r[2], r[1], r[0]]);
+      expect(await ids({ hook, order: 'asc', after: r[3] })).toEqual([r[4]]);
+    });
+
+    it('filters by source', async () => {
+      const other = unique('hook');
+      const recovered = await a.commitCall((() => {
+        const input = commitInput(other, null, []);
+        input.record.source = 'recovered';
+        return input;
+      })());
+      await commitData(a, other, { first_name: 'x' }, new Date().toISOString());
+      expect(await ids({ hook: other, source: 'recovered' })).toEqual([recovered.id]);
+      expect(await ids({ hook, source: 'webhook' })).toEqual(r);
+      expect(await ids({ hook, source: 'simulate' })).toEqual([]);
     });
 
     it('filters by phone number, exactly', async () => {

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredCall } from '../src/store/store.js';
+import { ADMIN, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
+
+/** GET /admin/calls as an operator uses it (contract section 6): a number in any spelling, newest first, by source. */
+describe('the admin list of calls', () => {
+  let server: TestServer;
+  const ids: string[] = [];
+  beforeAll(async () => {
+    server = await startServer();
+    for (const phone of ['+91 98123 45678', '098123-45678', '+1 415 555 0100']) {
+      ids.push(((await (await post(server.url, sampleCall({ phone_number: phone }))).json()) as { id: string }).id);
+    }
+  });
+  afterAll(() => server?.close());
+
+  const list = async (query: string) => {
+    const res = await fetch(`${server.url}/admin/calls?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { calls: StoredCall[]; next: string | null });
+  };
+  const listed = async (query: string) => (await list(query)).calls.map((c) => c.record.id);
+
+  it('finds a caller by any spelling of the number, read as intake reads it', async () => {
+    for (const spelling of ['+919812345678', '98123 45678', '0091 98123 45678', '+91-98123-45678', '(0)98123 45678']) {
+      expect(await listed(`phone=${encodeURIComponent(spelling)}`), spelling).toEqual([ids[0], ids[1]]);
+    }
+    expect(await listed(`phone=${encodeURIComponent('+1 (415) 555-0100')}`)).toEqual([ids[2]]);
+    expect(await listed('phone=not-a-number')).toEqual([]);
+  });
+
+  it('lists newest first with order=desc, a page at a time', async () => {
+    const first = await list('order=desc&limit=2');
+    expect(first.calls.map((c) => c.record.id)).toEqual([ids[2], ids[1]]);
+    expect(await listed(`order=desc&after=${first.next}`)).toEqual([ids[0]]);
+    expect(await listed('order=asc&limit=1')).toEqual([ids[0]]);
+    const bad = await fetch(`${server.url}/admin/calls?order=newest`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('filters by source', async () => {
+    expect(await listed('source=webhook')).toEqual(ids);
+    expect(await listed('source=simulate')).toEqual([]);
+    const bad = await fetch(`${server.url}/admin/calls?source=fax`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(await bad.json()).toMatchObject({ error: 400, message: expect.stringMatching(/^Bad request: source: /) });
+  });
+});
