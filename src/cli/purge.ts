@@ -28,7 +28,9 @@ export function purgeCommand(): Command {
     .option('--include-refused', 'also delete the receipts of refused requests not yet ingested (their only copy)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: Options) => {
-      const before = new Date(Date.now() - olderThan(opts.olderThan));
+      // The one grammar of contract section 7, a bare number of milliseconds included: a purge never deletes what
+      // is still owed, and the dry run and the question on a terminal say what would go first.
+      const before = new Date(Date.now() - durationOption(opts.olderThan, '--older-than'));
       const options = { includeRefused: Boolean(opts.includeRefused) };
       const what = (counts: PurgeCounts) => `${counts.calls} calls and ${counts.receipts} receipts received before ${before.toISOString()}`;
       await withStore(commandConfig(opts.config), async (store) => {
@@ -57,14 +59,6 @@ export function purgeCommand(): Command {
     });
 }
 
-/**
- * The one duration grammar (contract section 7), with a unit required: by the grammar a bare number is
- * milliseconds, and `--older-than 90` meant as days would delete every delivered call up to a moment ago.
- */
-function olderThan(text: string): number {
-  if (/^\s*\d+(\.\d+)?\s*$/.test(text)) throw new Error(`--older-than needs a unit: "${text}" would be milliseconds (write 90d, 12h, 2w or 1h30m)`);
-  return durationOption(text, '--older-than');
-}
 
 /** Someone is there to answer: the question goes to stderr, so stdout stays the command's output alone. */
 const onTerminal = () => Boolean(process.stdin.isTTY && process.stderr.isTTY);
