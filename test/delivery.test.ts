@@ -150,7 +150,10 @@ describe('the admin API', () => {
     const { status, body } = await admin('/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
-    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/webhooks/{hook}', '/admin/calls', '/admin/calls/{id}/redeliver', '/admin/deliveries/retry']));
+    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/webhooks/{hook}', '/admin/calls', '/admin/calls/{id}/redeliver', '/admin/deliveries/retry', '/admin/receipts', '/admin/receipts/{id}/ingest']));
+    // Every admin route the app answers is in the document.
+    const routes = ['/calls', '/calls/{id}', '/calls/{id}/redeliver', '/calls/{id}/release', '/receipts', '/receipts/{id}', '/receipts/{id}/ingest', '/deliveries', '/deliveries/retry', '/deliveries/{id}/retry'];
+    for (const route of routes) expect(Object.keys(body.paths), route).toContain(`/admin${route}`);
   });
 
   it('refuses a missing or wrong token on every route, and the webhook key does not open it', async () => {
@@ -162,6 +165,9 @@ describe('the admin API', () => {
       ['GET', '/deliveries'],
       ['POST', '/deliveries/retry'],
       ['POST', '/deliveries/1/retry'],
+      ['GET', '/receipts'],
+      ['GET', '/receipts/1'],
+      ['POST', '/receipts/1/ingest'],
       ['GET', '/openapi.json'],
     ];
     for (const [method, path] of routes) {

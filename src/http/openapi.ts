@@ -3,11 +3,15 @@
  * Written by hand beside the routes it describes: a route that changes changes here in the same commit.
  */
 
+import { RECORD_SOURCES } from '../record.js';
+
 const json = (schema: object) => ({ 'application/json': { schema } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const error = (description: string) => ({ description, content: json(ref('Error')) });
 const admin = { security: [{ adminToken: [] }] };
-const page = (item: string, cursor: object) => ({ type: 'object', properties: { [item]: { type: 'array', items: ref(item === 'calls' ? 'Call' : 'Delivery') }, next: cursor } });
+const ITEMS: Record<string, string> = { calls: 'Call', deliveries: 'Delivery', receipts: 'Receipt' };
+const page = (item: string, cursor: object) => ({ type: 'object', properties: { [item]: { type: 'array', items: ref(ITEMS[item]!) }, next: cursor } });
+const order = () => query('order', 'asc (oldest first, the default) or desc (newest first); `after` follows it', { type: 'string', enum: ['asc', 'desc'] });
 const query = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
 
 export function openApiDocument(hooks: readonly string[]): object {
@@ -56,18 +60,20 @@ export function openApiDocument(hooks: readonly string[]): object {
       '/admin/calls': {
         get: {
           ...admin,
-          summary: 'List calls, newest last, with cursor pagination',
+          summary: 'List calls, oldest first unless order=desc, with cursor pagination',
           parameters: [
             query('hook', 'Only this hook'),
             query('status', 'accepted or held', { type: 'string', enum: ['accepted', 'held'] }),
+            query('source', 'Where the call came from', { type: 'string', enum: [...RECORD_SOURCES] }),
             query('outcome', 'data.call_outcome, ignoring case'),
             query('sentiment', 'data.sentiment_analysis, ignoring case'),
-            query('phone', 'data.phone_number in E.164'),
+            query('phone', 'The caller, the number written any way: read as intake reads it, then compared in E.164'),
             query('recording_url', 'data.recording_url, exactly'),
             query('from', 'Received at or after (ISO date or timestamp)'),
             query('to', 'Received before (ISO date or timestamp)'),
             query('q', 'Text anywhere in the record'),
             query('after', 'Cursor: the `next` of the previous page'),
+            order(),
             query('limit', '1 to 500, default 50', { type: 'integer' }),
           ],
           responses: { 200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) }, 400: error('Bad filter'), 401: error('Missing or wrong admin token') },
@@ -87,6 +93,50 @@ export function openApiDocument(hooks: readonly string[]): object {
       },
       '/admin/calls/{id}/release': {
         post: { ...admin, summary: 'Release a held call to its sinks', parameters: idParam('Record id'), responses: { 200: { description: 'Released' }, 404: error('No such call'), 409: error('The call is not held') } },
+      },
+      '/admin/receipts': {
+        get: {
+          ...admin,
+          summary: 'List receipts: what every authenticated request left behind; outcome=rejected lists the refused requests',
+          parameters: [
+            query('outcome', 'accepted, held, duplicate, rejected or in-call', { type: 'string', enum: ['accepted', 'held', 'duplicate', 'rejected', 'in-call'] }),
+            query('hook', 'Only this hook'),
+            query('from', 'Received at or after (ISO date or timestamp)'),
+            query('to', 'Received before (ISO date or timestamp)'),
+            query('after', 'Cursor: the `next` of the previous page', { type: 'integer' }),
+            order(),
+            query('limit', '1 to 500, default 50', { type: 'integer' }),
+          ],
+          responses: { 200: { description: 'A page of receipts', content: json(page('receipts', { type: ['integer', 'null'] })) }, 400: error('Bad filter') },
+        },
+      },
+      '/admin/receipts/{id}': {
+        get: { ...admin, summary: 'One receipt', parameters: idParam('Receipt id'), responses: { 200: { description: 'The receipt', content: json(ref('Receipt')) }, 404: error('No such receipt') } },
+      },
+      '/admin/receipts/{id}/ingest': {
+        post: {
+          ...admin,
+          summary: 'Ingest a refused request again, as it came or corrected; the call is stored with source recovered, and the receipt marked with it',
+          parameters: idParam('Receipt id'),
+          requestBody: {
+            content: json({
+              type: 'object',
+              properties: {
+                body: { type: 'string', description: 'The corrected body, as text' },
+                body_base64: { type: 'string', description: 'The corrected body, for bytes that are not UTF-8' },
+                content_type: { type: ['string', 'null'], description: 'The content type to read the body as' },
+              },
+            }),
+          },
+          responses: {
+            200: { description: 'Stored (or a duplicate of a stored call)', content: json({ allOf: [ref('Reply'), { type: 'object', properties: { receipt: { type: 'integer' } } }] }) },
+            400: error('Still unreadable, as at first'),
+            404: error('No such receipt'),
+            409: error('Not a refused request, ingested already, or for a hook that stores no calls'),
+            413: error('Body over the limit'),
+            415: error('Unsupported content type'),
+          },
+        },
       },
       '/admin/deliveries': {
         get: {
@@ -121,11 +171,44 @@ export function openApiDocument(hooks: readonly string[]): object {
       },
       schemas: {
         Error: { type: 'object', required: ['error', 'message'], properties: { error: { type: 'integer' }, message: { type: 'string' } } },
-        Problem: { type: 'object', properties: { field: { type: 'string' }, code: { enum: ['missing_required', 'invalid_type', 'invalid_format'] }, message: { type: 'string' } } },
+        Problem: {
+          type: 'object',
+          properties: {
+            field: { type: 'string' },
+            code: { enum: ['missing_required', 'invalid_type', 'invalid_format'] },
+            message: { type: 'string' },
+            value: { description: 'The value as received (invalid_type, invalid_format)' },
+          },
+        },
         Reply: {
           type: 'object',
           required: ['status', 'id', 'dedup_key'],
-          properties: { status: { enum: ['accepted', 'duplicate', 'held'] }, id: { type: 'string' }, dedup_key: { type: 'string' }, problems: { type: 'array', items: ref('Problem') } },
+          properties: {
+            status: { enum: ['accepted', 'duplicate', 'held'] },
+            id: { type: 'string' },
+            dedup_key: { type: ['string', 'null'], description: 'null for a call none of whose declared parameters has a value: never a duplicate' },
+            conflicts_with: { type: 'string', description: 'The stored call with the same dedup key and other content' },
+            problems: { type: 'array', items: ref('Problem') },
+          },
+        },
+        Receipt: {
+          type: 'object',
+          properties: {
+            id: { type: 'integer' },
+            hook: { type: 'string' },
+            callId: { type: ['string', 'null'] },
+            receivedAt: { type: 'string', format: 'date-time' },
+            method: { type: 'string' },
+            contentType: { type: ['string', 'null'] },
+            size: { type: 'integer' },
+            status: { type: 'integer' },
+            outcome: { enum: ['accepted', 'held', 'duplicate', 'rejected', 'in-call'] },
+            error: { type: ['string', 'null'] },
+            rawBody: { type: 'string', description: "A refused request's or a duplicate's body, as text" },
+            rawBodyBase64: { type: 'string', description: 'The same, for bytes that are not UTF-8' },
+            query: { type: ['string', 'null'] },
+            ingestedAs: { type: ['string', 'null'], description: 'The call a refused request was ingested as' },
+          },
         },
         CallerHistory: {
           type: 'object',
@@ -161,9 +244,11 @@ export function openApiDocument(hooks: readonly string[]): object {
           properties: {
             id: { type: 'string' },
             hook: { type: 'string' },
-            dedup_key: { type: 'string' },
+            dedup_key: { type: ['string', 'null'] },
             received_at: { type: 'string', format: 'date-time' },
-            source: { enum: ['webhook', 'reconcile', 'replay'] },
+            source: { enum: [...RECORD_SOURCES] },
+            revision: { type: 'integer' },
+            conflicts_with: { type: 'string' },
             data: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
             extra: { type: 'object', additionalProperties: true },
             problems: { type: 'array', items: ref('Problem') },
@@ -172,7 +257,7 @@ export function openApiDocument(hooks: readonly string[]): object {
         Call: { type: 'object', properties: { record: ref('Record'), status: { enum: ['accepted', 'held'] }, duplicates: { type: 'integer' }, raw: { type: 'object' } } },
         Delivery: { type: 'object', properties: { id: { type: 'integer' }, callId: { type: 'string' }, sink: { type: 'string' }, state: { enum: ['pending', 'in_flight', 'done', 'dead'] }, attempts: { type: 'integer' }, nextAttemptAt: { type: 'integer' }, lastError: { type: ['string', 'null'] }, updatedAt: { type: 'integer' } } },
         CallDetail: {
-          allOf: [ref('Call'), { type: 'object', properties: { receipts: { type: 'array', items: { type: 'object' } }, deliveries: { type: 'array', items: ref('Delivery') }, attempts: { type: 'array', items: { type: 'object' } } } }],
+          allOf: [ref('Call'), { type: 'object', properties: { receipts: { type: 'array', items: ref('Receipt') }, deliveries: { type: 'array', items: ref('Delivery') }, attempts: { type: 'array', items: { type: 'object' } } } }],
         },
       },
     },
