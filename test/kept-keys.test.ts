@@ -9,6 +9,7 @@ import { readKeyFile } from '../src/keys/file.js';
 import { postgresKeptKeys } from '../src/store/postgres-kept-keys.js';
 import { callhook } from './helpers/cli.js';
 import { KEY, post, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { serviceUrl } from './helpers/services.js';
 
 /**
  * Keys callhook keeps when none is configured (contract section 1): a running serve reads them again within 2 s,
@@ -88,7 +89,7 @@ describe('keys kept in the data dir', () => {
   });
 });
 
-const url = process.env.TEST_DATABASE_URL;
+const url = serviceUrl('postgres');
 
 describe.skipIf(!url)('keys kept in PostgreSQL, shared by replicas', () => {
   const database = `callhook_keys_${randomBytes(6).toString('hex')}`;
