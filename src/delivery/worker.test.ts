@@ -9,7 +9,7 @@ import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
-import { createDeliveryWorker, type WorkerSink } from './worker.js';
+import { createDeliveryWorker, idempotencyKey, type WorkerSink } from './worker.js';
 
 const log = pino({ level: 'silent' });
 const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: new Date().toISOString(), source: 'webhook', revision: 1, data: {}, extra: {}, problems: [] });
@@ -234,5 +234,12 @@ describe('delivery worker', () => {
       datasync.mockRestore();
       await sink.close?.();
     }
+  });
+});
+
+describe('the idempotency key of a delivery', () => {
+  it('is <record id>:<sink> as received, and names the revision of an edited record (contract section 5)', () => {
+    expect(idempotencyKey({ id: 'r1', revision: 1 }, 'crm')).toBe('r1:crm');
+    expect(idempotencyKey({ id: 'r1', revision: 3 }, 'crm')).toBe('r1:crm:r3');
   });
 });

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { CallRecord } from '../record.js';
 import type { Sink } from '../sinks/sink.js';
 import { isRetryableStatus } from '../sinks/http-response.js';
 import { PermanentError, RetryableError } from '../sinks/sink.js';
@@ -185,7 +186,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       await Promise.race([
         loop.sink.deliver(delivery.record, {
           attempt: delivery.attempt,
-          idempotencyKey: `${delivery.record.id}:${delivery.sink}`,
+          idempotencyKey: idempotencyKey(delivery.record, delivery.sink),
           signal,
           // Made when a sink first logs: most never do, and a child logger per delivery shows in the profile.
           get log() {
@@ -271,4 +272,12 @@ function classify(err: unknown, attempt: number, policy: RetryPolicy): { attempt
   const delay = retryDelay(attempt, policy, retryAfterMs);
   if (delay === undefined) return { attempt: { outcome: 'dead', error, httpStatus } };
   return { attempt: { outcome: 'retry', error, httpStatus }, retryAt: Date.now() + delay };
+}
+
+/**
+ * Contract section 5: `<record id>:<sink name>` for a record as received, `…:r<revision>` for an edited one, so a
+ * repeat is dropped downstream and an edit is not.
+ */
+export function idempotencyKey(record: Pick<CallRecord, 'id' | 'revision'>, sink: string): string {
+  return (record.revision ?? 1) > 1 ? `${record.id}:${sink}:r${record.revision}` : `${record.id}:${sink}`;
 }
