@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../src/store/store.js';
+import { freshDatabase } from './helpers/database.js';
 import { ADMIN, jsonlRecords, KEY, post, startServer, until, type TestServer } from './helpers/server.js';
+import { serviceUrl } from './helpers/services.js';
 
 /**
  * Contract section 4 over real HTTP: a dedup rule never merges two different calls. What is kept is shown for
@@ -21,10 +23,24 @@ const send = async (server: TestServer, body: unknown, hook = 'end-of-call'): Pr
 };
 type CallDetail = StoredCall & { receipts: { outcome: string; rawBody?: string }[] };
 
-describe('dedup with the default keys', () => {
+const pgUrl = serviceUrl('postgres');
+type Opened = { env: Record<string, string>; drop(): Promise<void> };
+const stores: [string, () => Promise<Opened>][] = [['sqlite', async () => ({ env: {}, drop: async () => {} })]];
+if (pgUrl) {
+  stores.push(['postgres', async () => {
+    const db = await freshDatabase(pgUrl, 'callhook_dedup');
+    return { env: { DATABASE_URL: db.url }, drop: db.drop };
+  }]);
+}
+
+describe.each(stores)('dedup on %s', (_, open) => {
   let server: TestServer;
+  let drop: () => Promise<void>;
   beforeAll(async () => {
+    const opened = await open();
+    drop = opened.drop;
     server = await startServer({
+      env: opened.env,
       config: {
         hooks: {
           orders: { dedup: ['order_id'] },
@@ -34,7 +50,10 @@ describe('dedup with the default keys', () => {
       },
     });
   });
-  afterAll(() => server?.close());
+  afterAll(async () => {
+    await server?.close();
+    await drop?.();
+  });
 
   it('keeps two calls about one order as two calls, both delivered', async () => {
     const placed = await send(server, { order_id: 'ORD-7', first_name: 'Asha', call_outcome: 'order placed' });
