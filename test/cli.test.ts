@@ -21,7 +21,8 @@ describe('callhook config check', () => {
     expect(code).toBe(0);
     const resolved = JSON.parse(stdout);
     expect(Object.keys(resolved.hooks)).toEqual(['end-of-call', 'orders']);
-    expect(resolved.hooks.orders).toMatchObject({ dedup: ['order_id'], keys: ['***'] });
+    expect(resolved.hooks.orders).toMatchObject({ dedup: ['order_id'], on_conflict: 'keep', keys: ['***'] });
+    expect(resolved).toMatchObject({ phone_region: 'IN', date_order: 'DMY' });
     expect(resolved.sinks.map((s: { type: string }) => s.type)).toEqual(['log', 'jsonl']);
     for (const secret of [KEY, ADMIN, secretKey, 'pw-0123456789']) expect(stdout).not.toContain(secret);
     expect(resolved.store.url).toBe('postgres://app:***@db.internal/calls');

@@ -34,6 +34,7 @@ export async function describeConfig(config: Config): Promise<string> {
     data_dir: config.dataDir,
     store: config.databaseUrl ? { type: 'postgres', url: config.databaseUrl } : { type: 'sqlite' },
     phone_region: config.phoneRegion,
+    date_order: config.dateOrder,
     body_limit: config.bodyLimit,
     api_keys: config.apiKeys.length > 0 ? config.apiKeys : key ? [`${key} (generated)`] : '(generated on first start)',
     admin_token: config.adminToken ?? (token ? `${token} (generated)` : '(generated on first start)'),
