@@ -6,9 +6,8 @@ import { CALLER_HISTORY_SQL } from '../src/store/postgres-admin.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
-import { contentHash } from '../src/normalize/dedup-key.js';
 import { commitInput } from './helpers/store-inputs.js';
-import { storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+import { expectKeptByMigration4, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 import { serviceUrl } from './helpers/services.js';
 
 const url = serviceUrl('postgres');
@@ -114,11 +113,7 @@ describe.skipIf(!url)('postgres store', () => {
       }
       const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
       try {
-        expect(JSON.stringify((await store.getCall('c1'))?.record)).toBe(JSON.stringify({ ...record, revision: 1 }));
-        const repeat = { ...commitInput('h', 'order_id:ORD-1', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra) };
-        expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'c1' });
-        expect(await store.commitCall(commitInput('h', 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order cancelled' }))).toEqual({ outcome: 'conflict', id: 'c1' });
-        expect((await store.commitCall(commitInput('h', null, []))).outcome).toBe('accepted');
+        await expectKeptByMigration4(store, record);
       } finally {
         await store.close();
       }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
+import { contentHash } from '../src/normalize/dedup-key.js';
+import type { Scalar } from '../src/record.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js';
 
@@ -366,4 +368,17 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       }
     });
   });
+}
+
+/**
+ * What a store made before migration 4 keeps of a call `c1` of hook `h` stored under `order_id:ORD-1`: its record,
+ * now with revision 1, and its key, against which a repeat of its content is still a duplicate and other content a
+ * conflict; and a call with no key can now be stored.
+ */
+export async function expectKeptByMigration4(store: Store, record: { data: Record<string, Scalar>; extra: Record<string, unknown> }): Promise<void> {
+  expect(JSON.stringify((await store.getCall('c1'))?.record)).toBe(JSON.stringify({ ...record, revision: 1 }));
+  const repeat = { ...commitInput('h', 'order_id:ORD-1', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra) };
+  expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'c1' });
+  expect(await store.commitCall(commitInput('h', 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order cancelled' }))).toEqual({ outcome: 'conflict', id: 'c1' });
+  expect((await store.commitCall(commitInput('h', null, []))).outcome).toBe('accepted');
 }
