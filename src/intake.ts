@@ -95,11 +95,13 @@ export interface PreparedCall {
 /** Normalises the fields against the hook's declared parameters and derives the dedup key: no I/O. */
 export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = new Date(), ingests }: IntakeInput): PreparedCall {
   const { data, extra, problems } = normalize(fields, hook.parameters);
-  const hash = contentHash(data, extra);
+  const hash = contentHash(data, extra, problems);
   // Contract section 4: a call none of whose declared parameters has a value cannot be told from another call.
   const empty = Object.keys(data).length === 0 && problems.every((p) => p.code === 'missing_required');
   const record: CallRecord = {
-    id: newId(receivedAt.getTime()),
+    // Ids sort by arrival in the store: a refused request ingested now arrives now, though the sender sent it then
+    // (received_at), so a client paging for new calls after the last id it saw finds it.
+    id: newId(source === 'recovered' ? Date.now() : receivedAt.getTime()),
     hook: hook.config.name,
     dedup_key: dedupKey(hook.config.dedup, data, extra, { empty, hash }),
     received_at: receivedAt.toISOString(),

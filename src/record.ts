@@ -44,3 +44,12 @@ export interface RawRequest {
   query: Record<string, string | string[]>;
   body: string;
 }
+
+/**
+ * A record as read back from the store. One stored before records carried `revision` (store migration 4 rewrites
+ * no row) is a record as received: revision 1.
+ */
+export function storedRecord(record: CallRecord): CallRecord {
+  if (record.revision === undefined) record.revision = 1;
+  return record;
+}

@@ -98,6 +98,27 @@ export function secretMasker(secrets: SecretList): (text: string) => string {
   };
 }
 
+/**
+ * Bytes with every secret's UTF-8 bytes replaced by `***`: for bytes that are shown encoded (a refused body that is
+ * not UTF-8, in base64), which no masker of the text around them can see into.
+ */
+export function maskBytes(bytes: Uint8Array, secrets: SecretList): Uint8Array {
+  let out = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const secret of [...secrets].filter(Boolean).sort((a, b) => b.length - a.length)) {
+    const needle = Buffer.from(secret);
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (let at = out.indexOf(needle); at !== -1; at = out.indexOf(needle, from)) {
+      parts.push(out.subarray(from, at), MASK);
+      from = at + needle.length;
+    }
+    if (parts.length > 0) out = Buffer.concat([...parts, out.subarray(from)]);
+  }
+  return out;
+}
+
+const MASK = Buffer.from('***');
+
 function safeUrl(text: string): URL | undefined {
   try {
     return new URL(text);

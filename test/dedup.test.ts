@@ -113,6 +113,19 @@ describe.each(stores)('dedup on %s', (_, open) => {
     expect(call.raw.query).toEqual({ assistant: 'priya' });
   });
 
+  it('keeps two calls that differ only in values that failed their checks as two calls', async () => {
+    const first = await send(server, { first_name: 'Asha', call_outcome: 'interested', phone_number: '98123' });
+    const second = await send(server, { first_name: 'Asha', call_outcome: 'interested', phone_number: '45' });
+    expect(second.status).toBe('accepted');
+    expect(second.id).not.toBe(first.id);
+    // Nothing valid at all, but what the caller said differs: two calls again; the same request twice is one.
+    const wrong = { phone_number: '12', call_duration: 'abc' };
+    const a = await send(server, wrong);
+    const b = await send(server, { phone_number: '34', call_duration: 'xyz' });
+    expect(b.id).not.toBe(a.id);
+    expect(await send(server, wrong)).toEqual({ status: 'duplicate', id: a.id, dedup_key: a.dedup_key });
+  });
+
   it('keys on every field of a composite entry, so the same caller on another day is another call', async () => {
     const call = { phone_number: '98123 45678', first_name: 'Asha', call_outcome: 'order placed' };
     const monday = await send(server, { ...call, call_date: '2026-11-23' }, 'per-day');

@@ -7,7 +7,7 @@ import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
 import { commitInput } from './helpers/store-inputs.js';
-import { expectKeptByMigration4, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 import { serviceUrl } from './helpers/services.js';
 
 const url = serviceUrl('postgres');
@@ -108,12 +108,21 @@ describe.skipIf(!url)('postgres store', () => {
         await admin.query(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
           INSERT INTO schema_migrations (version) VALUES (1), (2), (3)`);
         await admin.query(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'order_id:ORD-1', 'accepted', 'webhook', $1, $2, '{}')`, [record.received_at, JSON.stringify(record)]);
+        for (const [key, text] of ODD_RECORDS) {
+          await admin.query(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ($1, 'h', $1, 'accepted', 'webhook', now(), $2, '{}')`, [key, text]);
+        }
       } finally {
         await admin.query('RESET search_path');
       }
       const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
       try {
-        await expectKeptByMigration4(store, record);
+        // A replica of the version before, still serving during a rolling upgrade: its insert names no new column.
+        await expectKeptByMigration4(store, record, async (id, key, text) => {
+          await admin.query(
+            `INSERT INTO "${old}".calls (${OLD_INSERT_COLUMNS}) VALUES ($1, 'h', $2, 'accepted', 'webhook', now(), $3, '{}') ON CONFLICT (hook, dedup_key) DO NOTHING`,
+            [id, key, text],
+          );
+        });
       } finally {
         await store.close();
       }

@@ -85,6 +85,16 @@ describe.each(stores)('refused requests on %s', (_, open) => {
     expect(recovered.calls.map((c) => c.record.id)).toEqual([reply.id]);
   });
 
+  it('shows a key inside a refused body that is not UTF-8 masked, in base64 as in text', async () => {
+    const body = Buffer.concat([Buffer.from(`note=${KEY}&x=`), Buffer.from([0xe9])]);
+    expect(await refuse(body, 'application/x-www-form-urlencoded')).toBe(400);
+    const [receipt] = await refused();
+    const shown = Buffer.from(receipt!.rawBodyBase64!, 'base64');
+    expect(shown.includes(KEY)).toBe(false);
+    expect(shown).toEqual(Buffer.concat([Buffer.from('note=***&x='), Buffer.from([0xe9])]));
+    expect(JSON.stringify(await (await admin(`/receipts/${receipt!.id}`)).json())).not.toContain(KEY);
+  });
+
   it('ingests a 415 with the content type corrected, and bytes that are not UTF-8 given in base64', async () => {
     expect(await refuse('{"call_id":"lost-2","first_name":"Ravi"}', 'text/plain')).toBe(415);
     const [plain] = await refused();
@@ -126,6 +136,8 @@ describe.each(stores)('refused requests on %s', (_, open) => {
     const oldest = await page('outcome=rejected&limit=1');
     expect(oldest.receipts[0]!.id).toBeLessThan(newest.receipts[0]!.id);
     expect((await page('outcome=rejected&hook=nothing-here')).receipts).toEqual([]);
+    // The contract's own form of the URL: parameters given empty filter nothing.
+    expect((await page('outcome=rejected&hook=&from=&to=&order=desc&limit=1')).receipts[0]!.rawBody).toBe('{broken 2');
     expect((await admin('/receipts?outcome=lost')).status).toBe(400);
   });
 });

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import type { CommitInput, DeliveryStat, Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
-import { expectKeptByMigration4, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
 /** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
 async function commitMany(store: Store, count: number, input: (i: number) => CommitInput): Promise<void> {
@@ -227,14 +228,50 @@ describe('sqlite store', () => {
     const record = { id: 'c1', hook: 'h', dedup_key: 'order_id:ORD-1', received_at: '2026-11-01T10:00:00.000Z', source: 'webhook', data: { call_outcome: 'order placed', call_cost: 1.5 }, extra: { call_id: 'x' }, problems: [] };
     db.prepare(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'order_id:ORD-1', 'accepted', 'webhook', ?, ?, '{}')`).run(record.received_at, JSON.stringify(record));
     db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c1', 'log', 'done', 5, 1234, 1234)`).run();
+    for (const [key, text] of ODD_RECORDS) {
+      db.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', ?, '{}')`).run(key, key, text);
+    }
     db.close();
     const store = openSqliteStore({ path: old });
+    // A serve of the version before, on the same file (a rolling restart on one volume): its insert names no new column.
+    const before = new Database(old);
     try {
-      // The table was rebuilt: the delivery that references the call is still there.
       expect((await store.listDeliveries({ callId: 'c1' })).map((d) => [d.sink, d.state])).toEqual([['log', 'done']]);
-      await expectKeptByMigration4(store, record);
+      await expectKeptByMigration4(store, record, async (id, key, text) => {
+        before.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-25T10:00:00.000Z', ?, '{}') ON CONFLICT (hook, dedup_key) DO NOTHING`).run(id, key, text);
+      });
+      expect(before.pragma('integrity_check', { simple: true })).toBe('ok');
     } finally {
+      before.close();
       await store.close();
+    }
+  });
+
+  it('migrates a file of the version before once when two processes open it at the same moment, and both then commit', async () => {
+    const file = join(dir, 'two-at-once.db');
+    const db = new Database(file);
+    for (const migration of SQLITE_MIGRATIONS.slice(0, 3)) db.exec(migration);
+    db.pragma('user_version = 3');
+    db.close();
+    // Each process opens the store, commits one call without a key (which migration 4 allows) and says so.
+    const script = `
+      import { openSqliteStore } from './src/store/sqlite.ts';
+      import { commitInput } from './test/helpers/store-inputs.ts';
+      const store = openSqliteStore({ path: process.argv[1] });
+      const { outcome } = await store.commitCall(commitInput('h', null, []));
+      await store.close();
+      console.log(outcome);`;
+    const run = () =>
+      new Promise<string>((resolve, reject) => {
+        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, file], (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout.trim())));
+      });
+    expect(await Promise.all([run(), run()])).toEqual(['accepted', 'accepted']);
+    const after = new Database(file, { readonly: true });
+    try {
+      expect(after.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
+      expect(after.prepare('SELECT COUNT(*) FROM calls WHERE dedup_key IS NULL').pluck().get()).toBe(2);
+    } finally {
+      after.close();
     }
   });
 

@@ -26,12 +26,16 @@ export interface ReceiptJson extends Omit<ReceiptInfo, 'rawBody'> {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function receiptJson({ rawBody, ...receipt }: ReceiptInfo): ReceiptJson {
+/**
+ * `maskBody` takes the secrets out of the bytes first: a reply's masker reads the text of the reply, and cannot see
+ * a secret inside base64.
+ */
+export function receiptJson({ rawBody, ...receipt }: ReceiptInfo, maskBody: (bytes: Uint8Array) => Uint8Array = (bytes) => bytes): ReceiptJson {
   if (rawBody === null) return receipt;
   try {
     return { ...receipt, rawBody: utf8.decode(rawBody) };
   } catch {
-    return { ...receipt, rawBodyBase64: Buffer.from(rawBody).toString('base64') };
+    return { ...receipt, rawBodyBase64: Buffer.from(maskBody(rawBody)).toString('base64') };
   }
 }
 

@@ -65,11 +65,21 @@ export function callsCommand(): Command {
           for await (const page of pages()) await writeOut(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
           return;
         }
-        // CSV needs every column before the first row: one pass for the field names, one for the rows.
+        // CSV needs every column before the first row: one pass for the field names, one for the rows. A call
+        // committed between the passes has no columns of its own yet: the rows stop at the last call the first
+        // pass saw (ids sort by arrival).
         const columns = csvColumns();
-        for await (const page of pages()) for (const c of page) addColumns(columns, c.record);
+        let last = '';
+        for await (const page of pages()) {
+          for (const c of page) addColumns(columns, c.record);
+          last = page.at(-1)?.record.id ?? last;
+        }
         await writeOut(BOM + csvHeader(columns));
-        for await (const page of pages()) await writeOut(page.map((c) => csvRow(c.record, columns)).join(''));
+        for await (const page of pages()) {
+          const seen = page.filter((c) => c.record.id <= last);
+          await writeOut(seen.map((c) => csvRow(c.record, columns)).join(''));
+          if (seen.length < page.length) break;
+        }
       });
     });
   // Changes go through the running serve (contract section 6): its config decides the sinks.

@@ -4,12 +4,12 @@ import { z } from 'zod';
 import { CallhookError } from '../errors.js';
 import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
 import type { KeyRing } from '../keys/ring.js';
-import { secretMasker, type SecretList } from '../secrets.js';
+import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import { ingestReceipt, receiptJson, type ReceiptsDeps } from '../admin/receipts.js';
 import { toE164 } from '../normalize/formats.js';
 import { RECORD_SOURCES } from '../record.js';
 import { timeBound } from '../store/admin-query.js';
-import type { Store } from '../store/store.js';
+import type { ReceiptInfo, Store } from '../store/store.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { openApiDocument } from './openapi.js';
@@ -100,6 +100,7 @@ const retryBody = z.strictObject({
  */
 export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono {
   const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes };
+  const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
 
@@ -123,7 +124,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
       const id = c.req.param('id');
       const call = await callOr404(id);
       const [receipts, deliveries, attempts] = await Promise.all([store.listReceipts(id), store.listDeliveries({ callId: id, limit: 500 }), store.listAttempts(id)]);
-      return reply({ ...call, receipts: receipts.map(receiptJson), deliveries, attempts });
+      return reply({ ...call, receipts: receipts.map(shown), deliveries, attempts });
     })
     .post('/calls/:id/redeliver', async (c) => {
       const id = c.req.param('id');
@@ -147,12 +148,12 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
     .get('/receipts', async (c) => {
       const { limit: max, ...filters } = parseQuery(c, receiptsQuery);
       const page = await store.listReceiptPage({ ...filters, limit: max });
-      return reply({ receipts: page.map(receiptJson), next: page.length === max ? page.at(-1)!.id : null });
+      return reply({ receipts: page.map(shown), next: page.length === max ? page.at(-1)!.id : null });
     })
     .get('/receipts/:id', async (c) => {
       const receipt = await store.getReceipt(receiptId(c.req.param('id')));
       if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${c.req.param('id')}`);
-      return reply(receiptJson(receipt));
+      return reply(shown(receipt));
     })
     .post('/receipts/:id/ingest', async (c) => {
       const { body, body_base64, content_type } = await parseBody(c, ingestBody);
@@ -188,8 +189,10 @@ function receiptId(text: string): number {
   return id;
 }
 
+/** A parameter given empty (`?hook=&from=`, as a form leaves a field) is no filter, as if it were not given. */
 function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
-  const parsed = schema.safeParse(c.req.query());
+  const given = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ''));
+  const parsed = schema.safeParse(given);
   if (!parsed.success) throw new CallhookError('BAD_REQUEST', describe(parsed.error));
   return parsed.data;
 }

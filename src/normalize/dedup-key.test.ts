@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, it, expect } from 'vitest';
-import { canonicalJson, contentHash, dedupKey } from './dedup-key.js';
+import { canonicalJson, contentHash, dedupKey, recordContentHash } from './dedup-key.js';
 
 describe('canonicalJson', () => {
   it('sorts keys recursively and drops whitespace', () => {
@@ -111,6 +111,21 @@ describe('dedupKey', () => {
     expect(dedupKey(['call_id'], {}, { call_id: 'c-1' }, { empty: true })).toBe('call_id:c-1');
     expect(dedupKey(['call_id'], { a: 1 }, {})).toBe(`sha256:${contentHash({ a: 1 }, {})}`);
     expect(dedupKey(['call_id'], { a: 1 }, {}, { hash: 'given' })).toBe('sha256:given');
+  });
+
+  it('hashes the values that failed their checks too, so calls that differ only there are two calls', () => {
+    const problem = (value: string) => ({ field: 'phone_number', code: 'invalid_format' as const, message: 'm', value });
+    expect(contentHash({ a: 1 }, {}, [problem('98123')])).not.toBe(contentHash({ a: 1 }, {}, [problem('45')]));
+    expect(contentHash({ a: 1 }, {}, [problem('98123')])).not.toBe(contentHash({ a: 1 }, {}));
+    // Without such a value the hash is exactly that of {data, extra}, as the contract writes it.
+    const missing = { field: 'call_outcome', code: 'missing_required' as const, message: 'm' };
+    expect(contentHash({ a: 1 }, {}, [missing])).toBe(createHash('sha256').update('{"data":{"a":1},"extra":{}}').digest('hex'));
+  });
+
+  it('hashes any stored record, as intake hashed it, whatever the stored JSON holds', () => {
+    const problems = [{ field: 'call_date', code: 'invalid_format' as const, message: 'm', value: '21/11/26' }];
+    expect(recordContentHash({ id: 'x', data: { a: 1 }, extra: { b: 2 }, problems })).toBe(contentHash({ a: 1 }, { b: 2 }, problems));
+    for (const odd of [null, [1, 2], 'text', { data: null, extra: [1], problems: 'no' }]) expect(recordContentHash(odd)).toBe(contentHash({}, {}));
   });
 
   it('passes over a value holding a NUL, which no store column can hold', () => {

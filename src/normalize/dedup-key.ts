@@ -4,6 +4,7 @@
  * call, so equal calls must give equal keys on every machine and every run.
  */
 import { createHash } from 'node:crypto';
+import type { Problem } from '../record.js';
 import { isMissing } from './coerce.js';
 
 /**
@@ -91,9 +92,27 @@ export type DedupEntry = string | readonly string[];
 /**
  * The sha256 (hex) of the canonical normalised `data` and `extra`: what a repeat is compared with, the key of a
  * call that has no key field, and the key a conflicting call is kept under (contract section 4).
+ *
+ * A value that failed its type or format is in neither (it is a problem carrying the value as received), so the
+ * hash also covers those values, under `invalid`, when there are any: two calls that differ only in what the AI
+ * got wrong ("98123" against "45" for a phone number) are two calls, never one. A call with no such value hashes
+ * exactly `{data, extra}`, as the contract writes it.
  */
-export function contentHash(data: Record<string, unknown>, extra: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson({ data, extra })).digest('hex');
+export function contentHash(data: Record<string, unknown>, extra: Record<string, unknown>, problems: readonly Problem[] = []): string {
+  const invalid = problems.filter((p) => p.value !== undefined).map((p) => [p.field, p.value]);
+  const content = invalid.length > 0 ? { data, extra, invalid: Object.fromEntries(invalid) } : { data, extra };
+  return createHash('sha256').update(canonicalJson(content)).digest('hex');
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The content hash of a stored record, as it was first received: for a call stored before the hash had a column
+ * (store migration 4), computed when a repeat first meets it. Whatever the stored JSON holds, it gives a hash.
+ */
+export function recordContentHash(record: unknown): string {
+  const r = isObject(record) ? record : {};
+  return contentHash(isObject(r.data) ? r.data : {}, isObject(r.extra) ? r.extra : {}, Array.isArray(r.problems) ? (r.problems as Problem[]).filter(isObject) : []);
 }
 
 /**

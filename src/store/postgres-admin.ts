@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { CallRecord, RawRequest } from '../record.js';
+import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inTransaction, pgText } from './postgres-client.js';
 import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
@@ -67,6 +67,8 @@ const RECEIPT_FILTERS: Record<keyof Omit<ListReceiptsQuery, 'limit' | 'order'>, 
 const RECEIPT_COLUMNS = `SELECT id, hook, call_id AS "callId", received_at AS "receivedAt", method, content_type AS "contentType", size,
   status, outcome, error, raw_body AS "rawBody", query, ingested_as AS "ingestedAs" FROM receipts`;
 
+const storedCall = (row: CallRow): CallRow => ({ ...row, record: storedRecord(row.record) });
+
 type ReceiptRow = Omit<ReceiptInfo, 'receivedAt'> & { receivedAt: Date };
 const receiptInfo = (row: ReceiptRow): ReceiptInfo => ({ ...row, receivedAt: row.receivedAt.toISOString(), rawBody: row.rawBody && new Uint8Array(row.rawBody) });
 
@@ -109,19 +111,19 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
   return {
     getCall: async (id) => {
       const { rows } = await pool.query<CallRow>('SELECT record, status, raw, duplicates FROM calls WHERE id = $1', [pgText(id)]);
-      return rows[0];
+      return rows[0] && storedCall(rows[0]);
     },
     listCalls: async (query) => {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
       const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order));
-      return rows;
+      return rows.map(storedCall);
     },
     callerHistory: async (phone, limit) => {
       const [count, calls] = await Promise.all([
         pool.query<{ count: string }>(CALLER_HISTORY_SQL.count, [pgText(phone)]),
         pool.query<{ record: CallRecord }>(CALLER_HISTORY_SQL.calls, [pgText(phone), limit]),
       ]);
-      return { count: Number(count.rows[0]!.count), records: calls.rows.map((row) => row.record) };
+      return { count: Number(count.rows[0]!.count), records: calls.rows.map((row) => storedRecord(row.record)) };
     },
     listDeliveries: async (query) => (await pool.query<DeliveryInfo>(page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit))).rows,
     // Counts come from the (state, sink) index alone; only pending rows are read for their creation time.

@@ -1,6 +1,4 @@
 import type { ClientBase } from 'pg';
-import { contentHash } from '../normalize/dedup-key.js';
-import type { CallRecord } from '../record.js';
 
 /**
  * PostgreSQL migrations, applied in order; `schema_migrations` holds one row per migration that has run.
@@ -87,43 +85,20 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_phone ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'phone_number'), id);
   CREATE INDEX calls_recording ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'recording_url'), id);
   `,
-  // Contract sections 3, 4 and 6, as SQLite's migration 4: a call with nothing in it has no dedup key (NULL, which
-  // UNIQUE never matches); a repeat is compared with the content hash of the call as first received (filled in for
-  // existing calls by the backfill below, from their records, which no edit has changed yet); existing records
-  // gain `revision: 1`, added to the text (json keeps the text as written; jsonb would reorder the keys); a refused request's receipt
-  // keeps its query string and says as which call it was ingested.
+  // Contract sections 4 and 6, as SQLite's migration 4: a call with nothing in it has no dedup key (NULL, which
+  // UNIQUE never matches); a repeat is compared with the content hash of the call as first received (NULL for a
+  // call stored before, or by a replica of the version before during a rolling upgrade: computed from its record
+  // when a repeat meets it); a refused request's receipt keeps its query string and says as which call it was
+  // ingested. Nothing is rewritten: each ALTER changes the catalogue only, so replicas of the version before keep
+  // committing beside this one. The partial index reads the receipts once, refused ones only kept in it.
   `
   ALTER TABLE calls ALTER COLUMN dedup_key DROP NOT NULL;
   ALTER TABLE calls ADD COLUMN content_hash text;
-  UPDATE calls SET record = (CASE WHEN btrim(record::text) = '{}' THEN '{"revision":1}'
-      ELSE left(rtrim(record::text), -1) || ',"revision":1}' END)::json
-    WHERE replace(record::text, '\\u0000', '\\ufffd')::json -> 'revision' IS NULL;
   ALTER TABLE receipts ADD COLUMN query text;
   ALTER TABLE receipts ADD COLUMN ingested_as text COLLATE "C";
   CREATE INDEX receipts_refused ON receipts (id) WHERE outcome = 'rejected';
   `,
 ];
-
-/**
- * Work a migration needs done in code, run right after it in the same transaction: the content hash is a sha256
- * of canonical JSON (normalize/dedup-key.ts), which SQL cannot rebuild byte for byte.
- */
-const BACKFILLS: Readonly<Record<number, (client: ClientBase) => Promise<void>>> = {
-  4: async (client) => {
-    const BATCH = 1000;
-    for (;;) {
-      const { rows } = await client.query<{ id: string; record: CallRecord }>(
-        `SELECT id, record FROM calls WHERE content_hash IS NULL LIMIT ${BATCH}`,
-      );
-      if (rows.length === 0) break;
-      await client.query(
-        'UPDATE calls SET content_hash = v.hash FROM unnest($1::text[], $2::text[]) AS v (id, hash) WHERE calls.id = v.id',
-        [rows.map((r) => r.id), rows.map((r) => contentHash(r.record.data ?? {}, r.record.extra ?? {}))],
-      );
-    }
-    await client.query('ALTER TABLE calls ALTER COLUMN content_hash SET NOT NULL');
-  },
-};
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -144,7 +119,6 @@ export async function migratePostgres(client: ClientBase, schema: string | undef
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
     for (let v = rows[0]?.version ?? 0; v < POSTGRES_MIGRATIONS.length; v++) {
       await client.query(POSTGRES_MIGRATIONS[v]!);
-      await BACKFILLS[v + 1]?.(client);
       await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v + 1]);
     }
     await client.query('COMMIT');

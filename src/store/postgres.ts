@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { CallRecord } from '../record.js';
+import { recordContentHash } from '../normalize/dedup-key.js';
+import { storedRecord, type CallRecord } from '../record.js';
 import { postgresAdmin } from './postgres-admin.js';
 import { inTransaction, pgText, withClient } from './postgres-client.js';
 import { postgresKeptKeys } from './postgres-kept-keys.js';
@@ -98,7 +99,7 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
 
 /**
  * Contract section 4. ON CONFLICT waits for a concurrent inserter of the same (hook, dedup_key) to finish; if it
- * committed, the UPDATE (a fresh snapshot under READ COMMITTED) finds its row. Only if that row vanished between
+ * committed, the SELECT (a fresh snapshot under READ COMMITTED) finds its row. Only if that row vanished between
  * the two statements (a purge) is the insert tried again. A repeat of the stored call's content is a duplicate,
  * counted on it, its receipt keeping its body; other content is a conflict, which `on_conflict: duplicate` makes a
  * duplicate too, or which is left to the intake to store under its content's key (nothing written here).
@@ -133,15 +134,23 @@ async function commit(client: pg.PoolClient, { record, contentHash, onConflict, 
       await receiptFor({ ...bare, status: 200, outcome: status }, record.id);
       return { outcome: status, id: record.id };
     }
-    // Counted only when it is a duplicate: a conflict kept as a call of its own is not one.
-    const first = await client.query<{ id: string; duplicate: boolean }>(
-      `UPDATE calls SET duplicates = duplicates + (CASE WHEN content_hash = $3 OR $4 THEN 1 ELSE 0 END)
-       WHERE hook = $1 AND dedup_key = $2 RETURNING id, content_hash = $3 OR $4 AS duplicate`,
-      [record.hook, record.dedup_key, contentHash, onConflict === 'duplicate'],
+    // The stored call, locked until this commit: its record only when its hash has no column value yet (a call
+    // stored before migration 4, or by a replica of the version before), to hash it once and keep the hash.
+    const first = await client.query<{ id: string; content_hash: string | null; record: unknown }>(
+      `SELECT id, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record
+       FROM calls WHERE hook = $1 AND dedup_key = $2 FOR UPDATE`,
+      [record.hook, record.dedup_key],
     );
     const row = first.rows[0];
     if (row === undefined) continue;
-    if (!row.duplicate) return { outcome: 'conflict', id: row.id };
+    let stored = row.content_hash;
+    if (stored === null) {
+      stored = recordContentHash(row.record);
+      await client.query('UPDATE calls SET content_hash = $2 WHERE id = $1 AND content_hash IS NULL', [row.id, stored]);
+    }
+    // Counted only when it is a duplicate: a conflict kept as a call of its own is not one.
+    if (stored !== contentHash && onConflict === 'keep') return { outcome: 'conflict', id: row.id };
+    await client.query('UPDATE calls SET duplicates = duplicates + 1 WHERE id = $1', [row.id]);
     await receiptFor({ ...receipt, status: 200, outcome: 'duplicate' }, row.id);
     return { outcome: 'duplicate', id: row.id };
   }
@@ -181,7 +190,7 @@ async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number
      FROM claimed JOIN calls c ON c.id = claimed.call_id ORDER BY claimed.id`,
     [sink, now, now + leaseMs, limit],
   );
-  return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: r.record }));
+  return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: storedRecord(r.record) }));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { CallRecord, RawRequest } from '../record.js';
+import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inChunks } from './sqlite-chunks.js';
 import type { SqliteReader } from './sqlite-reader.js';
@@ -108,7 +108,7 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
     },
     callerHistory: async (phone, limit) => ({
       count: stmts.countByPhone.get(phone) as number,
-      records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) => JSON.parse(record) as CallRecord),
+      records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) => storedRecord(JSON.parse(record) as CallRecord)),
     }),
     listDeliveries: (query) => page<DeliveryInfo>(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit),
     deliveryStats: () => reader.all<DeliveryStat>(DELIVERY_STATS_SQL),
@@ -190,7 +190,7 @@ const receiptInfo = (row: ReceiptInfo): ReceiptInfo => ({ ...row, rawBody: row.r
 function toStoredCall(row: CallRow | undefined): StoredCall | undefined {
   if (!row) return undefined;
   return {
-    record: JSON.parse(row.record) as CallRecord,
+    record: storedRecord(JSON.parse(row.record) as CallRecord),
     status: row.status,
     raw: JSON.parse(row.raw) as RawRequest,
     duplicates: row.duplicates,

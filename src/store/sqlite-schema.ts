@@ -72,40 +72,21 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_phone ON calls (CAST(json_extract(record, '$.data.phone_number') AS TEXT), id);
   CREATE INDEX calls_recording ON calls (CAST(json_extract(record, '$.data.recording_url') AS TEXT), id);
   `,
-  // Contract section 4 and 3. A call with nothing in it has no dedup key (NULL, which UNIQUE never matches), and a
-  // repeat is compared with the content hash of the call as first received. SQLite cannot drop a NOT NULL, so the
-  // table is rebuilt (https://sqlite.org/lang_altertable.html#otheralter; migrate() turns foreign keys off around
-  // it, or the DROP would cascade to the deliveries). Existing calls keep their keys; their hash is computed from
-  // their record, which no edit has changed yet (callhook_content_hash, registered by migrate()), and their record
-  // gains `revision: 1` (json_set keeps the rest of the text as it was written). A refused request's receipt keeps its query
-  // string, and says as which call it was ingested (section 6).
+  // Contract sections 4 and 6. A call with nothing in it has no dedup key (NULL, which UNIQUE never matches); a
+  // repeat is compared with the content hash of the call as first received (NULL for a call stored before, or by a
+  // serve of the version before during a rolling restart: computed from its record when a repeat meets it); a
+  // refused request's receipt keeps its query string and says as which call it was ingested. Nothing is rewritten,
+  // so the write lock is held for an instant whatever the size of the store, and a serve of the version before
+  // keeps committing beside it: new columns are nullable, and `dedup_key` loses its NOT NULL by the procedure
+  // https://sqlite.org/lang_altertable.html#otheralter gives for removing a NOT NULL (the schema text changed
+  // in place, last, as ADD COLUMN reads the text's length; migrate() allows it and bumps schema_version).
   `
-  CREATE TABLE calls_v4 (
-    id TEXT PRIMARY KEY,
-    hook TEXT NOT NULL,
-    dedup_key TEXT,
-    content_hash TEXT NOT NULL,
-    status TEXT NOT NULL,
-    source TEXT NOT NULL,
-    received_at TEXT NOT NULL,
-    record TEXT NOT NULL,
-    raw TEXT NOT NULL,
-    duplicates INTEGER NOT NULL DEFAULT 0,
-    UNIQUE (hook, dedup_key)
-  );
-  INSERT INTO calls_v4 (id, hook, dedup_key, content_hash, status, source, received_at, record, raw, duplicates)
-    SELECT id, hook, dedup_key, callhook_content_hash(record), status, source, received_at,
-      CASE WHEN json_type(record, '$.revision') IS NULL THEN json_set(record, '$.revision', 1) ELSE record END,
-      raw, duplicates
-    FROM calls;
-  DROP TABLE calls;
-  ALTER TABLE calls_v4 RENAME TO calls;
-  CREATE INDEX calls_status ON calls (status, id);
-  CREATE INDEX calls_received ON calls (received_at);
-  CREATE INDEX calls_phone ON calls (CAST(json_extract(record, '$.data.phone_number') AS TEXT), id);
-  CREATE INDEX calls_recording ON calls (CAST(json_extract(record, '$.data.recording_url') AS TEXT), id);
+  ALTER TABLE calls ADD COLUMN content_hash TEXT;
   ALTER TABLE receipts ADD COLUMN query TEXT;
   ALTER TABLE receipts ADD COLUMN ingested_as TEXT;
   CREATE INDEX receipts_refused ON receipts (id) WHERE outcome = 'rejected';
+  PRAGMA writable_schema = ON;
+  UPDATE sqlite_schema SET sql = replace(sql, 'dedup_key TEXT NOT NULL', 'dedup_key TEXT') WHERE type = 'table' AND name = 'calls';
+  PRAGMA writable_schema = OFF;
   `,
 ];

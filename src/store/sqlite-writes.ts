@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { CallRecord } from '../record.js';
+import { recordContentHash } from '../normalize/dedup-key.js';
+import { storedRecord, type CallRecord } from '../record.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt } from './store.js';
 
 /**
@@ -126,8 +127,17 @@ export const claimedDelivery = (row: ClaimedRow): ClaimedDelivery => ({
   id: row.id,
   sink: row.sink,
   attempt: row.attempts,
-  record: JSON.parse(row.record) as CallRecord,
+  record: storedRecord(JSON.parse(row.record) as CallRecord),
 });
+
+/** Stored JSON that may not be what callhook writes (a row edited by hand): never a reason to refuse a call. */
+function parseStored(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 export function sqliteWrites(db: Database.Database): SqliteWrites {
   const stmts = prepareStatements(db);
@@ -137,6 +147,13 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     // Bytes that crossed from another thread arrive as a plain Uint8Array; the driver binds a Buffer as a BLOB.
     const rawBody = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : null;
     stmts.insertReceipt.run({ ...receipt, raw_body: rawBody, call_id: callId });
+  };
+
+  /** A call stored before its hash had a column: hashed once from its record, which no edit has changed. */
+  const fillContentHash = (id: string, record: string): string => {
+    const hash = recordContentHash(parseStored(record));
+    stmts.fillContentHash.run(hash, id);
+    return hash;
   };
 
   /** An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. */
@@ -156,8 +173,9 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     commitCall(call) {
       const { sinks, receipt, on_conflict, ingests: _ingests, ...row } = call;
       if (stmts.insertCall.run(row).changes === 0) {
-        const first = stmts.findFirst.get(call.hook, call.dedup_key) as { id: string; content_hash: string };
-        if (first.content_hash !== call.content_hash && on_conflict === 'keep') return { outcome: 'conflict', id: first.id };
+        const first = stmts.findFirst.get(call.hook, call.dedup_key) as { id: string; content_hash: string | null; record: string | null };
+        const stored = first.content_hash ?? fillContentHash(first.id, first.record!);
+        if (stored !== call.content_hash && on_conflict === 'keep') return { outcome: 'conflict', id: first.id };
         stmts.countDuplicate.run(first.id);
         receiptFor(call, { ...receipt, outcome: 'duplicate' }, first.id);
         return { outcome: 'duplicate', id: first.id };
@@ -216,7 +234,8 @@ function prepareStatements(db: Database.Database) {
       INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
       VALUES (@id, @hook, @dedup_key, @content_hash, @status, @source, @received_at, @record, @raw)
       ON CONFLICT (hook, dedup_key) DO NOTHING`),
-    findFirst: db.prepare('SELECT id, content_hash FROM calls WHERE hook = ? AND dedup_key = ?'),
+    findFirst: db.prepare('SELECT id, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE hook = ? AND dedup_key = ?'),
+    fillContentHash: db.prepare('UPDATE calls SET content_hash = ? WHERE id = ? AND content_hash IS NULL'),
     countDuplicate: db.prepare('UPDATE calls SET duplicates = duplicates + 1 WHERE id = ?'),
     insertDelivery: db.prepare(`
       INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`),

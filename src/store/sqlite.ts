@@ -1,8 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { contentHash } from '../normalize/dedup-key.js';
-import type { CallRecord } from '../record.js';
 import { sqliteAdmin } from './sqlite-admin.js';
 import { sqlitePurge } from './sqlite-purge.js';
 import { sqliteReader } from './sqlite-reader.js';
@@ -95,24 +93,21 @@ export function sqliteStoreOn(
 
 function migrate(db: Db): void {
   if (db.pragma('user_version', { simple: true }) === SQLITE_MIGRATIONS.length) return;
-  // A migration that rebuilds a table must not cascade its DROP to the rows that reference it; the pragma is a
-  // no-op inside a transaction, so it is set around it, and the references are checked before the commit.
-  db.function('callhook_content_hash', { deterministic: true }, (record) => {
-    const { data, extra } = JSON.parse(String(record)) as CallRecord;
-    return contentHash(data ?? {}, extra ?? {});
-  });
-  db.pragma('foreign_keys = OFF');
+  // A migration may change a table's schema text in place (sqlite-schema.ts, migration 4), which better-sqlite3's
+  // defensive mode forbids outside unsafe mode; the schema version is then bumped, so every connection (a running
+  // serve's included) reads the table anew.
+  db.unsafeMode(true);
   try {
     // The version is read inside the write lock, so two processes opening a new file migrate it once.
     db.transaction(() => {
       const version = db.pragma('user_version', { simple: true }) as number;
+      if (version === SQLITE_MIGRATIONS.length) return;
       for (let v = version; v < SQLITE_MIGRATIONS.length; v++) db.exec(SQLITE_MIGRATIONS[v]!);
-      if (version < SQLITE_MIGRATIONS.length) db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
-      const broken = db.pragma('foreign_key_check') as unknown[];
-      if (broken.length > 0) throw new Error(`a migration left ${broken.length} rows whose references are broken`);
+      db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+      db.pragma(`schema_version = ${(db.pragma('schema_version', { simple: true }) as number) + 1}`);
     }).immediate();
   } finally {
-    db.pragma('foreign_keys = ON');
+    db.unsafeMode(false);
   }
 }
 
