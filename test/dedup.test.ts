@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../src/store/store.js';
-import { freshDatabase } from './helpers/database.js';
+import { storesUnderTest } from './helpers/database.js';
 import { ADMIN, jsonlRecords, KEY, post, startServer, until, type TestServer } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
@@ -23,15 +23,7 @@ const send = async (server: TestServer, body: unknown, hook = 'end-of-call'): Pr
 };
 type CallDetail = StoredCall & { receipts: { outcome: string; rawBody?: string }[] };
 
-const pgUrl = serviceUrl('postgres');
-type Opened = { env: Record<string, string>; drop(): Promise<void> };
-const stores: [string, () => Promise<Opened>][] = [['sqlite', async () => ({ env: {}, drop: async () => {} })]];
-if (pgUrl) {
-  stores.push(['postgres', async () => {
-    const db = await freshDatabase(pgUrl, 'callhook_dedup');
-    return { env: { DATABASE_URL: db.url }, drop: db.drop };
-  }]);
-}
+const stores = storesUnderTest(serviceUrl('postgres'), 'callhook_dedup');
 
 describe.each(stores)('dedup on %s', (_, open) => {
   let server: TestServer;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../src/record.js';
-import { freshDatabase } from './helpers/database.js';
+import { storesUnderTest } from './helpers/database.js';
 import { ADMIN, jsonlRecords, KEY, startServer, until, type TestServer } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
@@ -12,14 +12,7 @@ import { serviceUrl } from './helpers/services.js';
 
 type Receipt = { id: number; hook: string; status: number; outcome: string; error: string | null; rawBody?: string; rawBodyBase64?: string; query: string | null; ingestedAs: string | null; callId: string | null };
 
-const pgUrl = serviceUrl('postgres');
-const stores: [string, () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>][] = [
-  ['sqlite', async () => ({ env: {}, drop: async () => {} })],
-  ...(pgUrl ? [['postgres', async () => {
-    const db = await freshDatabase(pgUrl, 'callhook_refused');
-    return { env: { DATABASE_URL: db.url }, drop: db.drop };
-  }] as [string, () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>]] : []),
-];
+const stores = storesUnderTest(serviceUrl('postgres'), 'callhook_refused');
 
 describe.each(stores)('refused requests on %s', (_, open) => {
   let server: TestServer;

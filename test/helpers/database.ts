@@ -28,3 +28,20 @@ export async function freshDatabase(serverUrl: string, prefix = 'callhook_t'): P
     },
   };
 }
+
+export type StoreUnderTest = { env: Record<string, string>; drop(): Promise<void> };
+
+/**
+ * The stores an end-to-end test runs against, as `describe.each` rows: SQLite in the server's data dir, and, where
+ * the run found PostgreSQL (`serviceUrl('postgres')`), a database of its own. `open` gives the server's env.
+ */
+export function storesUnderTest(postgresUrl: string | undefined, prefix: string): [string, () => Promise<StoreUnderTest>][] {
+  const stores: [string, () => Promise<StoreUnderTest>][] = [['sqlite', async () => ({ env: {}, drop: async () => {} })]];
+  if (postgresUrl) {
+    stores.push(['postgres', async () => {
+      const db = await freshDatabase(postgresUrl, prefix);
+      return { env: { DATABASE_URL: db.url }, drop: db.drop };
+    }]);
+  }
+  return stores;
+}
