@@ -27,16 +27,25 @@ export interface ReceiptJson extends Omit<ReceiptInfo, 'rawBody'> {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * A body as JSON can carry it (contract section 6): its text where it is UTF-8, else its bytes in base64. Both the
+ * admin API's replies and the CLI's ingest requests write bodies so.
+ */
+export function textOrBase64(bytes: Uint8Array): { text: string } | { base64: string } {
+  try {
+    return { text: utf8.decode(bytes) };
+  } catch {
+    return { base64: Buffer.from(bytes).toString('base64') };
+  }
+}
+
+/**
  * `maskBody` takes the secrets out of the bytes first: a reply's masker reads the text of the reply, and cannot see
  * a secret inside base64.
  */
 export function receiptJson({ rawBody, ...receipt }: ReceiptInfo, maskBody: (bytes: Uint8Array) => Uint8Array = (bytes) => bytes): ReceiptJson {
   if (rawBody === null) return receipt;
-  try {
-    return { ...receipt, rawBody: utf8.decode(rawBody) };
-  } catch {
-    return { ...receipt, rawBodyBase64: Buffer.from(maskBody(rawBody)).toString('base64') };
-  }
+  const body = textOrBase64(rawBody);
+  return 'text' in body ? { ...receipt, rawBody: body.text } : { ...receipt, rawBodyBase64: Buffer.from(maskBody(rawBody)).toString('base64') };
 }
 
 /** What an operator may change before the request goes in again; absent parts are taken as they came. */

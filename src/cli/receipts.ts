@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { textOrBase64 } from '../admin/receipts.js';
 import type { ReceiptInfo } from '../store/store.js';
 import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
 import { commandConfig, positive, withStore } from './context.js';
@@ -61,13 +62,8 @@ function readBody(path: string): Uint8Array {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** The admin API takes a body as text, or in base64 for bytes that are not UTF-8 (contract section 6). */
 function asText(bytes: Uint8Array): { body: string } | { body_base64: string } {
-  try {
-    return { body: utf8.decode(bytes) };
-  } catch {
-    return { body_base64: Buffer.from(bytes).toString('base64') };
-  }
+  const body = textOrBase64(bytes);
+  return 'text' in body ? { body: body.text } : { body_base64: body.base64 };
 }
