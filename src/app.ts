@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { CallhookError } from './errors.js';
 import { adminRoutes, type AdminDeps } from './http/admin.js';
 import { createAuthLimiter } from './http/auth-limit.js';
+import { requireBearer } from './http/auth.js';
 import type { AppEnv } from './http/env.js';
 import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
@@ -11,7 +12,14 @@ import { requestId } from './http/request-id.js';
 import { requestLogger } from './log.js';
 import type { Metrics } from './metrics.js';
 
-export type AppDeps = WebhookDeps & HealthDeps & AdminDeps & { log: Logger; metrics?: Metrics };
+export type AppDeps = WebhookDeps &
+  HealthDeps &
+  AdminDeps & {
+    log: Logger;
+    metrics?: Metrics;
+    /** Contract section 6: when set, `/metrics` answers only a request bearing it. */
+    metricsToken?: string;
+  };
 
 /** The Hono app and nothing else: no listening, no side effects, so tests build it with whatever deps they like. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -34,6 +42,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route('/', healthRoutes(routeDeps));
   if (metrics) {
+    // Failed tokens count against the same limiter as the other bearer checks.
+    if (deps.metricsToken) app.use('/metrics', requireBearer([deps.metricsToken], routeDeps.limiter));
     app.get('/metrics', async (c) => {
       const { contentType, body } = await metrics.render();
       return c.body(body, 200, { 'content-type': contentType });

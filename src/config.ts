@@ -70,6 +70,13 @@ const fileSchema = z.strictObject({
   log_level: z.enum(LOG_LEVELS).optional(),
   api_keys: z.array(keySchema).optional(),
   admin_token: keySchema.optional(),
+  /** Contract section 6: when set, `/metrics` asks for it as a bearer token. */
+  metrics_token: keySchema.optional(),
+  /**
+   * Contract section 6: behind a reverse proxy, the client's address is the last `X-Forwarded-For` hop (the one the
+   * proxy added), for the auth limiter and the request log. Off by default: a client could write that header itself.
+   */
+  trust_proxy: z.boolean().default(false),
   database_url: z.string().startsWith('postgres').optional(),
   phone_region: z
     .string()
@@ -138,6 +145,9 @@ export interface Config {
   /** Global webhook keys from CALLHOOK_API_KEYS or the file; empty means "generate one". */
   apiKeys: string[];
   adminToken: string | undefined;
+  /** Bearer token `/metrics` asks for; open when unset. */
+  metricsToken: string | undefined;
+  trustProxy: boolean;
   databaseUrl: string | undefined;
   phoneRegion: string;
   dateOrder: DateOrder;
@@ -175,6 +185,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
   const apiKeys = env.CALLHOOK_API_KEYS !== undefined ? parseKeyList(env.CALLHOOK_API_KEYS) : (f.api_keys ?? []);
   const adminToken = env.CALLHOOK_ADMIN_TOKEN || f.admin_token;
   if (adminToken !== undefined) checkEnvKey('CALLHOOK_ADMIN_TOKEN', adminToken);
+  const metricsToken = env.CALLHOOK_METRICS_TOKEN || f.metrics_token;
+  if (metricsToken !== undefined) checkEnvKey('CALLHOOK_METRICS_TOKEN', metricsToken);
   const sinks = (f.sinks ?? defaultSinks()) as SinkConfig[];
   const sinkNames = sinks.map((s) => s.name);
   const duplicateSink = sinkNames.find((n, i) => sinkNames.indexOf(n) !== i);
@@ -235,6 +247,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     logLevel: logLevel as Config['logLevel'],
     apiKeys,
     adminToken,
+    metricsToken,
+    trustProxy: f.trust_proxy,
     databaseUrl,
     phoneRegion: f.phone_region,
     dateOrder: f.date_order,
@@ -245,7 +259,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     hooks,
     sinks,
     reconcile,
-    secrets: [...collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks), ...(reconcile ? [reconcile.apiKey] : [])],
+    secrets: [...collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks), ...(reconcile ? [reconcile.apiKey] : []), ...(metricsToken ? [metricsToken] : [])],
     warnings: weakKeys([
       [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],
       [env.CALLHOOK_ADMIN_TOKEN ? 'CALLHOOK_ADMIN_TOKEN' : 'admin_token', adminToken === undefined ? [] : [adminToken]],

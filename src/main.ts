@@ -78,6 +78,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     store,
     log,
     metrics,
+    metricsToken: config.metricsToken,
     limiter: createAuthLimiter(config.authLimit),
     inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
