@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CallhookError } from '../errors.js';
@@ -12,7 +12,9 @@ import { timeBound } from '../store/admin-query.js';
 import type { ReceiptInfo, Store } from '../store/store.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
+import { requestHeader } from './node-headers.js';
 import { openApiDocument } from './openapi.js';
+import { readBody } from './read-body.js';
 import { requestIntakeOn } from './request-intake.js';
 
 export interface AdminDeps {
@@ -32,6 +34,12 @@ export interface AdminDeps {
   /** The phone filter reads a number as intake does (contract section 6), in this region when it has no country code. */
   phoneRegion?: string;
 }
+
+/** Contract section 6: an admin request body over 64 KiB is refused with 413 before it is parsed. */
+export const ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** The body each admin request carried, read once under its route's limit before any route looks at it. */
+type AdminEnv = { Variables: { body?: Uint8Array } };
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
 const limit = z.coerce.number().int().min(1).max(500).default(50);
@@ -98,7 +106,10 @@ const retryBody = z.strictObject({
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono {
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
+  // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
+  // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
+  const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
   const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes };
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
@@ -110,8 +121,12 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
     return call;
   };
 
-  return new Hono()
+  return new Hono<AdminEnv>()
     .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter))
+    // Every admin body is read here, whichever route it goes to, so one too large is refused before anything acts
+    // on the request, also on a route that would never parse it. The ingest route's own limit comes first.
+    .use('/receipts/:id/ingest', bodyUpTo(ingestLimit))
+    .use(bodyUpTo(ADMIN_BODY_LIMIT))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
       const { q, recording_url: recordingUrl, limit: max, phone, ...filters } = parseQuery(c, callsQuery);
@@ -197,8 +212,22 @@ function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
   return parsed.data;
 }
 
-async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const text = await c.req.text();
+/**
+ * Reads the request's body under `limit` (read-body.ts: by its Content-Length up front, or counted as a chunked
+ * body streams in), 413 past it. A request that says it has no body is not read.
+ */
+function bodyUpTo(limit: number): MiddlewareHandler<AdminEnv> {
+  return async function adminBody(c, next) {
+    const declared = requestHeader(c, 'content-length');
+    const sent = requestHeader(c, 'transfer-encoding') !== undefined || (declared !== undefined && declared !== '0');
+    if (c.get('body') === undefined) c.set('body', sent ? await readBody(c, limit) : new Uint8Array(0));
+    await next();
+  };
+}
+
+async function parseBody<S extends z.ZodType>(c: Context<AdminEnv>, schema: S): Promise<z.output<S>> {
+  // As c.req.text() reads it: a byte-order mark dropped, bytes that are not UTF-8 replaced.
+  const text = new TextDecoder().decode(c.get('body'));
   let json: unknown = {};
   try {
     if (text.trim() !== '') json = JSON.parse(text);
