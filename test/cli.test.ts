@@ -55,6 +55,17 @@ describe('callhook config check', () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/unknown sink type "salesforce" \(known types: log, jsonl/);
   });
+
+  it('refuses a `when` pattern that can backtrack catastrophically, naming the sink', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'c.json');
+    writeFileSync(path, JSON.stringify({ sinks: [{ name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a+)+$' } }] }));
+    const { code, stdout, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^callhook: .*sinks\[0\] \(crm\)\.when\.matches: "\(a\+\)\+\$" can backtrack catastrophically/);
+  });
 });
 
 describe('callhook keys', () => {

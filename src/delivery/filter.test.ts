@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../record.js';
-import { compileFilter, describeFilter, filterSchema, type Filter } from './filter.js';
+import { compileFilter, describeFilter, filterSchema, MATCHED_LENGTH, type Filter } from './filter.js';
 
 const record = (over: Partial<CallRecord> = {}): CallRecord => ({
   id: 'rec_1',
@@ -138,6 +138,18 @@ describe('compileFilter fields', () => {
   });
 });
 
+describe('matches on long values', () => {
+  const long = (at: number, word: string) => record({ data: { call_summary: `${'x'.repeat(at)}${word}${'y'.repeat(10_000 - at - word.length)}` } });
+
+  it('matches a value of 10,000 characters on its first 4,096 only (contract section 6)', () => {
+    const filter = filterSchema.parse({ field: 'call_summary', matches: 'refund' });
+    expect(holds(filter, long(100, 'refund'))).toBe(true);
+    expect(holds(filter, long(MATCHED_LENGTH - 6, 'refund'))).toBe(true);
+    expect(holds(filter, long(MATCHED_LENGTH - 5, 'refund'))).toBe(false);
+    expect(holds(filter, long(5_000, 'refund'))).toBe(false);
+  });
+});
+
 describe('compileFilter combinators', () => {
   const yes: Filter = { field: 'paid', eq: true };
   const no: Filter = { field: 'paid', eq: false };
@@ -191,6 +203,8 @@ describe('filterSchema', () => {
     ['an empty object', {}, 'got an empty object'],
     ['a combinator with a condition', { all: [], field: 'a', eq: 1 }, 'exactly one of all, any, not, or a condition; got all, field and eq'],
     ['a bad regular expression', { field: 'a', matches: '(unclosed' }, 'matches: "(unclosed" is not a valid regular expression'],
+    ['a pattern that backtracks catastrophically', { field: 'a', matches: '(a+)+$' }, 'matches: "(a+)+$" can backtrack catastrophically'],
+    ['a nested one deeper in the tree', { any: [{ not: { field: 'a', matches: '^([a-z]+\\s?)*$' } }] }, 'any.0.not.matches: "^([a-z]+\\\\s?)*$" can backtrack catastrophically'],
     ['an empty in-list', { field: 'a', in: [] }, 'in: in takes a non-empty list'],
     ['an empty nin-list', { field: 'a', nin: [] }, 'nin: nin takes a non-empty list'],
     ['an object for eq', { field: 'a', eq: { x: 1 } }, 'eq: eq takes a string, number or boolean'],

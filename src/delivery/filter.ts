@@ -1,3 +1,4 @@
+import safeRegex from 'safe-regex2';
 import { z } from 'zod';
 import type { CallRecord, Scalar } from '../record.js';
 
@@ -23,11 +24,27 @@ const scalar = (op: string) => z.union([z.string(), z.number(), z.boolean()], { 
 const scalars = (op: string) => z.array(scalar(op), { error: `${op} takes a list` }).min(1, `${op} takes a non-empty list`);
 const ordered = (op: string) => z.union([z.number(), z.string()], { error: `${op} takes a number or a string` });
 const filters = (op: string) => z.array(z.lazy(() => filterSchema), { error: `${op} takes a list of filters` });
+/**
+ * Contract section 6: a `matches` value is matched on its first 4,096 characters. A pattern runs on text the sender
+ * wrote, on the writer thread, at every commit; safe-regex2 misses some slow patterns (its README says so), and
+ * this bound is what holds the time of those.
+ */
+export const MATCHED_LENGTH = 4096;
+
 const pattern = z.string({ error: 'matches takes a regular expression as a string' }).superRefine((source, ctx) => {
   try {
     new RegExp(source, 'i');
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: `${JSON.stringify(source)} is not a valid regular expression (${(error as Error).message})` });
+    return;
+  }
+  // Contract section 6: a pattern that can backtrack catastrophically is refused at start-up. safe-regex2 (fastify's
+  // check of its route patterns) refuses a star height over 1, such as (a+)+, and more than 25 repetitions in all.
+  if (!safeRegex(source)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(source)} can backtrack catastrophically on some texts (a repeated group holding a repetition, such as (a+)+, or more than 25 repetitions); write it without nesting`,
+    });
   }
 });
 
@@ -193,7 +210,7 @@ function test(entry: Entry): Test {
       return (value) => !isAbsent(value) === entry.value;
     case 'matches': {
       const regex = new RegExp(entry.value, 'i');
-      return (value) => some(value, (x) => regex.test(String(x).trim()));
+      return (value) => some(value, (x) => regex.test(String(x).trim().slice(0, MATCHED_LENGTH)));
     }
     case 'gt':
     case 'gte':
