@@ -29,6 +29,8 @@ export interface AdminDeps {
   /** Wakes the delivery worker after something became due. */
   notify: () => void;
   limiter?: AuthLimiter;
+  /** Contract section 6: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
+  trustProxy?: boolean;
   /** What a refused request ingested again may weigh, as at intake. */
   bodyLimitBytes: number;
   /** The phone filter reads a number as intake does (contract section 6), in this region when it has no country code. */
@@ -106,7 +108,7 @@ const retryBody = z.strictObject({
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
@@ -122,7 +124,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
   };
 
   return new Hono<AdminEnv>()
-    .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter))
+    .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter, trustProxy))
     // Every admin body is read here, whichever route it goes to, so one too large is refused before anything acts
     // on the request, also on a route that would never parse it. The ingest route's own limit comes first.
     .use('/receipts/:id/ingest', bodyUpTo(ingestLimit))

@@ -1,8 +1,8 @@
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { CallhookError } from '../errors.js';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 import type { AuthLimiter } from './auth-limit.js';
+import { clientAddress } from './client-address.js';
 import { requestHeader } from './node-headers.js';
 
 /** RFC 6750 section 2.1: `Bearer`, in any case (RFC 9110 section 11.1), one or more spaces, then a b64token. */
@@ -16,14 +16,17 @@ const BEARER = /^bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
  * hono/bearer-auth does the same check, but reads the header through the request's web Headers, which
  * @hono/node-server builds from scratch for it on every request (node-headers.ts); it also answers a malformed
  * header with 400 where the contract wants 401.
+ *
+ * Failures count against the client's address, the last X-Forwarded-For hop when `trustProxy` (contract section 6),
+ * else the peer's.
  */
-export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthLimiter): MiddlewareHandler {
+export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthLimiter, trustProxy = false): MiddlewareHandler {
   if (!isKeyRing(keys) && keys.length === 0) throw new Error('requireBearer: requires at least one key');
   // A ring holds the keys hashed (keys/ring.ts); kept keys come as a ring that changes while serving (contract
   // section 1), and are looked up per request, from memory.
   const ring = isKeyRing(keys) ? keys : createKeyRing(keys);
   const refuse = (c: Context) => {
-    const address = remoteAddress(c);
+    const address = clientAddress(c, trustProxy);
     const waitMs = limiter?.retryAfterMs(address) ?? 0;
     if (waitMs > 0) return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
     limiter?.fail(address);
@@ -39,13 +42,4 @@ export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthL
 
 function errorResponse(err: CallhookError, headers: Record<string, string>): Response {
   return new Response(JSON.stringify(err.toBody()), { status: err.status, headers: { 'content-type': 'application/json', ...headers } });
-}
-
-/** The peer's address; behind a reverse proxy this is the proxy's, which only groups its bad clients together. */
-function remoteAddress(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown'; // not served by @hono/node-server (app.request in tests)
-  }
 }

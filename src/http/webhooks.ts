@@ -29,6 +29,8 @@ export interface WebhookDeps {
   bodyLimitBytes: number;
   /** Sheds repeated failed authentication (shared with the admin routes). */
   limiter?: AuthLimiter;
+  /** Contract section 6: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
+  trustProxy?: boolean;
   /** The handler modules of in-call hooks that name one, by hook. */
   inCallHandlers?: ReadonlyMap<string, InCallHandler>;
   /** How long a store write or read may take before the reply is a 503 (deadline.ts). */
@@ -43,10 +45,10 @@ export interface WebhookDeps {
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
+export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, trustProxy = false, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
   // SQLite's writer thread ingests what it is handed (store.toWriter); what no thread takes is ingested here.
   const ingest = requestIntakeOn(store, hooks);
-  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter)]));
+  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter, trustProxy)]));
 
   const outage = storeOutageLog(log);
   const historyOutage = historyOutageLog(log);
