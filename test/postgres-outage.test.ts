@@ -106,7 +106,8 @@ describe.skipIf(!url)('PostgreSQL that stops answering', () => {
     expect(during.status).toBe(503);
     expect(await during.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     expect(ready.status).toBe(503);
-    expect((await ready.json()).checks.store).toBe('failing: the store probe did not finish within 5000 ms');
+    // Which check failed, not why: the reason goes to the log (contract section 6).
+    expect((await ready.json()).checks.store).toBe('failing');
 
     relay.thaw();
     await until(async () => (await fetch(`${server.url}/readyz`)).status === 200, { timeoutMs: 30_000 });

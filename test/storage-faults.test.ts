@@ -143,7 +143,8 @@ describe('a store that hangs', () => {
     expect(await res.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     const ready = await app.request('/readyz');
     expect(ready.status).toBe(503);
-    expect((await ready.json()).checks.store).toBe('failing: the store probe did not finish within 300 ms');
+    // Which check failed, not why: the reason goes to the log (contract section 6).
+    expect((await ready.json()).checks.store).toBe('failing');
     // A refusal that is not the store's fault waits for its receipt at most as long.
     const broken = await app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{broken' });
     expect(broken.status).toBe(400);

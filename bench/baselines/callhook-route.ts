@@ -6,7 +6,6 @@ import type { RequestOutcome } from '../../src/http/request-intake.js';
 import { compileHooks } from '../../src/intake.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { secretValues } from '../../src/secret-values.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
@@ -28,16 +27,15 @@ const accepted = (): Promise<RequestOutcome> =>
 // Only what the webhook route calls on a request that is accepted; anything else would throw and show as a 500.
 const store = { kind: 'sqlite', toWriter: accepted } as unknown as Store;
 
-const secrets = secretValues(config, []);
 const app = createApp({
   hooks,
   store,
-  log: createLogger({ level: 'info', secrets }),
+  log: createLogger({ level: 'info', secrets: config.secrets }),
   metrics: createMetrics(store, []),
   limiter: createAuthLimiter(config.authLimit),
   bodyLimitBytes: config.bodyLimit,
   adminToken: apiKey,
-  secrets,
+  secrets: config.secrets,
   sinkNames: [],
   notify: () => {},
   workerRunning: () => true,
