@@ -58,7 +58,9 @@ export function createMetrics(store: Store, sinkNames: readonly string[]): Metri
     registers: [registry],
   });
 
-  // Refreshed once per scrape rather than per gauge: one store query feeds all three.
+  // Refreshed once per scrape rather than per gauge: one store query feeds all three. It reads the counts the store
+  // keeps as deliveries change and one index row per sink, so a scrape costs the same whatever the store holds
+  // (contract section 6; migration 5 of either store).
   const collect = async () => {
     const stats = await store.deliveryStats();
     const now = Date.now();

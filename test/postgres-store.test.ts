@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres.js';
-import { CALLER_HISTORY_SQL } from '../src/store/postgres-admin.js';
+import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/postgres-admin.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
 import { commitInput } from './helpers/store-inputs.js';
-import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 import { serviceUrl } from './helpers/services.js';
 
 const url = serviceUrl('postgres');
@@ -47,6 +47,13 @@ describe.skipIf(!url)('postgres store', () => {
       const { rows } = await admin.query<AttemptRow>(
         `SELECT attempt, outcome, http_status AS "httpStatus" FROM "${schema}".attempts WHERE delivery_id = $1 ORDER BY id`,
         [deliveryId],
+      );
+      return rows;
+    },
+    deliveryCounts: async (sinks) => {
+      const { rows } = await admin.query<CountRow>(
+        `SELECT sink, state, count(*)::int AS count FROM "${schema}".deliveries WHERE sink = ANY($1) GROUP BY sink, state`,
+        [sinks],
       );
       return rows;
     },
@@ -144,6 +151,60 @@ describe.skipIf(!url)('postgres store', () => {
       const calls = await plan(CALLER_HISTORY_SQL.calls, ['+14155550100', 5]);
       expect(calls).toMatch(/Index Scan Backward using calls_phone on calls/);
       expect(calls).not.toMatch(/Sort/);
+    });
+
+    it("reads /metrics' figures from the kept counts and one index row a sink, never reading every delivery (contract section 6)", async () => {
+      await (await openPostgresStore({ url: url!, schema, poolSize: 1 })).close(); // migrated, whether or not the contracts ran first
+      // As above: whether the indexes can serve it, the table being too small for the planner to prefer them.
+      await admin.query(`BEGIN; SET LOCAL search_path = "${schema}"; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off`);
+      try {
+        const plan = (await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${DELIVERY_STATS_SQL}`)).rows.map((row) => row['QUERY PLAN'].trim());
+        const reads = plan.filter((line) => / on deliveries\b/.test(line));
+        expect(reads, plan.join('\n')).toEqual([expect.stringMatching(/^-> {2}Index Scan using deliveries_state_sink on deliveries d /)]);
+        expect(plan[plan.findIndex((line) => line === reads[0]) - 1], plan.join('\n')).toMatch(/^-> {2}Limit /);
+      } finally {
+        await admin.query('ROLLBACK');
+      }
+    });
+
+    it('counts the deliveries of a schema made before migration 5, and follows the writes of a replica of the version before', async () => {
+      const old = freshSchema();
+      dropped.push(old);
+      await admin.query(`CREATE SCHEMA "${old}"; SET search_path = "${old}"`);
+      try {
+        for (const migration of POSTGRES_MIGRATIONS.slice(0, 4)) await admin.query(migration);
+        await admin.query(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+          INSERT INTO schema_migrations (version) VALUES (1), (2), (3), (4)`);
+        const states = ['done', 'done', 'dead', 'pending', 'in_flight', 'pending'];
+        for (const [i, state] of states.entries()) {
+          await admin.query(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ($1, 'h', $2, 'accepted', 'webhook', now(), '{}', '{}')`, [`c${i}`, `call_id:${i}`]);
+          await admin.query(
+            `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ($1, 'log', $2, 5, $3, $3), ($1, 'crm', $4, 5, $3, $3)`,
+            [`c${i}`, state, 1000 + i, i < 3 ? 'pending' : 'done'],
+          );
+        }
+      } finally {
+        await admin.query('RESET search_path');
+      }
+      const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
+      const stats = async () => (await store.deliveryStats()).map(({ sink, state, count }) => ({ sink, state, count }));
+      const counted = async () =>
+        (await admin.query(`SELECT sink, state, count(*)::int AS count FROM "${old}".deliveries GROUP BY sink, state ORDER BY sink COLLATE "C", state`)).rows;
+      try {
+        expect(await stats()).toEqual([
+          { sink: 'crm', state: 'done', count: 3 }, { sink: 'crm', state: 'pending', count: 3 },
+          { sink: 'log', state: 'dead', count: 1 }, { sink: 'log', state: 'done', count: 2 }, { sink: 'log', state: 'in_flight', count: 1 }, { sink: 'log', state: 'pending', count: 2 },
+        ]);
+        expect((await store.deliveryStats()).filter((s) => s.state === 'pending').map((s) => [s.sink, s.oldestCreatedAt])).toEqual([['crm', 1000], ['log', 1003]]);
+        // A replica of the version before, still serving during a rolling upgrade, knows nothing of the counts.
+        await admin.query(`UPDATE "${old}".deliveries SET state = 'done' WHERE sink = 'log' AND state = 'in_flight'`);
+        await admin.query(`INSERT INTO "${old}".calls (${OLD_INSERT_COLUMNS}) VALUES ('c9', 'h', 'call_id:9', 'accepted', 'webhook', now(), '{}', '{}')`);
+        await admin.query(`INSERT INTO "${old}".deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c9', 'log', 'pending', 5, 9, 9)`);
+        await admin.query(`DELETE FROM "${old}".calls WHERE id = 'c0'`);
+        expect(await stats()).toEqual(await counted());
+      } finally {
+        await store.close();
+      }
     });
 
     it('keeps its tables in the given schema only', async () => {

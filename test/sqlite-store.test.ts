@@ -11,7 +11,7 @@ import type { CommitInput, DeliveryStat, Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
-import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
+import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
 /** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
 async function commitMany(store: Store, count: number, input: (i: number) => CommitInput): Promise<void> {
@@ -55,6 +55,10 @@ describe('sqlite store', () => {
       peekDb()
         .prepare('SELECT attempt, outcome, http_status AS httpStatus FROM attempts WHERE delivery_id = ? ORDER BY id')
         .all(deliveryId) as AttemptRow[],
+    deliveryCounts: async (sinks) =>
+      peekDb()
+        .prepare('SELECT sink, state, COUNT(*) AS count FROM deliveries WHERE sink IN (SELECT value FROM json_each(?)) GROUP BY sink, state')
+        .all(JSON.stringify(sinks)) as CountRow[],
     ingested: async (hook, callId) => {
       const writer = new Database(path);
       try {
@@ -77,6 +81,49 @@ describe('sqlite store', () => {
     expect(plan(CALLER_HISTORY_SQL.count, '+14155550100')).toMatch(/^SEARCH calls USING COVERING INDEX calls_phone \(<expr>=\?\)$/);
     // No "USE TEMP B-TREE FOR ORDER BY": the index gives id order within one phone number.
     expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(/^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/);
+  });
+
+  it("reads /metrics' figures from the kept counts and one index row a sink, never scanning the deliveries (contract section 6)", async () => {
+    await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first
+    const plan = (peekDb().prepare(`EXPLAIN QUERY PLAN ${DELIVERY_STATS_SQL}`).all() as { detail: string }[]).map((row) => row.detail);
+    expect(plan).toEqual(['SCAN c', 'CORRELATED SCALAR SUBQUERY 1', 'SEARCH d USING INDEX deliveries_state_sink (state=? AND sink=?)']);
+  });
+
+  it('counts the deliveries of a database made before migration 5, and follows the writes of a serve of the version before', async () => {
+    const old = join(dir, 'before-5.db');
+    const db = new Database(old);
+    db.unsafeMode(true); // migration 4 edits a table's schema text (sqlite.ts's migrate)
+    for (const migration of SQLITE_MIGRATIONS.slice(0, 4)) db.exec(migration);
+    db.pragma('user_version = 4');
+    const insertCall = db.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', '{}', '{}')`);
+    const insertDelivery = db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, ?, 5, ?, ?)`);
+    const states = ['done', 'done', 'dead', 'pending', 'in_flight', 'pending'];
+    states.forEach((state, i) => {
+      insertCall.run(`c${i}`, `call_id:${i}`);
+      insertDelivery.run(`c${i}`, 'log', state, 1000 + i, 1000 + i);
+      insertDelivery.run(`c${i}`, 'crm', i < 3 ? 'pending' : 'done', 1000 + i, 1000 + i);
+    });
+    db.close();
+    const store = openSqliteStore({ path: old });
+    // A serve of the version before, on the same file (a rolling restart on one volume), knows nothing of the counts.
+    const before = new Database(old);
+    const counted = () => before.prepare('SELECT sink, state, COUNT(*) AS count FROM deliveries GROUP BY sink, state ORDER BY sink, state').all();
+    const stats = async () => (await store.deliveryStats()).map(({ sink, state, count }) => ({ sink, state, count }));
+    try {
+      expect(await stats()).toEqual([
+        { sink: 'crm', state: 'done', count: 3 }, { sink: 'crm', state: 'pending', count: 3 },
+        { sink: 'log', state: 'dead', count: 1 }, { sink: 'log', state: 'done', count: 2 }, { sink: 'log', state: 'in_flight', count: 1 }, { sink: 'log', state: 'pending', count: 2 },
+      ]);
+      expect((await store.deliveryStats()).filter((s) => s.state === 'pending').map((s) => [s.sink, s.oldestCreatedAt])).toEqual([['crm', 1000], ['log', 1003]]);
+      before.prepare(`UPDATE deliveries SET state = 'done' WHERE sink = 'log' AND state = 'in_flight'`).run();
+      before.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('c9', 'h', 'call_id:9', 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', '{}', '{}')`).run();
+      before.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c9', 'log', 'pending', 5, 9, 9)`).run();
+      before.prepare(`DELETE FROM calls WHERE id = 'c0'`).run();
+      expect(await stats()).toEqual(counted());
+    } finally {
+      before.close();
+      await store.close();
+    }
   });
 
   it("reads the admin's lists and /metrics' counts on the reader thread exactly as on the store's connection", async () => {

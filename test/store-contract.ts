@@ -20,7 +20,10 @@ export interface StorePeek {
    * purge can be tested on both kinds of refused receipt without going through the intake.
    */
   ingested(hook: string, callId: string): Promise<void>;
+  /** A count of the deliveries of these sinks by sink and state, made by reading every row (GROUP BY). */
+  deliveryCounts(sinks: readonly string[]): Promise<CountRow[]>;
 }
+export type CountRow = { sink: string; state: string; count: number };
 export type ReceiptRow = { outcome: string; status: number; callId: string | null; rawBody: Uint8Array | null; ingestedAs: string | null };
 export type DeliveryRow = { sink: string; state: string; attempts: number };
 export type AttemptRow = { attempt: number; outcome: string; httpStatus: number | null };
@@ -249,6 +252,50 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const done = await a.countDeliveries();
       expect(done.done - before.done).toBe(1);
       expect(Object.keys(done).sort()).toEqual(['dead', 'done', 'in_flight', 'pending']);
+    });
+
+    it('keeps its counts of deliveries by sink and state equal to a count of the rows through every kind of change (contract section 6, /metrics)', async () => {
+      const hook = unique('hook');
+      const [s1, s2, s3] = [unique('sink'), unique('sink'), unique('sink')];
+      const steps: string[] = [];
+      /** The figures /metrics reads, for these sinks, against a count of every row, after each step. */
+      const expectCounts = async (step: string) => {
+        steps.push(step);
+        const byName = (x: CountRow, y: CountRow) => (x.sink + x.state < y.sink + y.state ? -1 : 1);
+        const kept = (await a.deliveryStats()).filter((s) => [s1, s2, s3].includes(s.sink)).map(({ sink, state, count }) => ({ sink, state, count }));
+        expect(kept.sort(byName), step).toEqual((await peek.deliveryCounts([s1, s2, s3])).filter((r) => r.count > 0).sort(byName));
+      };
+
+      // Intake from two instances; a held call then released to both sinks.
+      for (let i = 0; i < 6; i++) await (i % 2 ? b : a).commitCall(commitInput(hook, `call_id:n${i}`, [s1, s2]));
+      const held = (await a.commitCall({ ...commitInput(hook, 'call_id:held', []), status: 'held' })).id;
+      expect(await a.release(held, [s1, s2])).toBe(true);
+      await expectCounts('committed and released');
+
+      // The worker: claims, then an attempt of each outcome; leases let go.
+      const claimed = await a.claimDeliveries(s1, 5, 60_000);
+      expect(claimed).toHaveLength(5);
+      await a.finishAttempt(claimed[0]!.id, claimed[0]!.attempt, attemptOk);
+      await b.finishAttempt(claimed[1]!.id, claimed[1]!.attempt, { ...attemptOk, outcome: 'retry', httpStatus: 503 }, Date.now() + 60_000);
+      await a.finishAttempt(claimed[2]!.id, claimed[2]!.attempt, { ...attemptOk, outcome: 'dead', httpStatus: 400 });
+      await a.finishAttempt(claimed[3]!.id, claimed[3]!.attempt, { ...attemptOk, outcome: 'dead', httpStatus: 400 });
+      const [leased] = await b.claimDeliveries(s2, 1, 60_000);
+      await b.releaseLeases([claimed[4]!.id, leased!.id]);
+      await expectCounts('claimed, finished and released');
+
+      // The admin: dead ones retried, a delivered call redelivered.
+      expect(await a.retryDeliveries({ state: 'dead', sink: s1 })).toBe(2);
+      expect(await a.redeliver(claimed[0]!.record.id, [s1, s3])).toBe(2);
+      await expectCounts('retried and redelivered');
+
+      // Purge: an old call delivered everywhere goes, and its deliveries with it (ON DELETE CASCADE).
+      const old = await a.commitCall(commitInput(hook, 'call_id:old', [s3], Date.parse('1990-03-01T00:00:00Z')));
+      for (const c of await a.claimDeliveries(s3, 5, 60_000)) await a.finishAttempt(c.id, c.attempt, attemptOk);
+      await expectCounts('old call delivered');
+      expect(await a.purge(new Date('1990-04-01T00:00:00Z'))).toEqual({ calls: 1, receipts: 1 });
+      expect(await peek.deliveries(old.id)).toEqual([]);
+      await expectCounts('purged');
+      expect(steps).toHaveLength(5);
     });
 
     it('keeps the raw bytes of a rejected request', async () => {

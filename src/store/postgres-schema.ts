@@ -98,6 +98,67 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE receipts ADD COLUMN ingested_as text COLLATE "C";
   CREATE INDEX receipts_refused ON receipts (id) WHERE outcome = 'rejected';
   `,
+  // Contract section 6: a /metrics scrape costs the same at ten deliveries and at ten million. The counts by sink
+  // and state are kept as the deliveries change, by triggers, so every writer keeps them right in its own
+  // transaction: intake, worker, admin retry, purge's cascade, a hand-written UPDATE, and a replica of the version
+  // before during a rolling upgrade. The lock keeps writers out from the count that fills the table to the
+  // triggers' creation (readers go on); it is held for one count of the deliveries, as an index build would be.
+  //
+  // Replicas commit at once, and a count row is locked by the transaction that changed it until it commits: one
+  // row per (sink, state) would queue every intake commit of a sink behind the others. Each connection adds to a
+  // shard of its own (its backend's pid modulo 16), so two transactions meet only when their pids share a
+  // remainder; a scrape adds the shards up. A long transaction (purge) names a shard of its own (16, through
+  // `callhook.count_shard`), so a worker finishing a delivery never waits for it. A shard's figure may go below
+  // zero (a delivery counted in one shard and moved on by a connection of another); the sums are what is true.
+  //
+  // Statement triggers with transition tables add one row per (sink, state) a statement touched, not one per
+  // delivery: a claim of 50 deliveries writes two rows. Rows are added in (sink, state) order, so two
+  // transactions of one shard lock them in the same order and cannot deadlock within a statement.
+  `
+  LOCK TABLE deliveries IN SHARE ROW EXCLUSIVE MODE;
+  CREATE TABLE delivery_counts (
+    sink text NOT NULL,
+    state text NOT NULL,
+    shard smallint NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (sink, state, shard)
+  );
+  INSERT INTO delivery_counts (sink, state, shard, count) SELECT sink, state, 0, count(*) FROM deliveries GROUP BY sink, state;
+  CREATE FUNCTION delivery_counts_follow() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+  DECLARE
+    -- An unset custom setting reads as NULL, and as '' once a SET LOCAL of it has ended.
+    my_shard smallint := coalesce(nullif(current_setting('callhook.count_shard', true), '')::smallint, (pg_backend_pid() % 16)::smallint);
+  BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+      DELETE FROM delivery_counts;
+    -- Each branch reads only the transition tables its trigger declares.
+    ELSIF TG_OP = 'INSERT' THEN
+      INSERT INTO delivery_counts AS c (sink, state, shard, count)
+      SELECT sink, state, my_shard, count(*) FROM new_rows GROUP BY sink, state ORDER BY sink, state
+      ON CONFLICT (sink, state, shard) DO UPDATE SET count = c.count + excluded.count;
+    ELSIF TG_OP = 'DELETE' THEN
+      INSERT INTO delivery_counts AS c (sink, state, shard, count)
+      SELECT sink, state, my_shard, -count(*) FROM old_rows GROUP BY sink, state ORDER BY sink, state
+      ON CONFLICT (sink, state, shard) DO UPDATE SET count = c.count + excluded.count;
+    ELSE
+      -- Every updated row leaves its old state and enters its new one; a row whose state stayed adds nothing.
+      INSERT INTO delivery_counts AS c (sink, state, shard, count)
+      SELECT sink, state, my_shard, sum(delta) FROM (
+        SELECT sink, state, 1 AS delta FROM new_rows UNION ALL SELECT sink, state, -1 FROM old_rows
+      ) d GROUP BY sink, state HAVING sum(delta) <> 0 ORDER BY sink, state
+      ON CONFLICT (sink, state, shard) DO UPDATE SET count = c.count + excluded.count;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER delivery_counts_insert AFTER INSERT ON deliveries REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION delivery_counts_follow();
+  CREATE TRIGGER delivery_counts_update AFTER UPDATE ON deliveries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION delivery_counts_follow();
+  CREATE TRIGGER delivery_counts_delete AFTER DELETE ON deliveries REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION delivery_counts_follow();
+  CREATE TRIGGER delivery_counts_truncate AFTER TRUNCATE ON deliveries
+    FOR EACH STATEMENT EXECUTE FUNCTION delivery_counts_follow();
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

@@ -89,4 +89,31 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   UPDATE sqlite_schema SET sql = replace(sql, 'dedup_key TEXT NOT NULL', 'dedup_key TEXT') WHERE type = 'table' AND name = 'calls';
   PRAGMA writable_schema = OFF;
   `,
+  // Contract section 6: a /metrics scrape costs the same at ten deliveries and at ten million. The counts by sink
+  // and state are kept as the deliveries change, by triggers, so every writer keeps them right in its own
+  // transaction: intake, worker, admin retry, purge's cascade, a hand-written UPDATE, and a serve of the version
+  // before on the same file during a rolling restart. The table is filled from one count of the rows there, in
+  // the migration's write transaction, so no write falls between the count and the triggers.
+  `
+  CREATE TABLE delivery_counts (
+    sink TEXT NOT NULL,
+    state TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (sink, state)
+  ) WITHOUT ROWID;
+  INSERT INTO delivery_counts (sink, state, count) SELECT sink, state, COUNT(*) FROM deliveries GROUP BY sink, state;
+  CREATE TRIGGER delivery_counts_insert AFTER INSERT ON deliveries BEGIN
+    INSERT INTO delivery_counts (sink, state, count) VALUES (NEW.sink, NEW.state, 1)
+      ON CONFLICT (sink, state) DO UPDATE SET count = count + 1;
+  END;
+  CREATE TRIGGER delivery_counts_update AFTER UPDATE OF state, sink ON deliveries
+  WHEN OLD.state IS NOT NEW.state OR OLD.sink IS NOT NEW.sink BEGIN
+    UPDATE delivery_counts SET count = count - 1 WHERE sink = OLD.sink AND state = OLD.state;
+    INSERT INTO delivery_counts (sink, state, count) VALUES (NEW.sink, NEW.state, 1)
+      ON CONFLICT (sink, state) DO UPDATE SET count = count + 1;
+  END;
+  CREATE TRIGGER delivery_counts_delete AFTER DELETE ON deliveries BEGIN
+    UPDATE delivery_counts SET count = count - 1 WHERE sink = OLD.sink AND state = OLD.state;
+  END;
+  `,
 ];
