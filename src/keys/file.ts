@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FILE_MODE, prepareDataDir } from '../data-dir.js';
 
 /**
  * Keys generated when none is configured (contract section 1): kept in the data dir, readable by the owner only,
@@ -51,13 +52,13 @@ export function keyLines(text: string): string[] {
  * new ones, never an empty file, and a key printed once is on disk before it is printed.
  */
 export function writeKeyFile(dataDir: string, name: string, keys: readonly string[]): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  prepareDataDir(dataDir);
   const path = join(dataDir, name);
   const temp = `${path}.${process.pid}.tmp`;
   try {
-    const fd = openSync(temp, 'w', 0o600);
+    const fd = openSync(temp, 'w', FILE_MODE);
     try {
-      fchmodSync(fd, 0o600); // a leftover temp file keeps its mode otherwise
+      fchmodSync(fd, FILE_MODE); // a leftover temp file keeps its mode otherwise
       writeFileSync(fd, `${keys.join('\n')}\n`); // all of it, or an error: a short write never lands
       fsyncSync(fd);
     } finally {

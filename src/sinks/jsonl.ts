@@ -1,6 +1,7 @@
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { open, type FileHandle } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { z } from 'zod';
+import { FILE_MODE, ownerOnlyFd, prepareFolderOf } from '../data-dir.js';
 import { defineSinkType } from './sink.js';
 
 /** How much of the file's end is read at start-up to learn which records a killed process already wrote. */
@@ -25,8 +26,16 @@ export const jsonlSink = defineSinkType({
   }),
   async create({ path }, { dataDir }) {
     const file = resolve(path ?? resolve(dataDir, 'calls.jsonl'));
-    await mkdir(dirname(file), { recursive: true });
-    const handle = await open(file, 'a+');
+    // Owner-only, in the data dir or elsewhere (contract section 6): the folder when callhook makes it, the file
+    // whoever made it.
+    prepareFolderOf(file, dataDir);
+    const handle = await open(file, 'a+', FILE_MODE);
+    try {
+      ownerOnlyFd(handle.fd, file);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
     const written = await recoverTail(handle);
     let waiting: { id: string; line: string; done: (err?: unknown) => void }[] = [];
     let flushing: Promise<void> | undefined;

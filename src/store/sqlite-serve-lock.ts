@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { ownerOnly } from '../data-dir.js';
 
 /**
  * Which `callhook serve` processes run on one SQLite file. A serve that starts with deliveries in flight must know
@@ -26,8 +27,10 @@ const JOIN_TIMEOUT_MS = 10_000;
  * while this one holds it exclusively: a serve starting meanwhile waits for it before it goes on.
  */
 export function joinServes(dbPath: string, whileAlone: () => void): ServeLock {
-  const lock = new Database(`${dbPath}-serve.lock`);
+  const path = `${dbPath}-serve.lock`;
+  const lock = new Database(path);
   try {
+    ownerOnly(path); // SQLite creates it 0644 under the usual umask, as it does the database (data-dir.ts)
     lock.pragma('busy_timeout = 0');
     let alone = false;
     try {

@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { ownerOnly, prepareDataDir } from '../data-dir.js';
 import { sqliteAdmin } from './sqlite-admin.js';
 import { sqlitePurge } from './sqlite-purge.js';
 import { sqliteReader } from './sqlite-reader.js';
@@ -23,11 +23,15 @@ type Db = Database.Database;
 
 /** Writes on a thread of their own (sqlite-writer.ts). */
 export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store {
-  // The data dir holds callers' personal data: readable by its owner only when callhook creates it.
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // The data dir holds callers' personal data: readable by its owner only, whoever made it (data-dir.ts).
+  if (path !== ':memory:') prepareDataDir(dirname(path));
   let db: Db | undefined;
   try {
     db = new Database(path);
+    // SQLite creates a database 0644 (less what the umask takes away); its -wal, -shm and -journal files take the
+    // database's mode as SQLite creates them, whatever the umask, so this comes before the first of them (the WAL
+    // pragma of sqliteStoreOn).
+    if (!db.memory) ownerOnly(path);
     return sqliteStoreOn(db, { ...options, writeInPlace: false });
   } catch (err) {
     db?.close();

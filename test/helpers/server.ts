@@ -43,9 +43,17 @@ export interface ChildServer {
   exited: Promise<number | null>;
 }
 
+/** How a spawned serve starts: `umask` (octal, as the shell takes it) sets its process's file mode mask. */
+export interface SpawnOptions {
+  umask?: string;
+}
+
 /** `callhook serve` as its own process, as soon as it is spawned: for tests that act during its start-up. */
-export function spawnStarting(dataDir: string, env: Record<string, string> = {}): Omit<ChildServer, 'url'> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+export function spawnStarting(dataDir: string, env: Record<string, string> = {}, { umask }: SpawnOptions = {}): Omit<ChildServer, 'url'> {
+  const args = ['--import', 'tsx', 'src/cli/index.ts', 'serve'];
+  // The shell sets the mask and execs node in its place, so the child is still the server (its pid, its signals).
+  const [command, argv] = umask === undefined ? [process.execPath, args] : ['/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, process.execPath, ...args]];
+  const child = spawn(command, argv, {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -57,8 +65,8 @@ export function spawnStarting(dataDir: string, env: Record<string, string> = {})
 }
 
 /** `callhook serve` as its own process, once it listens, for tests that kill it. */
-export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const spawned = spawnStarting(dataDir, env);
+export async function spawnServer(dataDir: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<ChildServer> {
+  const spawned = spawnStarting(dataDir, env, options);
   const { child, output } = spawned;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output()}`)), 20_000);
