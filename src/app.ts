@@ -10,6 +10,7 @@ import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
 import { requestId } from './http/request-id.js';
 import { requestLogger } from './log.js';
+import { secretMasker } from './secrets.js';
 import type { Metrics } from './metrics.js';
 
 export type AppDeps = WebhookDeps &
@@ -44,9 +45,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (metrics) {
     // Failed tokens count against the same limiter as the other bearer checks.
     if (deps.metricsToken) app.use('/metrics', requireBearer([deps.metricsToken], routeDeps.limiter));
+    // Labels hold configured names only (metrics.ts), but a sink or hook named after a secret must not show it.
+    const mask = secretMasker(deps.secrets);
     app.get('/metrics', async (c) => {
       const { contentType, body } = await metrics.render();
-      return c.body(body, 200, { 'content-type': contentType });
+      return c.body(mask(body), 200, { 'content-type': contentType });
     });
   }
   app.route('/webhooks', webhookRoutes(routeDeps));

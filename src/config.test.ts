@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test/helpers/server.js';
 import { ConfigError, loadConfig } from './config.js';
+import { secretValues } from './secret-values.js';
 import { maskSecrets } from './secrets.js';
 import { RECOMMENDED_PARAMETERS } from './normalize/index.js';
 import { resolveSinks } from './sinks/registry.js';
@@ -47,7 +48,7 @@ hooks:
     const hook = config.hooks.get('order-update')!;
     expect(hook.parameters.map((p) => p.identifier)).toEqual(['order_id', 'paid', 'channel']);
     expect(hook).toMatchObject({ dedup: ['order_id'], on_problem: 'hold', keys: ['hook-key-0123456789abcdef'] });
-    expect(config.secrets).toContain('hook-key-0123456789abcdef');
+    expect(secretValues(config, [])).toContain('hook-key-0123456789abcdef');
     const json = file(JSON.stringify({ hooks: { 'end-of-call': { dedup: ['order_id'] } } }), 'c.json');
     expect(loadConfig({}, json).hooks.get('end-of-call')!.parameters).toEqual(RECOMMENDED_PARAMETERS);
   });
@@ -134,15 +135,15 @@ hooks:
   it('collects secrets so they can be masked', () => {
     const path = file('sinks:\n  - { name: out, type: log }\n');
     const config = loadConfig({ CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa', CALLHOOK_ADMIN_TOKEN: 'admin-bbbbbbbbbbbbbbbb', DATABASE_URL: 'postgres://u:s3cr3t@db/x' }, path);
-    expect(config.secrets).toEqual(expect.arrayContaining(['key-aaaaaaaaaaaaaaaa', 'admin-bbbbbbbbbbbbbbbb', 's3cr3t']));
-    expect(maskSecrets('postgres://u:s3cr3t@db/x key-aaaaaaaaaaaaaaaa', config.secrets)).toBe('postgres://u:***@db/x ***');
+    expect(secretValues(config, [])).toEqual(expect.arrayContaining(['key-aaaaaaaaaaaaaaaa', 'admin-bbbbbbbbbbbbbbbb', 's3cr3t']));
+    expect(maskSecrets('postgres://u:s3cr3t@db/x key-aaaaaaaaaaaaaaaa', secretValues(config, []))).toBe('postgres://u:***@db/x ***');
   });
 
   it('reads the reconcile block, and keeps its API key a secret', () => {
     const path = file('reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: "${SERVICE_KEY}"\n  interval: 1h\n');
     const config = loadConfig({ SERVICE_KEY: 'service-key-0123456789' }, path);
     expect(config.reconcile).toEqual({ apiUrl: 'https://calls.example.com/api/v1', apiKey: 'service-key-0123456789', intervalMs: 3_600_000, hook: 'end-of-call', lookbackMs: 7 * 86_400_000 });
-    expect(config.secrets).toContain('service-key-0123456789');
+    expect(secretValues(config, [])).toContain('service-key-0123456789');
     expect(loadConfig({}).reconcile).toBeUndefined();
   });
 

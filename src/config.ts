@@ -7,7 +7,6 @@ import { durationSchema } from './delivery/policy.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
 import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
-import { collectSecrets } from './secrets.js';
 
 /**
  * Settings come from environment variables, then from an optional YAML or JSON file (contract section 1).
@@ -158,11 +157,18 @@ export interface Config {
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
   reconcile: ReconcileConfig | undefined;
-  /** Every secret value, so logs and the config check can mask them. */
-  secrets: string[];
+  /** Every value `${VAR}` filled in, and where: some are secrets by where they land (secret-values.ts). */
+  filled: FilledValue[];
   /** What is allowed but unwise (a short key), for serve to log and `config check` to print; never a secret. */
   warnings: string[];
   configPath: string | undefined;
+}
+
+export interface FilledValue {
+  /** Where in the config file, `['sinks', 0, 'headers', 'X-Api-Key']`. */
+  path: (string | number)[];
+  variable: string;
+  value: string;
 }
 
 export class ConfigError extends Error {
@@ -175,7 +181,8 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
-  const file = path ? readConfigFile(path, env) : {};
+  const filled: FilledValue[] = [];
+  const file = path ? readConfigFile(path, env, filled) : {};
   const parsed = fileSchema.safeParse(file);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, path));
   const f = parsed.data;
@@ -259,7 +266,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     hooks,
     sinks,
     reconcile,
-    secrets: [...collectSecrets(apiKeys, adminToken, databaseUrl, [...hooks.values()], sinks), ...(reconcile ? [reconcile.apiKey] : []), ...(metricsToken ? [metricsToken] : [])],
+    filled,
     warnings: weakKeys([
       [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],
       [env.CALLHOOK_ADMIN_TOKEN ? 'CALLHOOK_ADMIN_TOKEN' : 'admin_token', adminToken === undefined ? [] : [adminToken]],
@@ -276,7 +283,7 @@ function defaultSinks(): SinkConfig[] {
   ];
 }
 
-function readConfigFile(path: string, env: Env): unknown {
+function readConfigFile(path: string, env: Env, filled: FilledValue[]): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -289,22 +296,26 @@ function readConfigFile(path: string, env: Env): unknown {
   } catch (err) {
     throw new ConfigError(`config file ${path}: ${(err as Error).message}`, { cause: err });
   }
-  return interpolate(doc ?? {}, env, []);
+  return interpolate(doc ?? {}, env, [], filled);
 }
 
-/** `${VAR}` in any string of the file is replaced by that environment variable; `$${` keeps a literal `${`. */
-export function interpolate(value: unknown, env: Env, path: (string | number)[]): unknown {
+/**
+ * `${VAR}` in any string of the file is replaced by that environment variable; `$${` keeps a literal `${`. Each
+ * value filled in is told to `filled` with its place, since a variable is often how a secret reaches the config.
+ */
+function interpolate(value: unknown, env: Env, path: (string | number)[], filled: FilledValue[]): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (match, name: string) => {
       if (match.startsWith('$$')) return match.slice(1);
       const v = env[name];
       if (v === undefined) throw new ConfigError(`${formatPath(path)}: environment variable ${name} is not set`);
+      filled.push({ path, variable: name, value: v });
       return v;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...path, i]));
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...path, i], filled));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k])]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k], filled)]));
   }
   return value;
 }

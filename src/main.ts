@@ -10,6 +10,8 @@ import { serveKeys, type Generated, type ServeKeys } from './keys/serve.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
 import { createLogger } from './log.js';
+import { secretValues } from './secret-values.js';
+import { secretMasker } from './secrets.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore } from './store/open.js';
@@ -36,9 +38,9 @@ export interface Running {
 export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`) }: ServeOptions): Promise<Running> {
   const config = loadConfig(env, configPath);
   const specs = await resolveConfiguredSinks(config);
-  // Shared with the logger and the admin replies, and grown by the key rings: keys read again while serving are
-  // masked as the first ones are (contract section 6).
-  const secrets = new Set(config.secrets);
+  // Shared with the logger, the admin replies and the delivery worker, and grown by the key rings: keys read again
+  // while serving are masked as the first ones are (contract section 6).
+  const secrets = new Set(secretValues(config, specs));
   const log = createLogger({ level: config.logLevel, secrets });
   for (const warning of config.warnings) log.warn(warning);
 
@@ -67,6 +69,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     sinks: new Map(specs.map((s) => [s.name, { sink: sinks.get(s.name)!, policy: s.policy }])),
     log,
     onAttempt: (event) => metrics.observeAttempt(event),
+    mask: secretMasker(secrets),
   });
   worker.start();
 

@@ -28,3 +28,37 @@ describe('secretMasker', () => {
     expect(maskSecrets(value, ['short'])).toEqual({ url: 'https://h/?k=***', when: '1970-01-01T00:00:00.000Z', n: 5 });
   });
 });
+
+describe('the forms a secret takes in transit (contract section 6)', () => {
+  const SECRET = 'p@ss w/rd+é"0123';
+  const mask = secretMasker([SECRET]);
+
+  it('masks it URL-encoded, as a path or query writes it and as a form body writes it', () => {
+    expect(mask(`GET /x?token=${encodeURIComponent(SECRET)}&a=1`)).toBe('GET /x?token=***&a=1');
+    expect(mask(`body: ${new URLSearchParams({ token: SECRET })}`)).toBe('body: token=***');
+  });
+
+  it('masks it JSON-escaped, also with non-ASCII written as \\u escapes, and inside JSON kept as text', () => {
+    expect(mask(`error: ${JSON.stringify({ token: SECRET })}`)).toBe('error: {"token":"***"}');
+    const asciiJson = JSON.stringify({ token: SECRET }).replace('é', '\\u00e9');
+    expect(mask(`error: ${asciiJson}`)).toBe('error: {"token":"***"}');
+    expect(JSON.parse(mask(JSON.stringify({ body: JSON.stringify({ token: SECRET }) })))).toEqual({ body: '{"token":"***"}' });
+  });
+
+  it('masks it base64-encoded inside a Basic header, whatever the user name before it', () => {
+    for (const user of ['', 'a', 'ab', 'abc', 'api-user']) {
+      const header = `Basic ${Buffer.from(`${user}:${SECRET}`).toString('base64')}`;
+      const masked = mask(`upstream said: Authorization: ${header} is wrong`);
+      expect(masked, user).toContain('***');
+      // What is left of the base64 around the mask decodes to no more than the user and a byte or two.
+      const left = masked.replace(/^.*Basic (\S+) is wrong$/, '$1').split('***').join('');
+      expect(Buffer.from(left, 'base64').toString('latin1'), user).not.toMatch(/ss w|rd\+|0123/);
+    }
+  });
+
+  it('masks base64 stretches of 8 characters or more, not shorter ones that would match by chance', () => {
+    const short = secretMasker(['abcdef']);
+    expect(short(`Basic ${Buffer.from('abcdef').toString('base64')}`)).toBe('Basic ***');
+    expect(short(`Basic ${Buffer.from('abc').toString('base64')} is not masked`)).toBe('Basic YWJj is not masked');
+  });
+});

@@ -1,38 +1,66 @@
-import type { HookConfig, SinkConfig } from './config.js';
-
 /**
- * Secrets never reach a log line, an admin reply or the config check (contract section 6): every configured one
- * is collected once, and text that could carry one is masked before it leaves the process.
+ * Secrets never reach a log line, an admin reply, the config check, a stored error or a metric (contract section
+ * 6). Which values are secret is decided once at start-up (secret-values.ts); this is the one masker every output
+ * goes through, and it knows the forms a secret takes on its way through other systems.
  */
 
-const SECRET_OPTION = /secret|token|password|passwd|api_?key|authorization|credential|webhook_url/i;
-
-export function collectSecrets(apiKeys: string[], adminToken: string | undefined, databaseUrl: string | undefined, hooks: HookConfig[], sinks: SinkConfig[]): string[] {
-  const secrets = new Set<string>([...apiKeys, ...hooks.flatMap((h) => h.keys)]);
-  if (adminToken) secrets.add(adminToken);
-  const dbPassword = databaseUrl ? safeUrl(databaseUrl)?.password : undefined;
-  // The URL carries the password percent-encoded, a driver's error message may carry it decoded.
-  if (dbPassword) for (const form of [dbPassword, decodeURIComponent(dbPassword)]) secrets.add(form);
-  const visit = (value: unknown, secret: boolean): void => {
-    if (typeof value === 'string' && secret && value.length >= 4) secrets.add(value);
-    else if (Array.isArray(value)) value.forEach((v) => visit(v, secret));
-    else if (value !== null && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) visit(v, secret || SECRET_OPTION.test(k));
+/**
+ * The forms a secret takes in transit (contract section 6): as it is, URL-encoded (a path, a query, a form body),
+ * as JSON writes each of those inside a string (a quote or a backslash escaped; non-ASCII as `\u` escapes, as some
+ * JSON writers do) and as it reads in JSON text kept inside JSON (a raw body in an admin reply, escaped twice); and
+ * the base64 of it wherever it stands inside base64 text, as in a Basic `Authorization` header (`user:password`).
+ * Longest first, so a secret that contains another is masked whole.
+ */
+export function formsOf(secrets: Iterable<string>): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (!secret) continue;
+    for (const written of [secret, ...urlEncoded(secret)]) {
+      const escaped = jsonEscaped(written);
+      for (const form of [written, escaped, jsonEscaped(escaped), asciiEscaped(escaped)]) forms.add(form);
     }
-  };
-  visit(sinks, false);
-  return [...secrets];
+    for (const core of base64Cores(secret)) forms.add(core);
+  }
+  return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
 }
 
 /**
- * A secret as it is, as JSON writes it inside a string (a quote or a backslash in it escaped) and as it reads in
- * JSON text kept inside JSON (a raw body in an admin reply, escaped twice); longest first, so a secret that
- * contains another is masked whole.
+ * As a URL carries it: each character escaped (a path segment, a query value), only what a URL cannot hold
+ * escaped (a whole URL put together as text, a query as a browser or WHATWG URL writes it), and as a form body.
  */
-function formsOf(secrets: readonly string[]): string[] {
-  const escaped = (s: string) => JSON.stringify(s).slice(1, -1);
-  const forms = secrets.flatMap((s) => [s, escaped(s), escaped(escaped(s))]);
-  return [...new Set(forms)].filter(Boolean).sort((a, b) => b.length - a.length);
+function urlEncoded(secret: string): string[] {
+  try {
+    return [encodeURIComponent(secret), encodeURI(secret), new URL(`http://h/?${secret}`).search.slice(1), new URLSearchParams({ s: secret }).toString().slice(2)];
+  } catch {
+    return []; // a lone surrogate cannot be percent-encoded, so it cannot travel that way either
+  }
+}
+
+function jsonEscaped(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+function asciiEscaped(text: string): string {
+  return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Base64 writes 3 bytes as 4 characters, so a secret inside base64 text reads one of three ways, by where its first
+ * byte falls in a group of three. For each, the characters made from the secret's bytes alone: those appear in any
+ * base64 of a text that holds the secret there, whatever stands around it. Shorter than 8 characters they would
+ * match by chance; every secret of 8 bytes or more gives three.
+ */
+function base64Cores(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  const cores: string[] = [];
+  for (const offset of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const first = Math.ceil(offset / 3) * 3;
+    const last = Math.floor((offset + bytes.length) / 3) * 3;
+    const core = encoded.slice((first / 3) * 4, (last / 3) * 4);
+    if (core.length >= 8) cores.push(core);
+  }
+  return cores;
 }
 
 function replacing(forms: readonly string[]): (text: string) => string {
@@ -118,12 +146,3 @@ export function maskBytes(bytes: Uint8Array, secrets: SecretList): Uint8Array {
 }
 
 const MASK = Buffer.from('***');
-
-function safeUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-}
-

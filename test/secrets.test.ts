@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
-import { post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { closedPort, post, readStoreFile, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /**
  * The webhook key, the admin token and every sink secret never appear in logs, metrics, admin replies, error
@@ -73,5 +73,76 @@ describe('secrets', () => {
     for (const secret of [API_KEY, ADMIN_TOKEN, CRM_TOKEN, SIGNING, SLACK_PATH, 'secretslackpath9a8b7c', 'wrong-key-0123456789abcdef']) {
       expect(everything.includes(secret), secret).toBe(false);
     }
+  });
+
+  it('appear in no spelling: URL-encoded, JSON-escaped, base64 in a Basic header, nor in the stored attempts', { timeout: 60_000 }, async () => {
+    const LITERAL_KEY = 'literal-api-key-4c1e9b7a2d';
+    const ACCESS = 'access tok/en+3f8a1c9e';
+    const PATH_TOKEN = 'path-token-6d2b8e1f4a';
+    const TENANT = 'tenant-from-env-9e3c7a';
+    const METRICS = 'metrics-token-1a2b3c4d5e6f';
+    const DB_PASSWORD = 'pg-query-password-8b4d2f';
+    // A receiver that quotes everything it was sent, in every spelling an upstream error might use.
+    const echo = await startReceiver((req, res) =>
+      res.writeHead(400, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: `bad request to ${req.url}`,
+          decoded: decodeURIComponent(req.url),
+          headers: req.headers,
+          basic: `Basic ${Buffer.from(`api:${req.headers['x-api-key']}`).toString('base64')}`,
+        }),
+      ),
+    );
+    const dataDir = tempDir();
+    const config = join(dataDir, 'callhook.yaml');
+    writeFileSync(
+      config,
+      [
+        'sinks:',
+        `  - name: echo`,
+        `    type: http`,
+        `    url: "${echo.url}/in/\${PATH_TOKEN}/calls?access_token=\${ACCESS}&page=1"`,
+        `    headers: { X-Api-Key: ${LITERAL_KEY}, X-Tenant: "\${TENANT}" }`,
+      ].join('\n'),
+    );
+    const env = { CALLHOOK_CONFIG: config, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, CALLHOOK_METRICS_TOKEN: METRICS, ACCESS, PATH_TOKEN, TENANT, LOG_LEVEL: 'trace' };
+    const outputs: string[] = [];
+    const server = await spawnServer(dataDir, env);
+    let stored: string[] = [];
+    try {
+      const { id } = await (await post(server.url, sampleCall(), { key: API_KEY })).json();
+      const admin = (path: string) => fetch(`${server.url}/admin${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
+      await until(async () => JSON.parse(await admin(`/deliveries?call=${id}&state=dead`)).deliveries.length === 1, { timeoutMs: 20_000 });
+      outputs.push(await admin(`/calls/${id}`), await admin('/deliveries?state=dead'));
+      // The receiver was sent the secrets, in the spellings it then quoted back.
+      expect(echo.received[0]!.url).toContain(encodeURIComponent(PATH_TOKEN));
+      expect(echo.received[0]!.headers['x-tenant']).toBe(TENANT);
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+      outputs.push(await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS}` } })).text());
+      // Read straight from the database file, as a backup or a SQL query would.
+      stored = readStoreFile(dataDir, (db) => [
+        ...(db.prepare('SELECT error FROM attempts').all() as { error: string }[]).map((r) => r.error),
+        ...(db.prepare('SELECT last_error FROM deliveries').all() as { last_error: string }[]).map((r) => r.last_error),
+      ]);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await echo.close();
+    }
+    expect(stored.length).toBe(2);
+    for (const error of stored) expect(error).toMatch(/^HTTP 400: .*\*\*\*/);
+    outputs.push(...stored, server.output());
+    const databaseUrl = `postgres://callhook@127.0.0.1:${await closedPort()}/calls?password=${DB_PASSWORD}`;
+    const cli = await callhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('"echo"');
+    outputs.push(cli.stdout, cli.stderr);
+
+    const everything = outputs.join('\n');
+    const spellings = (secret: string) => [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), new URLSearchParams({ s: secret }).toString().slice(2)];
+    for (const secret of [LITERAL_KEY, ACCESS, PATH_TOKEN, TENANT, METRICS, DB_PASSWORD, API_KEY, ADMIN_TOKEN]) {
+      for (const spelling of spellings(secret)) expect(everything.includes(spelling), spelling).toBe(false);
+    }
+    expect(everything.includes(Buffer.from(`api:${LITERAL_KEY}`).toString('base64')), 'Basic').toBe(false);
   });
 });

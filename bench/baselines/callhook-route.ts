@@ -6,6 +6,7 @@ import type { RequestOutcome } from '../../src/http/request-intake.js';
 import { compileHooks } from '../../src/intake.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
+import { secretValues } from '../../src/secret-values.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
@@ -27,15 +28,16 @@ const accepted = (): Promise<RequestOutcome> =>
 // Only what the webhook route calls on a request that is accepted; anything else would throw and show as a 500.
 const store = { kind: 'sqlite', toWriter: accepted } as unknown as Store;
 
+const secrets = secretValues(config, []);
 const app = createApp({
   hooks,
   store,
-  log: createLogger({ level: 'info', secrets: config.secrets }),
+  log: createLogger({ level: 'info', secrets }),
   metrics: createMetrics(store, []),
   limiter: createAuthLimiter(config.authLimit),
   bodyLimitBytes: config.bodyLimit,
   adminToken: apiKey,
-  secrets: config.secrets,
+  secrets,
   sinkNames: [],
   notify: () => {},
   workerRunning: () => true,

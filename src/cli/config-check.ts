@@ -1,9 +1,10 @@
 import { Command } from 'commander';
-import type { Config } from '../config.js';
+import type { Config, FilledValue } from '../config.js';
+import { secretValues } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake.js';
-import { resolveConfiguredSinks } from '../sinks/registry.js';
+import { resolveConfiguredSinks, type SinkSpec } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
 
 export function configCommand(): Command {
@@ -14,20 +15,25 @@ export function configCommand(): Command {
       .action(async (opts: { config?: string }) => {
         const config = commandConfig(opts.config);
         // The same checks serve makes before it opens anything: sink options, filters, modules, parameters.
-        compileHooks(config, await resolveConfiguredSinks(config));
+        const specs = await resolveConfiguredSinks(config);
+        compileHooks(config, specs);
         await loadInCallHandlers(config.hooks.values());
         for (const warning of config.warnings) console.error(`warning: ${warning}`);
-        console.log(await describeConfig(config));
+        console.log(await describeConfig(config, specs));
       }),
   );
 }
 
-/** The resolved configuration as JSON, every secret replaced by `***`. */
-export async function describeConfig(config: Config): Promise<string> {
+/**
+ * The resolved configuration as JSON, every secret replaced by `***` (contract section 6). A sink option's value
+ * that `${VAR}` filled in and that is not a secret shows as `${VAR}`: the variable is set, and its value is the
+ * environment's to show.
+ */
+export async function describeConfig(config: Config, specs: readonly SinkSpec[]): Promise<string> {
   // Only to mask them and say they exist: a database out of reach does not fail the check of a config.
   const key = await webhookKey(config).catch(() => undefined);
   const token = await adminToken(config).catch(() => undefined);
-  const secrets = [...config.secrets, ...(key ? [key] : []), ...(token ? [token] : [])];
+  const secrets = [...secretValues(config, specs), ...(key ? [key] : []), ...(token ? [token] : [])];
   const resolved = {
     config_file: config.configPath ?? null,
     listen: `${config.host}:${config.port}`,
@@ -39,10 +45,23 @@ export async function describeConfig(config: Config): Promise<string> {
     api_keys: config.apiKeys.length > 0 ? config.apiKeys : key ? [`${key} (generated)`] : '(generated on first start)',
     admin_token: config.adminToken ?? (token ? `${token} (generated)` : '(generated on first start)'),
     hooks: Object.fromEntries([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' }])),
-    sinks: config.sinks,
+    sinks: withVariables(config.sinks, config.filled.filter((f) => !secrets.includes(f.value))),
     reconcile: config.reconcile
       ? { api_url: config.reconcile.apiUrl, api_key: config.reconcile.apiKey, hook: config.reconcile.hook, interval_ms: config.reconcile.intervalMs ?? '(only by callhook reconcile)', lookback_ms: config.reconcile.lookbackMs }
       : null,
   };
   return JSON.stringify(maskSecrets(resolved, secrets), null, 2);
+}
+
+/** A copy of the sinks with each filled value written back as the `${VAR}` it came from. */
+function withVariables(sinks: Config['sinks'], filled: readonly FilledValue[]): unknown {
+  const copy = structuredClone(sinks) as unknown as Record<string | number, unknown>;
+  for (const { path, variable, value } of filled) {
+    if (path[0] !== 'sinks' || path.length < 3) continue;
+    const parent = path.slice(1, -1).reduce<unknown>((at, key) => (at as Record<string | number, unknown> | undefined)?.[key], copy) as Record<string | number, unknown> | undefined;
+    const last = path.at(-1)!;
+    const text = parent?.[last];
+    if (typeof text === 'string') parent![last] = text.replace(value, () => `\${${variable}}`);
+  }
+  return copy;
 }

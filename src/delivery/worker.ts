@@ -39,6 +39,12 @@ export interface WorkerOptions {
   idleMs?: number;
   /** Told of every finished attempt (metrics). */
   onAttempt?: (event: AttemptEvent) => void;
+  /**
+   * Takes the secrets out of an attempt's error text before it is stored (contract section 6): a receiver that
+   * echoes its request in an error quotes the token it was given, and the database, its backups and a SQL query
+   * must not hold it any more than an admin reply may.
+   */
+  mask?: (text: string) => string;
 }
 
 export interface DeliveryWorker {
@@ -71,7 +77,7 @@ interface SinkLoop {
 
 const SHUTDOWN = new Error('shutting down');
 
-export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idleMs = 1_000, onAttempt }: WorkerOptions): DeliveryWorker {
+export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idleMs = 1_000, onAttempt, mask }: WorkerOptions): DeliveryWorker {
   // A lease outlives the attempt's timeout, or a slow attempt would be taken over while it still runs.
   const leaseFor = (policy: DeliveryPolicy) => Math.max(leaseMs, policy.timeoutMs + 10_000);
   const loops: SinkLoop[] = [];
@@ -199,6 +205,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     } catch (err) {
       if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
       const result = classify(err, delivery.attempt, loop.policy.retry);
+      if (mask && result.attempt.error !== undefined) result.attempt.error = mask(result.attempt.error);
       const durationMs = performance.now() - started;
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt);
       log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');

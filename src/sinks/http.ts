@@ -31,6 +31,7 @@ const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
  * section 5: delivery is at least once) and may check a Standard Webhooks signature over the exact body sent.
  */
 export const httpSink = defineSinkType({
+  secretOptions: ['signing.secret'],
   options: z.strictObject({
     url: z.url({ protocol: /^https?$/, error: 'url must be an absolute http:// or https:// URL' }),
     method: z.enum(['POST', 'PUT', 'PATCH'], { error: 'method must be POST, PUT or PATCH' }).default('POST'),

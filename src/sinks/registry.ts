@@ -26,6 +26,8 @@ export interface SinkSpec {
   name: string;
   type: string;
   policy: DeliveryPolicy;
+  /** The options its type declares secret (sink.ts), for secret-values.ts. */
+  secretOptions: readonly string[];
   when: Filter | undefined;
   /** True for the records this sink wants; evaluated when a record is stored, so the outbox holds only those. */
   accepts: (record: CallRecord) => boolean;
@@ -51,6 +53,7 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
       name,
       type: config.type,
       policy: toPolicy(common),
+      secretOptions: type.secretOptions ?? [],
       when,
       accepts: compileWhen(when),
       open: async (context) => type.create(options, context),
@@ -92,8 +95,10 @@ async function loadModuleSink(config: SinkConfig, where: string, baseDir: string
   const loaded = await importUserModule<(options: unknown, context: SinkContext) => unknown>(file, `${where}.module`, 'a factory (options, context) => Sink');
   const factory = loaded.default;
   const options = loaded.options instanceof z.ZodType ? loaded.options : z.record(z.string(), z.unknown());
+  const secretOptions = Array.isArray(loaded.secretOptions) ? loaded.secretOptions.filter((o): o is string => typeof o === 'string') : undefined;
   return {
     options,
+    secretOptions,
     async create(parsed, context) {
       const sink = (await factory(parsed, context)) as Partial<Sink> | undefined;
       if (typeof sink?.deliver !== 'function') throw new ConfigError(`${where}.module: the factory of ${file} returned no object with deliver(record, context)`);

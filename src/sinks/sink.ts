@@ -33,6 +33,12 @@ export interface SinkType<Schema extends z.ZodType = z.ZodType> {
   defaults?: { concurrency?: number };
   /** Options after `name` and `type`, checked once at start-up; a bad one stops start-up naming the option. */
   options: Schema;
+  /**
+   * The options that hold a secret (dotted paths, `signing.secret`), masked wherever callhook writes text (contract
+   * section 6). Options named like one (`token`, `password`, `api_key`…) and the credential headers of a `headers`
+   * map are secret whatever a type declares (secret-values.ts).
+   */
+  secretOptions?: readonly string[];
   create(options: z.output<Schema>, context: SinkContext): Sink | Promise<Sink>;
 }
 

@@ -29,6 +29,7 @@ const webhookUrl = z.url({
 
 /** Posts a readable summary of each call to a Slack channel through an incoming webhook. */
 export const slackSink = defineSinkType({
+  secretOptions: ['webhook_url'],
   options: z.strictObject({
     webhook_url: webhookUrl,
     // Honoured only by legacy webhooks; a Slack app's webhook always posts as the app to its own channel.

@@ -19,6 +19,7 @@ const text = z.string().min(1);
  */
 export const tagContactSink = defineSinkType({
   defaults: { concurrency: 1 },
+  secretOptions: ['api_key'],
   options: z.strictObject({
     api_url: z.url({ protocol: /^https?$/, error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1' })
       .refine((url) => !URL.canParse(url) || new URL(url).pathname.replace(/\/+$/, '').endsWith('/api/v1'), 'api_url must end in /api/v1 (spec section 9)'),

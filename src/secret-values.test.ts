@@ -1,0 +1,89 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { secretValues, urlSecrets } from './secret-values.js';
+import { resolveConfiguredSinks } from './sinks/registry.js';
+
+async function secretsOf(yaml: string, env: Record<string, string> = {}): Promise<string[]> {
+  const path = join(mkdtempSync(join(tmpdir(), 'callhook-secret-values-')), 'callhook.yaml');
+  writeFileSync(path, yaml);
+  const config = loadConfig(env, path);
+  return secretValues(config, await resolveConfiguredSinks(config));
+}
+
+describe('what counts as a secret (contract section 6)', () => {
+  it('every key and token callhook accepts', async () => {
+    const secrets = await secretsOf(
+      ['api_keys: [global-key-0123456789]', 'admin_token: admin-token-0123456789', 'metrics_token: metrics-token-0123456789', 'hooks:', '  orders:', '    keys: [hook-key-0123456789]', 'reconcile:', '  api_url: https://calls.example.com/api/v1', '  api_key: service-key-0123456789'].join('\n'),
+    );
+    expect(secrets).toEqual(expect.arrayContaining(['global-key-0123456789', 'admin-token-0123456789', 'metrics-token-0123456789', 'hook-key-0123456789', 'service-key-0123456789']));
+  });
+
+  it('the options a sink type declares secret, and options named like a credential in any sink', async () => {
+    const secrets = await secretsOf(
+      [
+        'sinks:',
+        '  - { name: alerts, type: slack, webhook_url: "https://hooks.slack.com/services/T0/B0/slackpath0123" }',
+        '  - { name: tags, type: tag-contact, api_url: "https://calls.example.com/api/v1", api_key: tag-key-0123456789, tag_id: t1 }',
+        `  - { name: crm, type: http, url: "https://crm.example.com/calls", signing: { secret: "whsec_${Buffer.alloc(24, 7).toString('base64')}" } }`,
+      ].join('\n'),
+    );
+    expect(secrets).toEqual(expect.arrayContaining(['https://hooks.slack.com/services/T0/B0/slackpath0123', 'tag-key-0123456789', `whsec_${Buffer.alloc(24, 7).toString('base64')}`]));
+    expect(secrets).not.toContain('https://crm.example.com/calls');
+    expect(secrets).not.toContain('t1');
+  });
+
+  it('credential headers by their name in any case, the credential after a scheme, and the password inside Basic', async () => {
+    const basic = Buffer.from('user:basic-password-123').toString('base64');
+    const secrets = await secretsOf(
+      [
+        'sinks:',
+        '  - name: crm',
+        '    type: http',
+        '    url: https://crm.example.com/calls',
+        '    headers:',
+        '      X-Api-Key: header-key-0123456789',
+        '      x-auth-token: auth-token-0123456789',
+        '      Authorization: Bearer bearer-token-0123456789',
+        '      X-Password: pass-word-0123',
+        '      X-Tenant: tenant-visible',
+        '  - { name: other, type: http, url: "https://b.example.com/", headers: { Proxy-Authorization: "Basic ' + basic + '" } }',
+      ].join('\n'),
+    );
+    expect(secrets).toEqual(expect.arrayContaining(['header-key-0123456789', 'auth-token-0123456789', 'Bearer bearer-token-0123456789', 'bearer-token-0123456789', 'pass-word-0123', basic, 'basic-password-123']));
+    expect(secrets).not.toContain('tenant-visible');
+  });
+
+  it('a value ${VAR} filled in: secret in a header or a URL, not in an option that says nothing', async () => {
+    const secrets = await secretsOf(
+      [
+        'sinks:',
+        '  - { name: crm, type: http, url: "https://crm.example.com/${CRM_PATH}/calls", headers: { X-Tenant: "${TENANT}" } }',
+        '  - { name: alerts, type: slack, webhook_url: "https://hooks.slack.com/services/x", channel: "${CHANNEL}" }',
+      ].join('\n'),
+      { CRM_PATH: 'path-token-0123456789', TENANT: 'tenant-from-env', CHANNEL: '#calls-channel' },
+    );
+    expect(secrets).toEqual(expect.arrayContaining(['path-token-0123456789', 'tenant-from-env']));
+    expect(secrets).not.toContain('#calls-channel');
+  });
+
+  it("the password of a URL's user info and token-like query parameters, DATABASE_URL's too", async () => {
+    const secrets = await secretsOf(
+      [
+        'database_url: "postgres://app:db%40pass0123@db.example.com/calls?password=query-pass-0123&sslmode=require"',
+        'sinks:',
+        '  - { name: crm, type: http, url: "https://crm.example.com/calls?access_token=access-0123456789&sig=sig-0123456789&Signature=upper-sig-0123&page=visible-page" }',
+      ].join('\n'),
+    );
+    expect(secrets).toEqual(expect.arrayContaining(['db%40pass0123', 'db@pass0123', 'query-pass-0123', 'access-0123456789', 'sig-0123456789', 'upper-sig-0123']));
+    expect(secrets).not.toContain('visible-page');
+    expect(secrets).not.toContain('require');
+  });
+
+  it('leaves values too short to mask without masking common text', async () => {
+    expect(urlSecrets('https://h/?token=abc')).toEqual(['abc', 'abc']);
+    expect(await secretsOf('sinks:\n  - { name: crm, type: http, url: "https://h/?token=abc" }\n')).not.toContain('abc');
+  });
+});

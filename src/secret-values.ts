@@ -1,0 +1,137 @@
+import type { Config, FilledValue } from './config.js';
+import type { SinkSpec } from './sinks/registry.js';
+
+/**
+ * What counts as a secret (contract section 6), decided here once, at start-up, from the loaded config and the
+ * sink types it names. What comes out is a list of values; the masker (secrets.ts) takes each of them out of every
+ * text callhook writes, in the forms a value takes in transit.
+ */
+
+/** An option holding one of these by its name is secret whatever its sink type declares. */
+const SECRET_OPTION = /token|password|passwd|secret|api_?key|private_?key|credential|authorization|webhook_url/i;
+/** Contract section 6: in a header map, every header whose name says it carries a credential. */
+const SECRET_HEADER = /key|token|secret|auth|password/i;
+/** Contract section 6: the query parameters of any URL that carry a credential. */
+const SECRET_QUERY = new Set(['access_token', 'token', 'key', 'api_key', 'password', 'secret', 'sig', 'signature']);
+/** `Bearer x`, `Basic x`, `Token x`: the credential after an Authorization scheme is a secret on its own too. */
+const SCHEME = /^[A-Za-z][A-Za-z0-9_-]* +(\S+)\s*$/;
+/**
+ * Shorter values are not masked: a three-letter password would turn every `abc` of every line into `***`, and
+ * mask nothing an attacker needs. Keys callhook generates are 43 characters.
+ */
+const MIN_SECRET_LENGTH = 4;
+
+type Path = readonly (string | number)[];
+
+export function secretValues(config: Config, specs: readonly Pick<SinkSpec, 'name' | 'secretOptions'>[]): string[] {
+  const secrets = new Set<string>();
+  const add = (value: string | undefined) => {
+    if (value !== undefined && value.length >= MIN_SECRET_LENGTH) secrets.add(value);
+  };
+
+  // Every key and token callhook accepts.
+  for (const key of config.apiKeys) add(key);
+  for (const hook of config.hooks.values()) for (const key of hook.keys) add(key);
+  add(config.adminToken);
+  add(config.metricsToken);
+  add(config.reconcile?.apiKey);
+
+  // The credentials inside URLs, DATABASE_URL's included.
+  for (const url of [config.databaseUrl, config.reconcile?.apiUrl]) if (url) urlSecrets(url).forEach(add);
+
+  const declared = new Map(specs.map((spec) => [spec.name, new Set(spec.secretOptions)]));
+  for (const [index, sink] of config.sinks.entries()) {
+    const secretPaths = declared.get(sink.name) ?? new Set<string>();
+    walk(sink, [], (value, path) => {
+      if (isSecretOption(path, secretPaths)) add(value);
+      if (headerName(path) !== undefined && SECRET_HEADER.test(headerName(path)!)) headerSecrets(value).forEach(add);
+      urlSecrets(value).forEach(add);
+    });
+    // A value filled in from the environment is secret where it lands in a secret option, any header or a URL.
+    for (const filled of config.filled) {
+      const path = sinkPath(filled.path, index);
+      if (path === undefined) continue;
+      const landed = valueAt(sink, path);
+      if (isSecretOption(path, secretPaths) || headerName(path) !== undefined || (typeof landed === 'string' && isUrl(landed))) add(filled.value);
+    }
+  }
+  for (const filled of config.filled) {
+    const [top] = filled.path;
+    if (top === 'database_url' || (top === 'reconcile' && filled.path[1] === 'api_url')) add(filled.value);
+  }
+  return [...secrets];
+}
+
+/** The path of a filled value inside sink `index`, when it is in that sink. */
+function sinkPath(path: Path, index: number): Path | undefined {
+  return path[0] === 'sinks' && path[1] === index ? path.slice(2) : undefined;
+}
+
+function isSecretOption(path: Path, declared: ReadonlySet<string>): boolean {
+  const names = path.filter((p): p is string => typeof p === 'string');
+  // Inside a header map, a name says what the header is, not what the option is.
+  const optionNames = names.includes('headers') ? names.slice(0, names.indexOf('headers')) : names;
+  return declared.has(names.join('.')) || optionNames.some((name) => SECRET_OPTION.test(name));
+}
+
+/** The header's name when `path` is a value of a `headers` map. */
+function headerName(path: Path): string | undefined {
+  const at = path.lastIndexOf('headers');
+  return at !== -1 && at === path.length - 2 && typeof path[at + 1] === 'string' ? (path[at + 1] as string) : undefined;
+}
+
+/** A credential header's value, the credential after its scheme, and for Basic the password it holds. */
+function headerSecrets(value: string): string[] {
+  const credential = SCHEME.exec(value)?.[1];
+  const out = [value];
+  if (credential) out.push(credential);
+  if (credential && /^basic /i.test(value)) {
+    const decoded = Buffer.from(credential, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon !== -1) out.push(decoded.slice(colon + 1));
+  }
+  return out;
+}
+
+function isUrl(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text) && URL.canParse(text);
+}
+
+/**
+ * The password of a URL's user info, as written (percent-encoded) and decoded, with the Basic header a client
+ * makes of it; and the values of the query parameters that carry credentials, both ways too.
+ */
+export function urlSecrets(text: string): string[] {
+  if (!isUrl(text)) return [];
+  const url = new URL(text);
+  const out: string[] = [];
+  if (url.password) {
+    const password = safeDecode(url.password);
+    // A client sends user info as a Basic header: its exact base64, whatever the password's length.
+    out.push(url.password, password, Buffer.from(`${safeDecode(url.username)}:${password}`).toString('base64'));
+  }
+  for (const [name, value] of url.searchParams) {
+    if (SECRET_QUERY.has(name.toLowerCase()) && value) out.push(value, encodeURIComponent(value));
+  }
+  return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function walk(value: unknown, path: Path, visit: (value: string, path: Path) => void): void {
+  if (typeof value === 'string') visit(value, path);
+  else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i], visit));
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k], visit);
+}
+
+function valueAt(value: unknown, path: Path): unknown {
+  let at = value;
+  for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<string | number, unknown>)[key] : undefined;
+  return at;
+}
