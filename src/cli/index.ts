@@ -4,6 +4,7 @@ import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
 import { deliveriesCommand } from './deliveries.js';
 import { keysCommand } from './keys.js';
+import { maskedForCli } from './masked.js';
 import { OutputClosed, watchStdout } from './output.js';
 import { purgeCommand } from './purge.js';
 import { receiptsCommand } from './receipts.js';
@@ -30,6 +31,6 @@ try {
 } catch (err) {
   if (err instanceof OutputClosed) process.exit(0);
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  process.stderr.write(`callhook: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`callhook: ${maskedForCli(err instanceof Error ? err.message : String(err), process.argv, process.env)}\n`);
   process.exit(2);
 }
