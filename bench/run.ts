@@ -10,15 +10,17 @@ import {
   BUSY_US, measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, THROUGHPUT_TARGETS, warnings,
   type BacklogResult, type InCallResult, type RssResult, type Settings, type SlowSinkResult, type ThroughputTarget,
 } from './lib/scenarios.js';
+import { measureScrapePostgres, measureScrapeSqlite, type ScrapeResult } from './lib/scrape.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call]`: builds callhook, drives it and
- * three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a fixed rate), prints one table of
- * medians and the targets of the issue, and writes both to bench/results.md with the machine they were measured on.
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape] [-- --postgres URL]`: builds
+ * callhook, drives it and three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a fixed
+ * rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with the
+ * machine they were measured on. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after).
  */
 
-const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call'] as const;
+const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape'] as const;
 type RowName = (typeof ROWS)[number];
 
 const FULL: Settings = { runs: 3, seconds: 10, warmupSeconds: 2, rssRequests: 1_000_000, rssBoundSeconds: 600, backlog: 100_000, drainBoundSeconds: 300 };
@@ -26,8 +28,10 @@ const QUICK: Settings = { runs: 1, seconds: 3, warmupSeconds: 1, rssRequests: 50
 /** Above the sum of every bound: if something hangs anyway, the bench still ends. */
 const WATCHDOG_MS = 40 * 60_000;
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, postgres: { type: 'string' } } });
 const settings = values.quick ? QUICK : FULL;
+/** Deliveries stored for the scrape rows: the issue asks for a scrape's time flat from 1,000 to 1,000,000. */
+const SCRAPE_SIZES = values.quick ? [1_000, 100_000] : [1_000, 1_000_000];
 const only = values.only === undefined ? new Set<RowName>(ROWS) : parseOnly(values.only);
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 
@@ -148,6 +152,22 @@ function inCallRows(r: InCallResult): void {
   target('in-call lookup p99 at 50 connections ≤ 100 ms', p99, p99 <= 100, 'ms');
 }
 
+/** Contract section 6: a scrape's cost does not grow with the deliveries stored. */
+function scrapeRows(r: ScrapeResult): void {
+  const name = r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+  const p99 = (times: readonly number[]) => [...times].sort((x, y) => x - y)[Math.ceil(times.length * 0.99) - 1] ?? Number.NaN;
+  const first = r.sizes[0]!;
+  const last = r.sizes.at(-1)!;
+  const ratio = median(last.times) / median(first.times);
+  for (const size of r.sizes) {
+    const note = size === last && size !== first
+      ? `${format.ratio(ratio)} at ${format.count(first.deliveries)}; the full count a scrape made before: ${format.ms(r.fullCountMs)} ms; rows written in ${format.seconds(r.fillSeconds)}`
+      : '';
+    rows.push([`/metrics scrape, ${name}, ${format.count(size.deliveries)} deliveries stored`, `${format.ms(median(size.times))} ms`, format.ms(median(size.times)), format.ms(p99(size.times)), String(size.times.length), '', note]);
+  }
+  target(`scrape at ${format.count(last.deliveries)} deliveries ≤ 1.5 × at ${format.count(first.deliveries)} (${name})`, ratio, ratio <= 1.5);
+}
+
 function report(totalSeconds: number, tree: string): void {
   const table: Table = { headers: ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'], rows };
   const cpu: Table = { headers: ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'], rows: cpuRows };
@@ -188,6 +208,7 @@ function report(totalSeconds: number, tree: string): void {
     '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',
     '- RSS: /proc/<pid>/status VmRSS every 250 ms; "after N requests" is read when the Nth reply is in, peak is over the whole run.',
     '- Backlog: written through the store with the server down, then timed from the spawn of `serve` until every backlog record is in the JSONL file; intake latency leaves out its first second (connection set-up).',
+    `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
     '',
   ].join('\n');
@@ -206,9 +227,12 @@ function measuredTree(): string {
 async function main(): Promise<void> {
   const started = performance.now();
   const step = (what: string) => process.stderr.write(`bench: ${what} (${format.seconds((performance.now() - started) / 1000)})\n`);
-  step('building callhook (npm run build)');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (build.status !== 0) throw new Error('npm run build failed: the bench measures the compiled receiver');
+  // The scrape rows run the store and metrics code in this process, from source: they alone need no build.
+  if ([...only].some((row) => row !== 'scrape')) {
+    step('building callhook (npm run build)');
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (build.status !== 0) throw new Error('npm run build failed: the bench measures the compiled receiver');
+  }
   const tree = measuredTree();
 
   if (only.has('throughput')) {
@@ -231,6 +255,11 @@ async function main(): Promise<void> {
   if (only.has('in-call')) {
     step(`in-call: ${settings.runs} run(s) × 2 over a store of ${format.count(settings.backlog)} calls`);
     inCallRows(await measureInCall(settings));
+  }
+  if (only.has('scrape')) {
+    step(`scrape: /metrics over ${SCRAPE_SIZES.map(format.count).join(' and ')} stored deliveries${values.postgres ? ', SQLite and PostgreSQL' : ''}`);
+    scrapeRows(await measureScrapeSqlite(SCRAPE_SIZES));
+    if (values.postgres) scrapeRows(await measureScrapePostgres(values.postgres, SCRAPE_SIZES));
   }
   report((performance.now() - started) / 1000, tree);
 }
