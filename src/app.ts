@@ -5,6 +5,7 @@ import { CallhookError } from './errors.js';
 import { adminRoutes, type AdminDeps } from './http/admin.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { requireBearer } from './http/auth.js';
+import { clientAddress } from './http/client-address.js';
 import type { AppEnv } from './http/env.js';
 import { healthRoutes, type HealthDeps } from './http/health.js';
 import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
@@ -37,14 +38,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const summary = c.get('summary');
     // Only a configured hook names a metric label: a client cannot grow the label set.
     if (summary?.hook) metrics?.observeRequest(summary.hook, summary.outcome ?? String(c.res.status), seconds);
-    // One line per request; headers are never logged, so the Authorization header cannot leak.
-    requestLog.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, ...summary }, 'request');
+    // One line per request; headers are never logged, so the Authorization header cannot leak. The address is the
+    // client's as the limiter counts it (contract section 6, trust_proxy).
+    const remote = clientAddress(c, deps.trustProxy ?? false);
+    requestLog.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, remote, ...summary }, 'request');
   });
 
   app.route('/', healthRoutes(routeDeps));
   if (metrics) {
     // Failed tokens count against the same limiter as the other bearer checks.
-    if (deps.metricsToken) app.use('/metrics', requireBearer([deps.metricsToken], routeDeps.limiter));
+    if (deps.metricsToken) app.use('/metrics', requireBearer([deps.metricsToken], routeDeps.limiter, deps.trustProxy));
     // Labels hold configured names only (metrics.ts), but a sink or hook named after a secret must not show it.
     const mask = secretMasker(deps.secrets);
     app.get('/metrics', async (c) => {

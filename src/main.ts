@@ -83,6 +83,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     metrics,
     metricsToken: config.metricsToken,
     limiter: createAuthLimiter(config.authLimit),
+    trustProxy: config.trustProxy,
     inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
     phoneRegion: config.phoneRegion,
