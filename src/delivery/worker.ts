@@ -3,10 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { CallRecord } from '../record.js';
 import type { Sink } from '../sinks/sink.js';
-import { isRetryableStatus } from '../sinks/http-response.js';
-import { PermanentError, RetryableError } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
 import { retryDelay, type RetryPolicy } from './backoff.js';
+import { classify } from './classify.js';
 import type { DeliveryPolicy } from './policy.js';
 
 /**
@@ -204,7 +203,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok' });
     } catch (err) {
       if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
-      const result = classify(err, delivery.attempt, loop.policy.retry);
+      const result = attemptOutcome(err, delivery.attempt, loop.policy.retry);
       if (mask && result.attempt.error !== undefined) result.attempt.error = mask(result.attempt.error);
       const durationMs = performance.now() - started;
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt);
@@ -262,23 +261,14 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
   };
 }
 
-/**
- * Permanent or worth retrying, and after how long. A sink written by a user need not import our error classes:
- * any error with `permanent: true` is permanent, and a numeric `status` and `retryAfterMs` are read as ours are. So
- * a status decides as it does for the http sink (contract section 5): a 4xx other than 408, 425 and 429 will fail
- * again, unless the error says `permanent: false`.
- */
-function classify(err: unknown, attempt: number, policy: RetryPolicy): { attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>; retryAt?: number } {
-  const error = err instanceof Error ? err.message : String(err);
-  const fields = (typeof err === 'object' && err !== null ? err : {}) as { permanent?: unknown; status?: unknown; retryAfterMs?: unknown };
-  const httpStatus = typeof fields.status === 'number' ? fields.status : undefined;
-  const refused = httpStatus !== undefined && httpStatus >= 400 && httpStatus < 500 && !isRetryableStatus(httpStatus);
-  const permanent = fields.permanent ?? (err instanceof RetryableError ? false : refused);
-  if (err instanceof PermanentError || permanent === true) return { attempt: { outcome: 'dead', error, httpStatus } };
-  const retryAfterMs = typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
-  const delay = retryDelay(attempt, policy, retryAfterMs);
-  if (delay === undefined) return { attempt: { outcome: 'dead', error, httpStatus } };
-  return { attempt: { outcome: 'retry', error, httpStatus }, retryAt: Date.now() + delay };
+/** The classifier's outcome (classify.ts) as an attempt's record: dead at once, or retried after the policy's wait. */
+function attemptOutcome(err: unknown, attempt: number, policy: RetryPolicy): { attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>; retryAt?: number } {
+  const outcome = classify(err);
+  const recorded = { error: outcome.error, httpStatus: outcome.status };
+  if (outcome.kind === 'permanent') return { attempt: { outcome: 'dead', ...recorded } };
+  const delay = retryDelay(attempt, policy, outcome.retryAfterMs);
+  if (delay === undefined) return { attempt: { outcome: 'dead', ...recorded } };
+  return { attempt: { outcome: 'retry', ...recorded }, retryAt: Date.now() + delay };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describeFetchError } from '../fetch-error.js';
-import { PermanentError, RetryableError } from './sink.js';
+import { errorForStatus } from '../delivery/classify.js';
+import { RetryableError } from './sink.js';
 
 /** An error page can be megabytes; only its start is read, so a receiver cannot hog memory or time. */
 const ERROR_BODY_BYTES = 4 * 1024;
@@ -7,20 +8,12 @@ const ERROR_EXCERPT_CHARS = 200;
 /** A receiver asking for more than a day is more likely wrong than serious; the backoff schedule takes over. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-/** RFC 9110 section 15: these may succeed later; every other 4xx will fail the same way again. */
-const RETRYABLE_STATUSES = new Set([408, 425, 429]);
-
 /**
  * The three forms of an HTTP-date (RFC 9110 section 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime
  * forms that recipients must still accept. Checked by shape first because `Date.parse` accepts "12" as a date.
  */
 const IMF_OR_RFC850 = /^(?:[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4}|[A-Z][a-z]{5,8}, \d{2}-[A-Z][a-z]{2}-\d{2}) \d{2}:\d{2}:\d{2} GMT$/;
 const ASCTIME = /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
-
-/** A failed reply that may succeed later: 408, 425, 429 and every 5xx (contract section 5). */
-export function isRetryableStatus(status: number): boolean {
-  return RETRYABLE_STATUSES.has(status) || status >= 500;
-}
 
 export interface SendOptions {
   /** The worker's signal: its abort reason is what `sendRequest` rejects with. */
@@ -60,12 +53,8 @@ export async function sendRequest(url: string, init: RequestInit, { signal, time
     excerpt = '';
   }
   const message = `HTTP ${status}${excerpt ? `: ${hideUrl(excerpt, url)}` : ''}`;
-  if (isRetryableStatus(status)) {
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-    throw new RetryableError(message, { status, retryAfterMs });
-  }
   const hint = status >= 300 && status < 400 ? ' (redirects are not followed; configure the final URL)' : '';
-  throw new PermanentError(message + hint, { status });
+  throw errorForStatus(status, message + hint, { retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CallRecord } from '../record.js';
 import { sendRequest } from './http-response.js';
+import { caller, text, truncate as cutText } from './shared/record-fields.js';
 import { defineSinkType } from './sink.js';
 
 /** Block Kit limits (https://api.slack.com/reference/block-kit/blocks): longer text makes Slack refuse the whole message. */
@@ -52,20 +53,16 @@ export const slackSink = defineSinkType({
 
 /** The `text` fallback (notifications, screen readers) and the Block Kit layout of one call. */
 export function slackMessage(record: CallRecord): { text: string; blocks: unknown[] } {
-  const value = (field: string): string | undefined => {
-    const v = record.data[field];
-    return v === undefined || String(v).trim() === '' ? undefined : String(v).trim();
-  };
-  const name = [value('first_name'), value('last_name')].filter(Boolean).join(' ') || undefined;
-  const phone = value('phone_number');
+  const value = (field: string) => text(record, field);
+  const { name, phone } = caller(record);
   const outcome = value('call_outcome') ?? 'no outcome';
   const sentiment = value('sentiment_analysis');
   const emoji = (sentiment && SENTIMENT_EMOJI[sentiment.toLowerCase()]) ?? ':grey_question:';
-  const caller = name && phone ? `${name} (${phone})` : (name ?? phone ?? 'unknown caller');
+  const who = name && phone ? `${name} (${phone})` : (name ?? phone ?? 'unknown caller');
 
   const field = (label: string, text: string) => ({ type: 'mrkdwn', text: truncate(`*${label}*\n${escape(text)}`, FIELD_TEXT) });
   const blocks: unknown[] = [
-    { type: 'header', text: { type: 'plain_text', text: truncate(`📞 ${caller}`, HEADER_TEXT), emoji: true } },
+    { type: 'header', text: { type: 'plain_text', text: truncate(`📞 ${who}`, HEADER_TEXT), emoji: true } },
     {
       type: 'section',
       fields: [
@@ -85,7 +82,7 @@ export function slackMessage(record: CallRecord): { text: string; blocks: unknow
     blocks.push(section(`:warning: *Problems*\n${lines.join('\n')}`));
   }
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escape(`${record.hook} · ${record.id} · ${record.received_at}`) }] });
-  return { text: truncate(escape(`Call from ${caller}: ${outcome}`), FALLBACK_TEXT), blocks };
+  return { text: truncate(escape(`Call from ${who}: ${outcome}`), FALLBACK_TEXT), blocks };
 }
 
 function section(text: string) {
@@ -100,12 +97,10 @@ function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** Cuts to `max` UTF-16 units (Slack counts characters, never more), never inside an entity or a surrogate pair. */
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let cut = text.slice(0, max - 1);
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut.replace(/&[a-z]{0,4}$/, '')}…`;
+/** Cut as every sink cuts (record-fields.ts), and never inside an entity escape() made. */
+function truncate(value: string, max: number): string {
+  const cut = cutText(value, max);
+  return cut === value ? value : cut.replace(/&[a-z]{0,4}…$/, '…');
 }
 
 /** An http(s) URL made safe inside `<url|label>`, where a `|` or `>` would end the link early. */

@@ -3,8 +3,10 @@ import { z } from 'zod';
 import { CallingServiceError, createClient, type TagContactRequest } from '../client/index.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
-import { isRetryableStatus, parseRetryAfter } from './http-response.js';
-import { defineSinkType, PermanentError, RetryableError } from './sink.js';
+import { errorForStatus } from '../delivery/classify.js';
+import { parseRetryAfter } from './http-response.js';
+import { text as fieldText, truncate } from './shared/record-fields.js';
+import { defineSinkType, PermanentError } from './sink.js';
 
 /** The service documents no length limit (spec 2.6); a note longer than this is no longer read by anyone. */
 const DESCRIPTION_CHARS = 500;
@@ -52,10 +54,7 @@ export const tagContactSink = defineSinkType({
 
 /** The tag contact of spec 2.6 for this call's caller; a call without a number has no one to add. */
 export function tagContact(record: CallRecord): TagContactRequest & { phone: string } {
-  const value = (field: string): string | undefined => {
-    const v = record.data[field];
-    return v === undefined || String(v).trim() === '' ? undefined : String(v).trim();
-  };
+  const value = (field: string) => fieldText(record, field);
   const given = value('phone_number');
   if (!given) throw new PermanentError('the record has no phone_number to add to the tag');
   // Normalised records hold E.164 already; a value that was not (no region to read it in) is sent as it came.
@@ -91,13 +90,5 @@ export function samePhone(theirs: string | undefined, ours: string): boolean {
 function forWorker(err: unknown): unknown {
   if (!(err instanceof CallingServiceError)) return err;
   const { status, statusLine } = err;
-  if (status >= 400 && status < 500 && !isRetryableStatus(status)) return new PermanentError(statusLine, { status, cause: err });
-  return new RetryableError(statusLine, { status: status || undefined, retryAfterMs: parseRetryAfter(err.retryAfter), cause: err });
-}
-
-function truncate(value: string, max: number): string {
-  if (value.length <= max) return value;
-  // Never cut an emoji in half: a lone surrogate is not valid UTF-8 on the wire.
-  const cut = value.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '');
-  return `${cut}…`;
+  return errorForStatus(status || undefined, statusLine, { retryAfterMs: parseRetryAfter(err.retryAfter), cause: err });
 }

@@ -1,0 +1,44 @@
+import { PermanentError, RetryableError } from '../sinks/sink.js';
+
+/**
+ * One classifier of a delivery's outcome (contract sections 5 and 9), for every sink and the worker: worth trying
+ * again, never going to succeed, or refused for too many requests, with the wait the service gave. A sink maps
+ * what its service answered with `errorForStatus`; the worker reads any error with `classify`, so a sink written by a
+ * user need not import our error classes: `permanent: true`, a numeric `status` and `retryAfterMs` are read as ours are.
+ */
+
+export type Outcome =
+  | { kind: 'retry'; error: string; status?: number; retryAfterMs?: number }
+  | { kind: 'permanent'; error: string; status?: number }
+  /** HTTP 429, or a service's own "too many requests": the whole sink waits (section 9). */
+  | { kind: 'rate-limited'; error: string; status?: number; retryAfterMs?: number };
+
+/** RFC 9110 section 15: these may succeed later; every other 4xx will fail the same way again. */
+const RETRYABLE_STATUSES = new Set([408, 425, 429]);
+
+/** A failed reply that may succeed later: 408, 425, 429 and every 5xx (contract section 5). */
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE_STATUSES.has(status) || status >= 500;
+}
+
+/**
+ * The error a sink throws for a service's failed reply, by its status: a redirect (a POST is never replayed to
+ * another URL) and a 4xx other than 408, 425 and 429 will fail again; the rest, and a reply with no status at all,
+ * may succeed later.
+ */
+export function errorForStatus(status: number | undefined, message: string, { retryAfterMs, cause }: { retryAfterMs?: number; cause?: unknown } = {}): RetryableError | PermanentError {
+  if (status !== undefined && status >= 300 && status < 500 && !isRetryableStatus(status)) return new PermanentError(message, { status, cause });
+  return new RetryableError(message, { status, retryAfterMs, cause });
+}
+
+export function classify(err: unknown): Outcome {
+  const error = err instanceof Error ? err.message : String(err);
+  const fields = (typeof err === 'object' && err !== null ? err : {}) as { permanent?: unknown; status?: unknown; retryAfterMs?: unknown; rateLimited?: unknown };
+  const status = typeof fields.status === 'number' ? fields.status : undefined;
+  const retryAfterMs = typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
+  const refused = status !== undefined && status >= 400 && status < 500 && !isRetryableStatus(status);
+  const permanent = fields.permanent ?? (err instanceof RetryableError ? false : refused);
+  if (err instanceof PermanentError || permanent === true) return { kind: 'permanent', error, status };
+  if (status === 429 || fields.rateLimited === true) return { kind: 'rate-limited', error, status, retryAfterMs };
+  return { kind: 'retry', error, status, retryAfterMs };
+}
