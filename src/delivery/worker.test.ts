@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { tempDir, until } from '../../test/helpers/server.js';
-import { jsonlSink } from '../sinks/jsonl.js';
+import { jsonlSink } from '../sinks/jsonl/jsonl.js';
 import type { CallRecord } from '../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite.js';

@@ -1,25 +1,37 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConfigError, type Config, type SinkConfig } from '../config.js';
 import { compileWhen, filterSchema, type Filter } from '../delivery/filter.js';
 import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
 import { importUserModule } from '../user-module.js';
-import { httpSink } from './http.js';
-import { jsonlSink } from './jsonl.js';
-import { logSink } from './log.js';
 import type { Sink, SinkContext, SinkType } from './sink.js';
-import { slackSink } from './slack.js';
-import { tagContactSink } from './tag-contact.js';
 
-/** Built-in sink types by the `type` a config names; more arrive issue by issue (contract section 5). */
-export const SINK_TYPES: Readonly<Record<string, SinkType>> = {
-  log: logSink,
-  jsonl: jsonlSink,
-  http: httpSink,
-  slack: slackSink,
-  'tag-contact': tagContactSink,
-};
+/**
+ * Built-in sink types: each is a folder here, `<type>/<type>.ts`, whose default export is the type, loaded only
+ * when a config names it (a queue or a CRM client is not imported by a receiver that does not use it), the way
+ * pino resolves a transport's `target`. More arrive issue by issue (contract section 5); a folder is the whole
+ * of adding one.
+ */
+const SINKS_DIR = dirname(fileURLToPath(import.meta.url));
+/** Listed first in messages, as the simplest; the others follow by name. */
+const FIRST = ['log', 'jsonl', 'http', 'slack', 'tag-contact'];
+
+/** A type's module: the source under tsx and the tests, compiled JavaScript under dist/. */
+function moduleOf(type: string): string | undefined {
+  return ['.ts', '.js'].map((ext) => join(SINKS_DIR, type, `${type}${ext}`)).find((file) => existsSync(file));
+}
+
+/** The built-in types there are, by their folders. */
+export function builtInTypes(): string[] {
+  const types = readdirSync(SINKS_DIR, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && moduleOf(entry.name) !== undefined)
+    .map((entry) => entry.name);
+  const rank = (type: string) => (FIRST.includes(type) ? FIRST.indexOf(type) : FIRST.length);
+  return types.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
 
 /** What the delivery engine needs to know of one configured sink, checked before anything is opened. */
 export interface SinkSpec {
@@ -44,7 +56,7 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
   const specs: SinkSpec[] = [];
   for (const [index, config] of configs.entries()) {
     const where = `sinks[${index}] (${config.name})`;
-    const type = config.type === 'module' ? await loadModuleSink(config, where, baseDir) : builtIn(config.type, index);
+    const type = config.type === 'module' ? await loadModuleSink(config, where, baseDir) : await builtIn(config.type, index);
     const { name, type: _type, when: rawWhen, retry, timeout, concurrency, ...rest } = config;
     const options = parse(type.options, config.type === 'module' ? withoutKey(rest, 'module') : rest, where);
     const common = parse(deliveryOptionsSchema, dropUndefined({ retry, timeout, concurrency: concurrency ?? type.defaults?.concurrency }), where);
@@ -79,9 +91,11 @@ export async function openSinks(specs: readonly SinkSpec[], context: Omit<SinkCo
   return sinks;
 }
 
-function builtIn(type: string, index: number): SinkType {
-  if (Object.hasOwn(SINK_TYPES, type)) return SINK_TYPES[type]!;
-  throw new ConfigError(`sinks[${index}].type: unknown sink type "${type}" (known types: ${[...Object.keys(SINK_TYPES), 'module'].join(', ')})`);
+async function builtIn(type: string, index: number): Promise<SinkType> {
+  const known = builtInTypes();
+  if (!known.includes(type)) throw new ConfigError(`sinks[${index}].type: unknown sink type "${type}" (known types: ${[...known, 'module'].join(', ')})`);
+  const loaded = (await import(/* @vite-ignore */ pathToFileURL(moduleOf(type)!).href)) as { default: SinkType };
+  return loaded.default;
 }
 
 /**

@@ -1,12 +1,12 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
-import { CallingServiceError, createClient, type TagContactRequest } from '../client/index.js';
-import { toE164 } from '../normalize/formats.js';
-import type { CallRecord } from '../record.js';
-import { errorForStatus } from '../delivery/classify.js';
-import { parseRetryAfter } from './http-response.js';
-import { text as fieldText, truncate } from './shared/record-fields.js';
-import { defineSinkType, PermanentError } from './sink.js';
+import { CallingServiceError, createClient, type TagContactRequest } from '../../client/index.js';
+import { toE164 } from '../../normalize/formats.js';
+import type { CallRecord } from '../../record.js';
+import { errorForStatus } from '../../delivery/classify.js';
+import { parseRetryAfter } from '../shared/http-response.js';
+import { text as fieldText, truncate } from '../shared/record-fields.js';
+import { defineSinkType, PermanentError } from '../sink.js';
 
 /** The service documents no length limit (spec 2.6); a note longer than this is no longer read by anyone. */
 const DESCRIPTION_CHARS = 500;
@@ -92,3 +92,6 @@ function forWorker(err: unknown): unknown {
   const { status, statusLine } = err;
   return errorForStatus(status || undefined, statusLine, { retryAfterMs: parseRetryAfter(err.retryAfter), cause: err });
 }
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default tagContactSink;

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { sendRequest } from './http-response.js';
-import { defineSinkType } from './sink.js';
+import { sendRequest } from '../shared/http-response.js';
+import { defineSinkType } from '../sink.js';
 
 /**
  * Standard Webhooks (https://www.standardwebhooks.com, "Signature scheme"): a symmetric secret is `whsec_` and the
@@ -86,3 +86,6 @@ function headerProblem(name: string, value: string): string | undefined {
     return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) ? 'has a value that cannot be sent (a line break or NUL?)' : 'is not a valid header name';
   }
 }
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default httpSink;

@@ -1,8 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { FILE_MODE, ownerOnlyFd, prepareFolderOf } from '../data-dir.js';
-import { defineSinkType } from './sink.js';
+import { FILE_MODE, ownerOnlyFd, prepareFolderOf } from '../../data-dir.js';
+import { defineSinkType } from '../sink.js';
 
 /** How much of the file's end is read at start-up to learn which records a killed process already wrote. */
 const TAIL_BYTES = 4 * 1024 * 1024;
@@ -114,3 +114,6 @@ function remember(ids: Set<string>, id: string): void {
   ids.add(id);
   if (ids.size > REMEMBERED_IDS) ids.delete(ids.values().next().value!);
 }
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default jsonlSink;

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../../test/helpers/receiver.js';
-import type { CallRecord } from '../record.js';
-import { PermanentError, RetryableError } from './sink.js';
+import { startReceiver, type Receiver } from '../../../test/helpers/receiver.js';
+import type { CallRecord } from '../../record.js';
+import { PermanentError, RetryableError } from '../sink.js';
 import { slackMessage, slackSink } from './slack.js';
 
 const log = pino({ level: 'silent' });

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { CallRecord } from '../record.js';
+import type { CallRecord } from '../../record.js';
 import { logSink } from './log.js';
 
 const record: CallRecord = {

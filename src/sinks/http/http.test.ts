@@ -2,10 +2,10 @@ import { createHmac } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../../test/helpers/receiver.js';
-import type { CallRecord } from '../record.js';
+import { startReceiver, type Receiver } from '../../../test/helpers/receiver.js';
+import type { CallRecord } from '../../record.js';
 import { httpSink, sign } from './http.js';
-import { PermanentError, RetryableError } from './sink.js';
+import { PermanentError, RetryableError } from '../sink.js';
 
 const log = pino({ level: 'silent' });
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

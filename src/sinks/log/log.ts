@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { CallRecord } from '../record.js';
-import { defineSinkType } from './sink.js';
+import type { CallRecord } from '../../record.js';
+import { defineSinkType } from '../sink.js';
 
 /**
  * Writes each call as one pino line: the simplest proof that calls arrive, and a debugging aid. The process log is
@@ -34,3 +34,6 @@ export function summary(record: CallRecord): Record<string, unknown> {
     problems: record.problems.map((p) => p.code),
   };
 }
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default logSink;

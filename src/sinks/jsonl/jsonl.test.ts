@@ -3,8 +3,8 @@ import { open as openFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { tempDir } from '../../test/helpers/server.js';
-import type { CallRecord } from '../record.js';
+import { tempDir } from '../../../test/helpers/server.js';
+import type { CallRecord } from '../../record.js';
 import { jsonlSink } from './jsonl.js';
 
 const log = pino({ level: 'silent' });

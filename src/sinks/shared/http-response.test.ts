@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReceiver, type Received, type Receiver } from '../../test/helpers/receiver.js';
+import { startReceiver, type Received, type Receiver } from '../../../test/helpers/receiver.js';
 import { parseRetryAfter, sendRequest } from './http-response.js';
-import { PermanentError, RetryableError } from './sink.js';
+import { PermanentError, RetryableError } from '../sink.js';
 
 const receivers: Receiver[] = [];
 afterEach(async () => {

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeService, type FakeService } from '../../test/helpers/fake-service.js';
-import type { CallRecord } from '../record.js';
-import { PermanentError, RetryableError } from './sink.js';
+import { startFakeService, type FakeService } from '../../../test/helpers/fake-service.js';
+import type { CallRecord } from '../../record.js';
+import { PermanentError, RetryableError } from '../sink.js';
 import { samePhone, tagContact, tagContactSink } from './tag-contact.js';
 
 const log = pino({ level: 'silent' });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CallRecord } from '../record.js';
-import { sendRequest } from './http-response.js';
-import { caller, text, truncate as cutText } from './shared/record-fields.js';
-import { defineSinkType } from './sink.js';
+import type { CallRecord } from '../../record.js';
+import { sendRequest } from '../shared/http-response.js';
+import { caller, text, truncate as cutText } from '../shared/record-fields.js';
+import { defineSinkType } from '../sink.js';
 
 /** Block Kit limits (https://api.slack.com/reference/block-kit/blocks): longer text makes Slack refuse the whole message. */
 const SECTION_TEXT = 3000;
@@ -111,3 +111,6 @@ function recordingLink(raw: string | undefined): string | undefined {
   const href = url.href.replace(/\|/g, '%7C').replace(/</g, '%3C').replace(/>/g, '%3E');
   return href.length <= SECTION_TEXT - 100 ? href : undefined;
 }
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default slackSink;

@@ -1,6 +1,6 @@
-import { describeFetchError } from '../fetch-error.js';
-import { errorForStatus } from '../delivery/classify.js';
-import { RetryableError } from './sink.js';
+import { describeFetchError } from '../../fetch-error.js';
+import { errorForStatus } from '../../delivery/classify.js';
+import { RetryableError } from '../sink.js';
 
 /** An error page can be megabytes; only its start is read, so a receiver cannot hog memory or time. */
 const ERROR_BODY_BYTES = 4 * 1024;
