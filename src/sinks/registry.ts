@@ -100,7 +100,8 @@ async function builtIn(type: string, index: number): Promise<SinkType> {
 
 /**
  * `type: module`: a sink written by the user. Its default export is the factory `(options, context) => Sink`;
- * an optional named export `options` (a zod schema) checks the entry's other keys at start-up.
+ * an optional named export `options` (a zod schema, or any Standard Schema) checks the entry's other keys at
+ * start-up, and `secretOptions` names the ones to mask.
  */
 async function loadModuleSink(config: SinkConfig, where: string, baseDir: string): Promise<SinkType> {
   const path = config.module;
@@ -108,7 +109,7 @@ async function loadModuleSink(config: SinkConfig, where: string, baseDir: string
   const file = isAbsolute(path) ? path : resolve(baseDir, path);
   const loaded = await importUserModule<(options: unknown, context: SinkContext) => unknown>(file, `${where}.module`, 'a factory (options, context) => Sink');
   const factory = loaded.default;
-  const options = loaded.options instanceof z.ZodType ? loaded.options : z.record(z.string(), z.unknown());
+  const options = userSchema(loaded.options, where);
   const secretOptions = Array.isArray(loaded.secretOptions) ? loaded.secretOptions.filter((o): o is string => typeof o === 'string') : undefined;
   return {
     options,
@@ -120,6 +121,36 @@ async function loadModuleSink(config: SinkConfig, where: string, baseDir: string
     },
   };
 }
+
+/**
+ * A module in a folder of its own imports its own copy of zod (its own package.json, docs/custom-sinks.md), which
+ * is not an instance of ours: it is read through Standard Schema (https://standardschema.dev), which zod 3.24+
+ * and 4, valibot and arktype implement, so any of them checks a module's options.
+ */
+function userSchema(exported: unknown, where: string): z.ZodType {
+  if (exported === undefined) return z.record(z.string(), z.unknown());
+  if (exported instanceof z.ZodType) return exported;
+  const standard = (exported as { '~standard'?: StandardSchema } | null)?.['~standard'];
+  if (typeof standard?.validate !== 'function') throw new ConfigError(`${where}.module: its export \`options\` is not a schema (zod, or another Standard Schema)`);
+  return z.unknown().transform((value, ctx) => {
+    const result = standard.validate(value);
+    if (result instanceof Promise) {
+      ctx.addIssue({ code: 'custom', message: 'the module\'s options schema is asynchronous, and options are checked before start-up goes on' });
+      return z.NEVER;
+    }
+    if (!result.issues) return result.value;
+    for (const issue of result.issues) {
+      ctx.addIssue({ code: 'custom', path: (issue.path ?? []).map((p) => (typeof p === 'object' ? p.key : p)) as PropertyKey[], message: issue.message });
+    }
+    return z.NEVER;
+  });
+}
+
+/** The part of the Standard Schema interface (v1) callhook uses. */
+interface StandardSchema {
+  validate(value: unknown): StandardResult | Promise<StandardResult>;
+}
+type StandardResult = { value: unknown; issues?: undefined } | { issues: readonly { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] }[] };
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const parsed = schema.safeParse(value);
