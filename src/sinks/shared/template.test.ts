@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../record.js';
-import { compileMap, compileTemplate, mapSchema, templateSchema } from './template.js';
+import { compileMap, compileTemplate, mapSchema, templateParts, templateSchema } from './template.js';
 
 const record: CallRecord = {
   id: '019a0000-0000-7000-8000-000000000001',
@@ -29,6 +29,11 @@ describe('map templates (contract section 9)', () => {
     expect(compileTemplate('{{ first_name }} ({{ data.nowhere }}) {{ call_duration }}s')(record)).toBe('Asha () 184s');
     expect(compileTemplate('tags: {{ extra.tags }}')(record)).toBe('tags: ["a","b"]');
     expect(compileTemplate('plain text')(record)).toBe('plain text');
+  });
+
+  it('takes a template apart into the text around its placeholders and the paths they name', () => {
+    expect(templateParts('callhook.{{hook}}.{{ data.call_outcome }}')).toEqual({ texts: ['callhook.', '.', ''], paths: ['hook', 'data.call_outcome'] });
+    expect(templateParts('plain')).toEqual({ texts: ['plain'], paths: [] });
   });
 
   it('looks a bare field up in data, then in extra; an extra field name is taken whole', () => {

@@ -48,6 +48,16 @@ export function compileTemplate(text: string): Template {
   return (record) => parts.map((part, i) => (i % 2 === 0 ? part : asText(lookups[(i - 1) / 2]!(record)))).join('');
 }
 
+/**
+ * A template taken apart without compiling it: the paths its placeholders name (trimmed) and the text around them
+ * (`texts.length === paths.length + 1`), for a sink whose target must be known before any record (a NATS subject's
+ * stream filter, a routing key that must render one queue name).
+ */
+export function templateParts(text: string): { texts: string[]; paths: string[] } {
+  const parts = text.split(PLACEHOLDER);
+  return { texts: parts.filter((_, i) => i % 2 === 0), paths: parts.filter((_, i) => i % 2 === 1) };
+}
+
 function asText(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
