@@ -62,7 +62,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const { resumed, besideAnother } = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
   if (besideAnother) log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
-  const sinks = await openSinks(specs, { dataDir: config.dataDir, log });
+  const sinks = await openSinks(specs, { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl });
   const metrics = createMetrics(store, specs.map((s) => s.name));
   const worker = createDeliveryWorker({
     store,

@@ -26,6 +26,8 @@ export interface SinkContext {
   name: string;
   dataDir: string;
   log: Logger;
+  /** The deployment's DATABASE_URL (config.ts reads it), the default of a sink that writes to PostgreSQL. */
+  databaseUrl?: string;
 }
 
 export interface SinkType<Schema extends z.ZodType = z.ZodType> {
