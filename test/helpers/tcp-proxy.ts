@@ -10,6 +10,8 @@ export interface TcpProxy {
   port: number;
   /** The service's URL with its host and port replaced by the proxy's. */
   url(serviceUrl: string): string;
+  /** Client connections open through the proxy now: a test can see a client reuse one and close it. */
+  readonly connections: number;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -19,12 +21,15 @@ export async function startTcpProxy(serviceUrl: string, defaultPort: number): Pr
   const target = new URL(serviceUrl);
   const targetPort = Number(target.port || defaultPort);
   const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
   let server: Server | undefined;
 
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
       const s = createServer((client) => {
         const upstream = connect(targetPort, target.hostname);
+        clients.add(client);
+        client.on('close', () => clients.delete(client));
         for (const socket of [client, upstream]) {
           sockets.add(socket);
           socket.on('close', () => sockets.delete(socket));
@@ -57,6 +62,9 @@ export async function startTcpProxy(serviceUrl: string, defaultPort: number): Pr
       proxied.hostname = '127.0.0.1';
       proxied.port = String(port);
       return proxied.toString();
+    },
+    get connections() {
+      return clients.size;
     },
     down: stop,
     async up() {
