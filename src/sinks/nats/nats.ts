@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { defineSinkType, PermanentError, RetryableError } from '../sink.js';
+import { natsConnection, type Link } from './connection.js';
+import { natsError } from './errors.js';
+import { ensureStream, streamNameProblem } from './stream.js';
+import { publishSubjectProblem, subjectSchema } from './subject.js';
+
+/**
+ * The `nats` sink (contract section 9): a JetStream publish of the record as JSON with the header
+ * `Nats-Msg-Id: <idempotency key>`, so the stream drops a repeat within its duplicate window and the
+ * at-least-once outbox becomes exactly once downstream. Success is the stream's acknowledgement; a `duplicate`
+ * acknowledgement is success too (the stream holds the message already). The NATS client is loaded only when a
+ * config names this type (registry.ts).
+ */
+
+export const DEFAULT_SERVER = 'nats://127.0.0.1:4222';
+/** How long a publish waits for the stream's acknowledgement; the attempt's own `timeout` bounds it as well. */
+const PUBLISH_TIMEOUT_MS = 10_000;
+
+/** `nats://host:port`, `tls://…` or a bare `host:port`, as the client takes them. */
+const server = z.string().refine((value) => {
+  const url = value.includes('://') ? value : `nats://${value}`;
+  return !/\s/.test(value) && URL.canParse(url) && ['nats:', 'tls:'].includes(new URL(url).protocol) && new URL(url).hostname !== '';
+}, { error: 'servers: each must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)' });
+
+const options = z
+  .strictObject({
+    servers: z.union([server, z.array(server).min(1, { error: 'servers must name at least one server' })]).default(DEFAULT_SERVER),
+    subject: subjectSchema,
+    stream: z.string().superRefine((name, ctx) => {
+      const problem = streamNameProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', message: `stream ${problem}` });
+    }).optional(),
+    token: z.string().min(1, { error: 'token must not be empty' }).optional(),
+    user: z.string().min(1, { error: 'user must not be empty' }).optional(),
+    pass: z.string().min(1, { error: 'pass must not be empty' }).optional(),
+  })
+  .superRefine((o, ctx) => {
+    if (o.token !== undefined && (o.user !== undefined || o.pass !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['token'], message: 'give token or user + pass, not both' });
+    }
+    if ((o.user === undefined) !== (o.pass === undefined)) {
+      const [missing, given] = o.user === undefined ? ['user', 'pass'] : ['pass', 'user'];
+      ctx.addIssue({ code: 'custom', path: [missing], message: `${missing} is required with ${given}` });
+    }
+    // A stream callhook creates listens on the subject with each placeholder as `*`, which matches one whole token.
+    if (o.stream !== undefined && !o.subject.wholeTokens) {
+      ctx.addIssue({ code: 'custom', path: ['subject'], message: 'with stream, each {{ … }} must be a whole token between dots, so the stream can listen on it as *' });
+    }
+  });
+
+export const natsSink = defineSinkType({
+  options,
+  secretOptions: ['token', 'pass'],
+  create({ servers, subject, stream, token, user, pass }, { name, log }) {
+    const list = typeof servers === 'string' ? [servers] : servers;
+    // The hosts only: a server URL may carry user:pass, which no message may show (contract section 6).
+    const where = list.map((s) => new URL(s.includes('://') ? s : `nats://${s}`).host).join(', ');
+    const connection = natsConnection({ servers: list, token, user, pass, name: `callhook ${name}`, where, log });
+
+    /** The connection with its stream in place; the stream is looked up once per connection. */
+    async function ready(): Promise<Link> {
+      const link = await connection.get().catch((err: unknown) => {
+        throw natsError(err, `NATS at ${where}: cannot connect`, { noResponders: 'no responders' });
+      });
+      if (stream !== undefined && !link.streamReady) {
+        await whileConnected(() => ensureStream(link.nc, stream, subject.filter), link).catch((err: unknown) => {
+          throw natsError(err, `NATS at ${where}: stream ${stream}`, { noResponders: 'JetStream does not answer (is it enabled on the server and the account?)' });
+        });
+        link.streamReady = true;
+      }
+      return link;
+    }
+
+    return {
+      async deliver(record, { idempotencyKey, log: attemptLog }) {
+        const target = subject.render(record);
+        const problem = publishSubjectProblem(target);
+        if (problem !== undefined) throw new PermanentError(`NATS subject "${target}" ${problem}`);
+        const link = await ready();
+        const data = JSON.stringify(record);
+        // The client sets `Nats-Msg-Id` from msgID (JetStream's deduplication header).
+        const ack = await whileConnected(() => link.js.publish(target, data, { msgID: idempotencyKey, timeout: PUBLISH_TIMEOUT_MS }), link).catch((err: unknown) => {
+          throw natsError(err, `NATS at ${where}: publish to ${target}`, {
+            noResponders: `no JetStream stream listens on subject ${target} (create one whose subjects match it, or set the sink's stream option)`,
+          });
+        });
+        if (ack.duplicate) attemptLog.debug({ stream: ack.stream, seq: ack.seq, idempotencyKey }, 'nats sink: the stream had this message already');
+      },
+      close: () => connection.close(),
+    };
+  },
+});
+
+/**
+ * `work`, or the connection's loss, whichever comes first: a request made while the client reconnects would
+ * wait in its buffer until its time-out, and the outbox's schedule, not the client, is what retries a delivery.
+ */
+function whileConnected<T>(start: () => Promise<T>, link: Link): Promise<T> {
+  const lost = link.lost;
+  if (lost.aborted) return Promise.reject(lost.reason instanceof Error ? lost.reason : new RetryableError('NATS connection lost'));
+  return new Promise<T>((resolve, reject) => {
+    const onLost = () => reject(lost.reason);
+    lost.addEventListener('abort', onLost, { once: true });
+    start()
+      .then(resolve, reject)
+      .finally(() => lost.removeEventListener('abort', onLost));
+  });
+}
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default natsSink;

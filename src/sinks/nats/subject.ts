@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { templateParts, templateSchema, type Template } from '../shared/template.js';
+
+/**
+ * The `subject` option of the nats sink (contract section 9): a template, `callhook.calls.{{ hook }}` by default,
+ * checked at start-up so that every record renders to a subject one can publish to, and turned into the subject
+ * filter of a stream callhook creates (each `{{ … }}` as `*`).
+ */
+
+export const DEFAULT_SUBJECT = 'callhook.calls.{{ hook }}';
+
+/**
+ * The roots a subject may name: each renders one token that is always a valid subject token (a hook name is
+ * lowercase letters, digits, - and _ by config.ts; an id is a UUID; a source is one word; a revision a number).
+ * A data or extra field, dedup_key or received_at may not: a caller's words hold spaces and dots, and a dot makes
+ * more tokens than the stream filter's `*` matches, so the stream would never hear the subject and the call would
+ * go dead over a word the caller said. Routing on content belongs to `when` and a second sink.
+ */
+const SUBJECT_ROOTS = ['hook', 'id', 'source', 'revision'];
+
+export interface Subject {
+  /** The subject for one record. */
+  render: (record: Parameters<Template>[0]) => string;
+  /** The subject filter of a stream created for it: each placeholder as the one-token wildcard `*`. */
+  filter: string;
+  /** True when every placeholder fills a whole token, so that `filter` matches every subject rendered. */
+  wholeTokens: boolean;
+}
+
+/**
+ * Why a subject is no subject one can publish to, or undefined when it is one. NATS subjects are tokens
+ * separated by `.`, with no whitespace, no empty token, and no wildcard (`*`, `>`) when publishing
+ * (https://docs.nats.io/nats-concepts/subjects).
+ */
+export function publishSubjectProblem(subject: string): string | undefined {
+  if (subject === '') return 'is empty';
+  if (/\s/.test(subject)) return 'holds whitespace';
+  const tokens = subject.split('.');
+  if (tokens.some((token) => token === '')) return 'has an empty token (a leading, trailing or doubled dot)';
+  if (tokens.some((token) => token === '*' || token === '>')) return 'has a wildcard token (* or >), which one can only subscribe to';
+  return undefined;
+}
+
+export const subjectSchema = z
+  .string()
+  .default(DEFAULT_SUBJECT)
+  .transform((text, ctx): Subject => {
+    const compiled = templateSchema.safeParse(text);
+    if (!compiled.success) {
+      for (const issue of compiled.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+      return z.NEVER;
+    }
+    const { texts, paths } = templateParts(text);
+    const other = paths.find((path) => !SUBJECT_ROOTS.includes(path));
+    if (other !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `{{ ${other} }} may render text that is no subject token (spaces, dots); a subject may name ${SUBJECT_ROOTS.join(', ')}` });
+      return z.NEVER;
+    }
+    // The text around the placeholders must make a subject whatever they render: try it with a plain token.
+    const problem = publishSubjectProblem(texts.join('x'));
+    if (problem !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" ${problem}` });
+      return z.NEVER;
+    }
+    const wholeTokens = paths.every((_, i) => {
+      const [before, after] = [texts[i]!, texts[i + 1]!];
+      return (before === '' ? i === 0 : before.endsWith('.')) && (after === '' ? i === paths.length - 1 : after.startsWith('.'));
+    });
+    const render = compiled.data;
+    return { render: (record) => String(render(record) ?? ''), filter: texts.join('*'), wholeTokens };
+  });
