@@ -11,6 +11,7 @@ import type { CommitInput, DeliveryStat, Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
+import { storeSinksContract } from './store-sinks-contract.js';
 import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
 /** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
@@ -73,6 +74,7 @@ describe('sqlite store', () => {
   storeContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeAdminContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeCallsContract('sqlite', async () => openSqliteStore({ path }));
+  storeSinksContract('sqlite', async () => openSqliteStore({ path }), peek);
 
   it("reads a caller's history through the calls_phone index, neither scanning nor sorting", async () => {
     await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first

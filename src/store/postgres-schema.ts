@@ -159,6 +159,20 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER delivery_counts_truncate AFTER TRUNCATE ON deliveries
     FOR EACH STATEMENT EXECUTE FUNCTION delivery_counts_follow();
   `,
+  // Contract section 9, as SQLite's migration 6: one row a sink. `paused` is an operator's last word (NULL: never
+  // given, and the config's `paused` decides), kept here so it holds for every replica and survives a restart;
+  // `paused_until` is the end of a 429's wait, so every replica waits it out, not only the one that met it.
+  `
+  CREATE TABLE sink_state (
+    sink text PRIMARY KEY,
+    paused boolean,
+    paused_changed_at bigint,
+    paused_until bigint,
+    last_success_at bigint,
+    last_error text,
+    last_error_at bigint
+  );
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

@@ -5,6 +5,7 @@ import { postgresAdmin } from './postgres-admin.js';
 import { inTransaction, pgText, withClient } from './postgres-client.js';
 import { postgresKeptKeys } from './postgres-kept-keys.js';
 import { postgresPurge } from './postgres-purge.js';
+import { finishSinkStateSql, heldSql, postgresSinkState } from './postgres-sink-state.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
@@ -60,8 +61,8 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     kind: 'postgres',
     commitCall: (input) => inTransaction(pool, (client) => commit(client, input)),
     recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
-    claimDeliveries: (sink, limit, leaseMs) => claim(pool, sink, limit, leaseMs),
-    finishAttempt: (id, attempt, result, retryAt) => finish(pool, id, attempt, result, retryAt),
+    claimDeliveries: (sink, limit, leaseMs, pausedByDefault = false) => claim(pool, sink, limit, leaseMs, pausedByDefault),
+    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) => finish(pool, id, attempt, result, retryAt, pauseSinkUntil),
     // PostgreSQL is shared by replicas: an in_flight row may belong to one that is alive, so leases are never
     // taken back at start-up; a dead replica's leases expire and claimDeliveries picks them up then.
     resumeInFlight: async () => ({ resumed: 0, besideAnother: false }),
@@ -72,15 +73,21 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
         [ids],
       );
     },
-    nextDueIn: async (sink) => {
-      const { rows } = await pool.query<{ at: number | null }>(
-        `SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END) AS at
-         FROM deliveries WHERE sink = $1 AND state IN ('pending', 'in_flight')`,
+    // A paused sink has nothing due; one waiting out a 429 nothing before the wait ends (contract section 9).
+    nextDueIn: async (sink, pausedByDefault = false) => {
+      const { rows } = await pool.query<{ at: number | null; paused: boolean | null; until: number | null }>(
+        `SELECT (SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END)
+           FROM deliveries WHERE sink = $1 AND state IN ('pending', 'in_flight')) AS at,
+           (SELECT paused FROM sink_state WHERE sink = $1) AS paused,
+           (SELECT paused_until FROM sink_state WHERE sink = $1) AS until`,
         [sink],
       );
-      const at = rows[0]?.at;
-      return at == null ? undefined : Math.max(0, at - Date.now());
+      const { at, paused, until } = rows[0]!;
+      if ((paused ?? pausedByDefault) || at == null) return undefined;
+      const now = Date.now();
+      return Math.max(0, at - now, (until ?? 0) - now);
     },
+    ...postgresSinkState(pool),
     countDeliveries: () => countDeliveries(pool),
     ...postgresAdmin(pool),
     ...postgresPurge(pool),
@@ -171,15 +178,17 @@ function receiptParams(r: Receipt, callId: string | null): unknown[] {
  * committed after this statement's snapshot is re-checked against the WHERE clause before it is locked, finds
  * itself in_flight under a live lease, and is left out: one delivery is never leased twice.
  */
-async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number, pausedByDefault: boolean): Promise<ClaimedDelivery[]> {
   const now = Date.now();
   const { rows } = await pool.query<{ id: number; sink: string; attempts: number; record: CallRecord }>(
     // One index walk per state, as in SQLite: an OR across states would also visit every delivered row of the sink.
-    `WITH expired AS (
-       SELECT id FROM deliveries WHERE sink = $1 AND state = 'in_flight' AND lease_until <= $2
+    // A held sink (contract section 9: paused, or waiting out a 429) claims nothing, in this same statement.
+    `WITH hold AS (SELECT ${heldSql('$1', '$2', '$5::boolean')} AS held),
+     expired AS (
+       SELECT id FROM deliveries WHERE sink = $1 AND state = 'in_flight' AND lease_until <= $2 AND NOT (SELECT held FROM hold)
        LIMIT $4 FOR UPDATE SKIP LOCKED),
      pending AS (
-       SELECT id FROM deliveries WHERE sink = $1 AND state = 'pending' AND next_attempt_at <= $2
+       SELECT id FROM deliveries WHERE sink = $1 AND state = 'pending' AND next_attempt_at <= $2 AND NOT (SELECT held FROM hold)
        ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED),
      due AS (SELECT id FROM expired UNION ALL SELECT id FROM pending LIMIT $4),
      claimed AS (
@@ -188,7 +197,7 @@ async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number
        RETURNING d.id, d.sink, d.attempts, d.call_id)
      SELECT claimed.id, claimed.sink, claimed.attempts, c.record
      FROM claimed JOIN calls c ON c.id = claimed.call_id ORDER BY claimed.id`,
-    [sink, now, now + leaseMs, limit],
+    [sink, now, now + leaseMs, limit, pausedByDefault],
   );
   return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: storedRecord(r.record) }));
 }
@@ -198,16 +207,17 @@ async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number
  * the lease holder of this very attempt moves the delivery on: a worker whose lease expired and was taken over
  * finds no row to update (the WHERE is re-checked once a concurrent claim commits), so nothing is written.
  */
-async function finish(pool: pg.Pool, id: number, attempt: number, result: AttemptResult, retryAt?: number): Promise<boolean> {
+async function finish(pool: pg.Pool, id: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): Promise<boolean> {
   const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
   const now = Date.now();
   const { rowCount } = await pool.query(
     `WITH d AS (
        UPDATE deliveries SET state = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = $5
-       WHERE id = $1 AND state = 'in_flight' AND attempts = $10 RETURNING id, attempts)
+       WHERE id = $1 AND state = 'in_flight' AND attempts = $10 RETURNING id, attempts, sink),
+     ${finishSinkStateSql({ outcome: '$8::text', now: '$5::bigint', error: '$4::text', pauseUntil: '$11::bigint' })}
      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
      SELECT id, attempts, $6, $7, $8, $9, $4 FROM d`,
-    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null, attempt],
+    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null, attempt, pauseSinkUntil ?? null],
   );
   return rowCount === 1;
 }

@@ -116,4 +116,18 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UPDATE delivery_counts SET count = count - 1 WHERE sink = OLD.sink AND state = OLD.state;
   END;
   `,
+  // Contract section 9: what is kept of each sink besides its deliveries, one row a sink. `paused` is an operator's
+  // last word (NULL: never given, and the config's `paused` decides); `paused_until` is the end of a 429's wait,
+  // shared by every process; the last success and error are written by the worker with the attempt it records.
+  `
+  CREATE TABLE sink_state (
+    sink TEXT PRIMARY KEY,
+    paused INTEGER,
+    paused_changed_at INTEGER,
+    paused_until INTEGER,
+    last_success_at INTEGER,
+    last_error TEXT,
+    last_error_at INTEGER
+  ) WITHOUT ROWID;
+  `,
 ];

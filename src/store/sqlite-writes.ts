@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import { recordContentHash } from '../normalize/dedup-key.js';
 import { storedRecord, type CallRecord } from '../record.js';
+import { heldUntil } from './sink-state.js';
+import { sqliteSinkStateWrites } from './sqlite-sink-state.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt } from './store.js';
 
 /**
@@ -53,9 +55,12 @@ export interface ClaimedRow {
 export interface SqliteWrites {
   commitCall(call: CallRow): CommitResult;
   recordReceipt(receipt: ReceiptRow): void;
-  claimDeliveries(sink: string, limit: number, leaseMs: number): ClaimedRow[];
-  finishAttempt(id: number, attempt: number, result: AttemptResult, retryAt?: number): boolean;
+  claimDeliveries(sink: string, limit: number, leaseMs: number, pausedByDefault?: boolean): ClaimedRow[];
+  finishAttempt(id: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): boolean;
   releaseLeases(ids: readonly number[]): void;
+  /** Contract section 9: an operator's pause or resume of a sink. */
+  setSinkPaused(sink: string, paused: boolean): void;
+  recordSinkError(sink: string, error: string): void;
   /** Writes and removes a row larger than a page: a database that cannot grow fails here as a call would. */
   ping(): void;
 }
@@ -141,6 +146,7 @@ function parseStored(text: string): unknown {
 
 export function sqliteWrites(db: Database.Database): SqliteWrites {
   const stmts = prepareStatements(db);
+  const sinks = sqliteSinkStateWrites(db);
 
   const insertReceipt = (receipt: ReceiptRow, callId: string | null) => {
     const body = receipt.raw_body;
@@ -189,8 +195,13 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
 
     recordReceipt: (receipt) => insertReceipt(receipt, null),
 
-    claimDeliveries(sink, limit, leaseMs) {
+    /**
+     * A held sink (paused, or waiting out a 429) gets nothing: read in the same write as the claim, so a pause
+     * committed before it is always seen (contract section 9: its deliveries stay pending and spend no attempt).
+     */
+    claimDeliveries(sink, limit, leaseMs, pausedByDefault = false) {
       const now = Date.now();
+      if (heldUntil(sinks.get(sink), pausedByDefault, now) !== undefined) return [];
       const ids = stmts.claim.all({ sink, now, lease_until: now + leaseMs, limit }) as number[];
       if (ids.length === 0) return [];
       return stmts.claimed.all(JSON.stringify(ids)) as ClaimedRow[];
@@ -201,11 +212,13 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
      * its result is dropped, attempt row included, so the history holds each attempt number once and a late `done`
      * never overwrites the newer attempt's state.
      */
-    finishAttempt(id, attempt, result, retryAt) {
+    finishAttempt(id, attempt, result, retryAt, pauseSinkUntil) {
       const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
       const now = Date.now();
       const error = result.error ?? null;
-      if (stmts.finish.run({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }).changes === 0) return false;
+      const finished = stmts.finish.get({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }) as { sink: string } | undefined;
+      if (!finished) return false;
+      sinks.afterAttempt(finished.sink, result.outcome === 'ok', error, now, pauseSinkUntil);
       stmts.insertAttempt.run({
         id,
         attempt,
@@ -219,6 +232,9 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     },
 
     releaseLeases: (ids) => void stmts.release.run(JSON.stringify(ids)),
+
+    setSinkPaused: (sink, paused) => sinks.setPaused(sink, paused, Date.now()),
+    recordSinkError: (sink, error) => sinks.recordError(sink, error, Date.now()),
 
     ping() {
       stmts.heartbeat.run(new Date().toISOString());
@@ -265,7 +281,7 @@ function prepareStatements(db: Database.Database) {
     // Only the lease holder of this very attempt may move the delivery on (see finishAttempt).
     finish: db.prepare(`
       UPDATE deliveries SET state = @state, next_attempt_at = @next_attempt_at, lease_until = NULL, last_error = @error, updated_at = @now
-      WHERE id = @id AND state = 'in_flight' AND attempts = @attempt`),
+      WHERE id = @id AND state = 'in_flight' AND attempts = @attempt RETURNING sink`),
     release: db.prepare(`
       UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
       WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),

@@ -4,6 +4,8 @@ import { ownerOnly, prepareDataDir } from '../data-dir.js';
 import { sqliteAdmin } from './sqlite-admin.js';
 import { sqlitePurge } from './sqlite-purge.js';
 import { sqliteReader } from './sqlite-reader.js';
+import { heldUntil } from './sink-state.js';
+import { sqliteSinkStateReads } from './sqlite-sink-state.js';
 import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { sqliteWriter, type WriterExtension } from './sqlite-writer.js';
@@ -62,6 +64,7 @@ export function sqliteStoreOn(
   // Every write of the request path and of the delivery worker goes through the writer's group commit.
   const writer = sqliteWriter(db, { busyTimeoutMs, inPlace: writeInPlace, extension });
   const reader = sqliteReader(db);
+  const sinkStates = sqliteSinkStateReads(db);
   let serving: ServeLock | undefined;
 
   return {
@@ -69,8 +72,8 @@ export function sqliteStoreOn(
     commitCall: (input) => writer.run('commitCall', callRow(input)),
     toWriter: (request) => writer.toExtension(request),
     recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt)),
-    claimDeliveries: async (sink, limit, leaseMs) => (await writer.run('claimDeliveries', sink, limit, leaseMs)).map(claimedDelivery),
-    finishAttempt: (id, attempt, result, retryAt) => writer.run('finishAttempt', id, attempt, result, retryAt),
+    claimDeliveries: async (sink, limit, leaseMs, pausedByDefault) => (await writer.run('claimDeliveries', sink, limit, leaseMs, pausedByDefault)).map(claimedDelivery),
+    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) => writer.run('finishAttempt', id, attempt, result, retryAt, pauseSinkUntil),
     resumeInFlight: async () => {
       if (db.memory) return { resumed: stmts.resume.run().changes, besideAnother: false };
       let resumed = 0;
@@ -78,10 +81,16 @@ export function sqliteStoreOn(
       return { resumed, besideAnother: !serving.alone };
     },
     releaseLeases: (ids) => writer.run('releaseLeases', ids),
-    nextDueIn: async (sink) => {
+    nextDueIn: async (sink, pausedByDefault = false) => {
+      const now = Date.now();
+      const held = heldUntil(sinkStates.get(sink), pausedByDefault, now);
+      if (held === Infinity) return undefined;
       const row = stmts.nextDue.get({ sink }) as { at: number | null } | undefined;
-      return row?.at == null ? undefined : Math.max(0, row.at - Date.now());
+      return row?.at == null ? undefined : Math.max(0, row.at - now, (held ?? 0) - now);
     },
+    sinkStates: async () => sinkStates.all(),
+    setSinkPaused: (sink, paused) => writer.run('setSinkPaused', sink, paused),
+    recordSinkError: (sink, error) => writer.run('recordSinkError', sink, error),
     countDeliveries: async () => countDeliveries(stmts),
     ...sqliteAdmin(db, reader),
     ...sqlitePurge(db),

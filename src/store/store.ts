@@ -197,6 +197,20 @@ export interface DeliveryStat {
   oldestCreatedAt: number | null;
 }
 
+/** One sink's kept state (contract section 9), epoch milliseconds. */
+export interface SinkState {
+  sink: string;
+  /** An operator's last word: paused (true) or resumed (false); null when none was ever given, and the config decides. */
+  paused: boolean | null;
+  /** When an operator last paused or resumed it. */
+  pausedChangedAt: number | null;
+  /** A 429 holds every delivery of the sink until then. */
+  pausedUntil: number | null;
+  lastSuccessAt: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+}
+
 export interface PurgeCounts {
   calls: number;
   receipts: number;
@@ -220,14 +234,19 @@ export interface Store {
   toWriter?(request: unknown): Promise<unknown> | undefined;
   /** A receipt for a request that passed auth but stored no call: refused (bad body, too large, store down), or an in-call lookup. */
   recordRejection(receipt: Receipt): Promise<void>;
-  /** Leases up to `limit` due deliveries of one sink; an expired lease counts as due. */
-  claimDeliveries(sink: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Leases up to `limit` due deliveries of one sink; an expired lease counts as due. None while the sink is held
+   * (sink-state.ts: paused by an operator, or by `pausedByDefault` when no operator ever said, or waiting out a
+   * 429), checked in the claim itself, so no claim that starts after a pause is committed spends an attempt.
+   */
+  claimDeliveries(sink: string, limit: number, leaseMs: number, pausedByDefault?: boolean): Promise<ClaimedDelivery[]>;
   /**
    * Records the attempt and moves the delivery on: done, back to pending at `retryAt`, or dead. Only while the
    * delivery is still in flight as this attempt: a worker whose lease expired and was taken over changes nothing
-   * (and gets false).
+   * (and gets false). In the same write it keeps the sink's state: its last success or last error, and, for a
+   * 429, `pauseSinkUntil`, which holds every delivery of the sink on every replica (contract section 9).
    */
-  finishAttempt(deliveryId: number, attempt: number, result: AttemptResult, retryAt?: number): Promise<boolean>;
+  finishAttempt(deliveryId: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): Promise<boolean>;
   /**
    * Called once, at start-up of a serving process, and returns how many deliveries it took back. On SQLite, a
    * serve that finds no other serve running on the file takes back at once every lease it finds (a killed
@@ -236,8 +255,17 @@ export interface Store {
   resumeInFlight(): Promise<Resumed>;
   /** Puts leased deliveries back to pending without counting an attempt (used on shutdown). */
   releaseLeases(deliveryIds: readonly number[]): Promise<void>;
-  /** Milliseconds until the next delivery of `sink` is due, or undefined when none is pending. */
-  nextDueIn(sink: string): Promise<number | undefined>;
+  /**
+   * Milliseconds until the next delivery of `sink` is due, or undefined when none is pending or the sink is paused;
+   * while it waits out a 429, not before the wait ends.
+   */
+  nextDueIn(sink: string, pausedByDefault?: boolean): Promise<number | undefined>;
+  /** What is kept of each sink that has any state (contract section 9): one row a sink, never a scan. */
+  sinkStates(): Promise<SinkState[]>;
+  /** An operator's pause (true) or resume (false), kept for every replica and every restart (contract section 9). */
+  setSinkPaused(sink: string, paused: boolean): Promise<void>;
+  /** The sink's last error when there was no attempt to record it with: a sink that could not be opened. */
+  recordSinkError(sink: string, error: string): Promise<void>;
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
   /**
