@@ -1,0 +1,80 @@
+import pg from 'pg';
+import { ConfigError } from '../../config.js';
+import { lazyConnection } from '../shared/lazy-connection.js';
+import { defineSinkType, RetryableError } from '../sink.js';
+import { hostAndPort, onClient } from './client.js';
+import { deliveryError, schemaChanged, sqlState } from './errors.js';
+import { postgresOptions } from './options.js';
+import { statementFor } from './statement.js';
+import { findTarget } from './target.js';
+
+/**
+ * Writes each record as a row of a PostgreSQL table (contract section 9), exactly once downstream: every delivery
+ * is one INSERT … ON CONFLICT on the key column, so a delivery made again leaves the one row it made. Without
+ * `columns` the table is callhook's own, created when missing; with them it is the user's.
+ *
+ * `url` (or the deployment's DATABASE_URL) holds the database's password: it is a secret by the URL rule
+ * (secret-values.ts), and no message here quotes more of it than host and port.
+ */
+
+/**
+ * Connections kept open between deliveries, as many as the default concurrency (policy.ts), so that at the default
+ * no delivery waits for one; a sink set to more deliveries at once queues the rest on these, each a short INSERT.
+ */
+const POOL_SIZE = 8;
+/** How long a delivery waits to connect (or for a free connection) before it counts as a connection error. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export const postgresSink = defineSinkType({
+  options: postgresOptions,
+  create(options, { name, log, databaseUrl }) {
+    const url = options.url ?? databaseUrl;
+    if (url === undefined) {
+      throw new ConfigError(`sink "${name}" (postgres): url is not set, and there is no DATABASE_URL (database_url in the config file) for it to default to`);
+    }
+    const where = hostAndPort(url);
+    // Nothing connects here: a database that is down at start-up must not stop start-up (section 9); the pool
+    // opens connections as deliveries ask, and replaces one that failed.
+    const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `callhook sink ${name}` });
+    // An idle connection whose server went away emits 'error' on the pool; unheard, it would end the process. The
+    // next delivery on it fails on its own and is retried.
+    pool.on('error', () => undefined);
+    // Looked at when the sink first connects, and again after a failure or a change of the table under it.
+    const target = lazyConnection({
+      open: () =>
+        onClient(pool, undefined, (client) =>
+          findTarget(client, options, (label) => log.info({ sink: name, table: label }, 'postgres sink created its table')),
+        ),
+      close: () => undefined,
+    });
+    let closing: Promise<void> | undefined;
+
+    return {
+      async deliver(record, { signal }) {
+        const table = await target.get().catch((err: unknown) => {
+          throw deliveryError(err, where);
+        });
+        const statement = statementFor(record, table, options);
+        try {
+          await onClient(pool, signal, (client) => client.query(statement.text, statement.values));
+        } catch (err) {
+          if (!schemaChanged(err)) throw deliveryError(err, where);
+          await target.drop(table);
+          const error = deliveryError(err, where);
+          // callhook's own table dropped while the sink runs: the next attempt creates it again.
+          if (options.ownTable && sqlState(err) === '42P01') throw new RetryableError(error.message, { cause: err });
+          throw error;
+        }
+      },
+      async close() {
+        await target.close();
+        // pg refuses a second end(); shutdown paths may close twice.
+        closing ??= pool.end();
+        await closing;
+      },
+    };
+  },
+});
+
+/** The registry loads a type by its folder's name and takes its default export (registry.ts). */
+export default postgresSink;
