@@ -4,7 +4,16 @@ import { deliveryOptionsSchema, durationSchema, toPolicy } from './policy.js';
 
 describe('delivery options', () => {
   it('default to 8 attempts on the declared schedule, a 30 s timeout and 8 at once', () => {
-    expect(toPolicy(deliveryOptionsSchema.parse({}))).toEqual({ retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 }, timeoutMs: 30_000, concurrency: 8 });
+    expect(toPolicy(deliveryOptionsSchema.parse({}))).toEqual({ retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 }, timeoutMs: 30_000, concurrency: 8, paused: false });
+  });
+
+  it('read `rate` as starts per window and `paused` as the state a sink starts in (contract section 9)', () => {
+    expect(toPolicy(deliveryOptionsSchema.parse({ rate: { max: 3, per: '1s' }, paused: true }))).toMatchObject({ rate: { max: 3, perMs: 1000 }, paused: true });
+    expect(toPolicy(deliveryOptionsSchema.parse({})).rate).toBeUndefined();
+    expect(deliveryOptionsSchema.safeParse({ rate: { max: 3, per: 0 } }).error?.issues[0]?.message).toBe('per must be longer than 0');
+    expect(() => deliveryOptionsSchema.parse({ rate: { max: 0, per: '1s' } })).toThrow();
+    expect(() => deliveryOptionsSchema.parse({ rate: { max: 3 } })).toThrow();
+    expect(() => deliveryOptionsSchema.parse({ paused: 'yes' })).toThrow();
   });
 
   it('read durations as milliseconds or text', () => {

@@ -3,8 +3,8 @@ import { durationSchema } from '../duration.js';
 import { DEFAULT_SCHEDULE_MS, type RetryPolicy } from './backoff.js';
 
 /**
- * What every sink config may say about how it is delivered to, whatever its type (contract section 5):
- * `retry`, `timeout` and `concurrency`. `when` is compiled with the record filters.
+ * What every sink config may say about how it is delivered to, whatever its type (contract sections 5 and 9):
+ * `retry`, `timeout`, `concurrency`, `rate` and `paused`. `when` is compiled with the record filters.
  */
 
 /**
@@ -21,24 +21,43 @@ export const retrySchema = z.strictObject({
   jitter: z.number().min(0).max(1).default(0.2),
 });
 
+/** Contract section 9: at most `max` deliveries start in any window of `per`, in one process. */
+export const rateSchema = z.strictObject({
+  max: z.number().int().min(1),
+  per: durationSchema.refine((ms) => ms > 0, 'per must be longer than 0'),
+});
+
 export const deliveryOptionsSchema = z.strictObject({
   retry: retrySchema.optional(),
   /** How long one attempt may take before it counts as failed and is retried. */
   timeout: durationSchema.default(30_000),
   /** Deliveries of this sink attempted at once. */
   concurrency: z.number().int().min(1).max(256).default(8),
+  rate: rateSchema.optional(),
+  /** Contract section 9: the sink starts paused, unless an operator has paused or resumed it since (the store wins). */
+  paused: z.boolean().default(false),
 });
 
 export interface DeliveryPolicy {
   retry: RetryPolicy;
   timeoutMs: number;
   concurrency: number;
+  /** Starts allowed in any window of `perMs`; none when unlimited. */
+  rate?: RatePolicy;
+  /** The config's `paused`: what holds the sink while no operator has paused or resumed it. */
+  paused: boolean;
 }
 
-export const DEFAULT_POLICY: DeliveryPolicy = { retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 }, timeoutMs: 30_000, concurrency: 8 };
+export interface RatePolicy {
+  max: number;
+  perMs: number;
+}
+
+export const DEFAULT_POLICY: DeliveryPolicy = { retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 }, timeoutMs: 30_000, concurrency: 8, paused: false };
 
 export function toPolicy(options: z.output<typeof deliveryOptionsSchema>): DeliveryPolicy {
-  return { retry: toRetryPolicy(options.retry), timeoutMs: options.timeout, concurrency: options.concurrency };
+  const rate = options.rate && { max: options.rate.max, perMs: options.rate.per };
+  return { retry: toRetryPolicy(options.retry), timeoutMs: options.timeout, concurrency: options.concurrency, ...(rate && { rate }), paused: options.paused };
 }
 
 function toRetryPolicy(retry: z.output<typeof retrySchema> | undefined): RetryPolicy {

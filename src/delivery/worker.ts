@@ -4,13 +4,15 @@ import type { Logger } from 'pino';
 import type { CallRecord } from '../record.js';
 import type { Sink } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
-import { retryDelay, type RetryPolicy } from './backoff.js';
-import { classify } from './classify.js';
+import { attemptOutcome } from './attempt-outcome.js';
 import type { DeliveryPolicy } from './policy.js';
+import { rateWindow, type RateWindow } from './rate-window.js';
 
 /**
  * The outbox worker: takes due deliveries from the store and hands each to its sink, off the request path.
- * Each sink has its own loop, so a slow or hanging sink never holds back another (or the replies).
+ * Each sink has its own loop, so a slow or hanging sink never holds back another (or the replies). A sink's loop
+ * starts no more than its `rate` allows, and none while the sink is paused or waiting out a 429 (contract section
+ * 9): the store's claim holds a paused or waiting sink for every replica, this loop for itself.
  */
 
 export interface WorkerSink {
@@ -23,6 +25,8 @@ export interface AttemptEvent {
   sink: string;
   outcome: AttemptResult['outcome'];
   durationMs: number;
+  /** The sink answered "too many requests" (contract section 9). */
+  rateLimited: boolean;
 }
 
 export interface WorkerOptions {
@@ -67,6 +71,10 @@ interface SinkLoop {
   woken: boolean;
   /** A refill of the slots freed in this turn is already scheduled. */
   refilling: boolean;
+  /** The sink's `rate`, when it has one: the starts of its last window. */
+  rate: RateWindow | undefined;
+  /** Epoch ms until which a 429 met here holds the loop, before the store has recorded it (see attempt). */
+  pausedUntil: number;
   /** Every attempt started and not yet recorded, with the controller of its claim: its slot is taken. */
   inFlight: Map<number, AbortController>;
   /** The claims whose attempts have not all settled: the loop ends only after them. */
@@ -95,22 +103,33 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
         await idle(loop);
         continue;
       }
-      const free = loop.policy.concurrency - loop.inFlight.size;
+      const waitMs = Math.max(loop.pausedUntil - Date.now(), loop.rate?.nextIn() ?? 0);
+      if (waitMs > 0) {
+        await idle(loop, waitMs);
+        continue;
+      }
+      const free = Math.min(loop.policy.concurrency - loop.inFlight.size, loop.rate?.available() ?? Infinity);
       let claimed: ClaimedDelivery[] = [];
       try {
-        claimed = await store.claimDeliveries(loop.name, free, leaseFor(loop.policy));
+        claimed = await store.claimDeliveries(loop.name, free, leaseFor(loop.policy), loop.policy.paused);
       } catch (err) {
         log.error({ err, sink: loop.name }, 'cannot read the outbox');
       }
-      if (!running) {
-        // stop() came while the claim was on its way: nothing was attempted, so nothing is counted.
+      // stop() came while the claim was on its way, or an attempt in flight met a 429 meanwhile: nothing was
+      // attempted, so nothing is counted (contract section 9: the deliveries that wait spend no attempt).
+      if (!running || loop.pausedUntil > Date.now()) {
         await release(claimed.map((d) => d.id));
-        break;
+        if (!running) break;
+        continue;
       }
-      if (claimed.length > 0) startClaim(loop, claimed);
+      if (claimed.length > 0) {
+        // Counted as they start, which is now: every attempt of a claim is called in this turn (startClaim).
+        loop.rate?.started(claimed.length);
+        startClaim(loop, claimed);
+      }
       // A full claim means more may be due: look again, for the slots that are still free.
       if (claimed.length === free) continue;
-      const dueIn = await store.nextDueIn(loop.name).catch(() => undefined);
+      const dueIn = await store.nextDueIn(loop.name, loop.policy.paused).catch(() => undefined);
       await idle(loop, Math.min(dueIn ?? idleMs, idleMs));
     }
     await Promise.all(loop.claims); // no claim starts once the loop has ended
@@ -204,9 +223,12 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     } catch (err) {
       if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
       const result = attemptOutcome(err, delivery.attempt, loop.policy.retry);
+      // Held here at once, before the store records the wait for every replica: a claim on its way meanwhile is
+      // released uncounted (runLoop).
+      if (result.pauseSinkUntil !== undefined) loop.pausedUntil = Math.max(loop.pausedUntil, result.pauseSinkUntil);
       if (mask && result.attempt.error !== undefined) result.attempt.error = mask(result.attempt.error);
       const durationMs = performance.now() - started;
-      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt);
+      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt, result.pauseSinkUntil);
       log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');
     } finally {
       loop.inFlight.delete(delivery.id);
@@ -214,10 +236,10 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     }
   }
 
-  async function finish(delivery: ClaimedDelivery, result: AttemptResult, retryAt?: number): Promise<void> {
-    onAttempt?.({ sink: delivery.sink, outcome: result.outcome, durationMs: result.durationMs });
+  async function finish(delivery: ClaimedDelivery, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): Promise<void> {
+    onAttempt?.({ sink: delivery.sink, outcome: result.outcome, durationMs: result.durationMs, rateLimited: pauseSinkUntil !== undefined });
     try {
-      await store.finishAttempt(delivery.id, delivery.attempt, result, retryAt);
+      await store.finishAttempt(delivery.id, delivery.attempt, result, retryAt, pauseSinkUntil);
     } catch (err) {
       // The lease expires and the delivery is attempted again: at least once, never lost.
       log.error({ err, sink: delivery.sink, callId: delivery.record.id }, 'cannot record a delivery attempt');
@@ -232,7 +254,8 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       if (running) return;
       running = true;
       for (const [name, { sink, policy }] of sinks) {
-        const loop: SinkLoop = { name, sink, policy, wake: () => {}, woken: false, refilling: false, inFlight: new Map(), claims: new Set(), done: Promise.resolve() };
+        const rate = policy.rate && rateWindow(policy.rate);
+        const loop: SinkLoop = { name, sink, policy, wake: () => {}, woken: false, refilling: false, rate, pausedUntil: 0, inFlight: new Map(), claims: new Set(), done: Promise.resolve() };
         loop.done = runLoop(loop);
         loops.push(loop);
       }
@@ -259,16 +282,6 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       loops.length = 0;
     },
   };
-}
-
-/** The classifier's outcome (classify.ts) as an attempt's record: dead at once, or retried after the policy's wait. */
-function attemptOutcome(err: unknown, attempt: number, policy: RetryPolicy): { attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>; retryAt?: number } {
-  const outcome = classify(err);
-  const recorded = { error: outcome.error, httpStatus: outcome.status };
-  if (outcome.kind === 'permanent') return { attempt: { outcome: 'dead', ...recorded } };
-  const delay = retryDelay(attempt, policy, outcome.retryAfterMs);
-  if (delay === undefined) return { attempt: { outcome: 'dead', ...recorded } };
-  return { attempt: { outcome: 'retry', ...recorded }, retryAt: Date.now() + delay };
 }
 
 /**

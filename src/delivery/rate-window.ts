@@ -1,0 +1,42 @@
+import type { RatePolicy } from './policy.js';
+
+/**
+ * A sink's `rate` (contract section 9): at most `max` deliveries start in ANY window of `perMs`, in one process.
+ * A sliding log of the last `max` start times, not p-queue's `intervalCap`: p-queue counts in fixed intervals
+ * that start where its timer does, so `max` starts at the end of one interval and `max` more at the start of the
+ * next put 2 × max inside one window of that length, past the limit a CRM documents.
+ */
+
+export interface RateWindow {
+  /** How many deliveries may start now. */
+  available(now?: number): number;
+  /** Milliseconds until one more may start: 0 when one may now. */
+  nextIn(now?: number): number;
+  /** `count` deliveries started at `now`. */
+  started(count: number, now?: number): void;
+}
+
+export function rateWindow({ max, perMs }: RatePolicy): RateWindow {
+  /** Start times within the last window, oldest first; never more than `max`. */
+  const starts: number[] = [];
+  const forget = (now: number) => {
+    let old = 0;
+    while (old < starts.length && now - starts[old]! >= perMs) old++;
+    if (old > 0) starts.splice(0, old);
+  };
+  return {
+    available(now = Date.now()) {
+      forget(now);
+      return max - starts.length;
+    },
+    nextIn(now = Date.now()) {
+      forget(now);
+      return starts.length < max ? 0 : starts[0]! + perMs - now;
+    },
+    started(count, now = Date.now()) {
+      for (let i = 0; i < count; i++) starts.push(now);
+      // A caller that started more than it was allowed keeps only the newest `max`, the ones that bind.
+      if (starts.length > max) starts.splice(0, starts.length - max);
+    },
+  };
+}

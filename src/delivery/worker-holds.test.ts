@@ -1,0 +1,93 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { until } from '../../test/helpers/server.js';
+import type { CallRecord } from '../record.js';
+import { RetryableError, type Sink } from '../sinks/sink.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
+import { createDeliveryWorker, type AttemptEvent, type WorkerSink } from './worker.js';
+
+/** What holds a sink's deliveries back (contract section 9): its `rate`, a 429's wait, and a pause. */
+
+const log = pino({ level: 'silent' });
+const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: new Date().toISOString(), source: 'webhook', revision: 1, data: {}, extra: {}, problems: [] });
+const receipt = { hook: 'end-of-call', receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2 };
+const commit = (store: Store, id: string, sinks: string[]) => store.commitCall({ record: record(id), contentHash: id, onConflict: 'keep', status: 'accepted', raw: { method: 'POST', content_type: null, query: {}, body: '{}' }, sinks, receipt });
+const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
+  new Map<string, WorkerSink>(entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]));
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${String(i).padStart(2, '0')}`);
+
+describe('delivery worker holds', () => {
+  it('starts at most `rate.max` deliveries in any window of `rate.per`, however many slots are free', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const starts: number[] = [];
+    const sink: Sink = { deliver: async () => void starts.push(Date.now()) };
+    for (const id of ids(10)) await commit(store, id, ['s']);
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 8, rate: { max: 3, perMs: 400 } }), log, idleMs: 5 });
+    worker.start();
+    await until(async () => (await store.countDeliveries()).done === 10);
+    await worker.stop();
+    expect(starts).toHaveLength(10);
+    // Every window that opens at a start holds at most three starts.
+    const most = Math.max(...starts.map((from) => starts.filter((t) => t >= from && t < from + 400).length));
+    expect(most).toBe(3);
+  });
+
+  it('pauses the whole sink for a 429 until the wait it was given: the others spend no attempt meanwhile (contract section 9)', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const started: { id: string; at: number }[] = [];
+    const events: AttemptEvent[] = [];
+    let pausedFrom = 0;
+    const sink: Sink = {
+      deliver: async (r) => {
+        started.push({ id: r.id, at: Date.now() });
+        if (started.length === 1) {
+          pausedFrom = Date.now();
+          throw new RetryableError('HTTP 429: slow down', { status: 429, retryAfterMs: 600 });
+        }
+      },
+    };
+    for (const id of ids(5)) await commit(store, id, ['s']);
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 1 }), log, idleMs: 5, onAttempt: (e) => events.push(e) });
+    worker.start();
+    await until(async () => (await store.countDeliveries()).done === 5, { timeoutMs: 15_000 });
+    await worker.stop();
+    // The default schedule's first step is 30 s: the delivery that met the 429 came back after the 600 ms it was
+    // given, and no other started before then.
+    expect(started[0]!.id).toBe('r00');
+    expect(started.slice(1).map((s) => s.id).sort()).toEqual(ids(5));
+    expect(started.slice(1).every((s) => s.at >= pausedFrom + 600)).toBe(true);
+    const attempts = await Promise.all(ids(5).map((id) => store.listAttempts(id)));
+    expect(attempts.map((list) => list.map((a) => [a.attempt, a.outcome, a.httpStatus]))).toEqual([
+      [[1, 'retry', 429], [2, 'ok', null]], [[1, 'ok', null]], [[1, 'ok', null]], [[1, 'ok', null]], [[1, 'ok', null]],
+    ]);
+    expect(events.filter((e) => e.rateLimited)).toHaveLength(1);
+    expect((await store.sinkStates())[0]).toMatchObject({ sink: 's', lastError: 'HTTP 429: slow down' });
+  });
+
+  it('attempts nothing of a sink paused by the config until an operator resumes it, and nothing after an operator pauses it', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const delivered: string[] = [];
+    const sink: Sink = { deliver: async (r) => void delivered.push(r.id) };
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['held', sink], ['free', sink]], { paused: true }), log, idleMs: 5 });
+    await store.setSinkPaused('free', false);
+    for (const id of ids(3)) await commit(store, id, ['held', 'free']);
+    worker.start();
+    await until(async () => (await store.countDeliveries()).done === 3);
+    // Many looks at the outbox later, the paused sink's deliveries are still pending, none attempted.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await store.listDeliveries({ sink: 'held' })).map((d) => [d.state, d.attempts])).toEqual(Array(3).fill(['pending', 0]));
+
+    await store.setSinkPaused('held', false);
+    worker.notify();
+    await until(async () => (await store.countDeliveries()).done === 6);
+    await store.setSinkPaused('held', true);
+    for (const id of ['p1', 'p2']) await commit(store, id, ['held']);
+    worker.notify();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await worker.stop();
+    expect(delivered).toHaveLength(6);
+    expect((await store.listDeliveries({ sink: 'held', state: 'pending' })).map((d) => d.attempts)).toEqual([0, 0]);
+  });
+});
