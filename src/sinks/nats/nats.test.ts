@@ -55,8 +55,9 @@ describe('nats sink options (contract section 9)', () => {
     expect(problem({ subject: 'calls.x{{ hook }}' })).toBeUndefined();
     expect(problem({ stream: 'calls.all' })).toMatch(/^stream: stream must not hold whitespace, \./);
     expect(problem({ stream: '' })).toMatch(/^stream: stream must not be empty/);
-    expect(problem({ servers: 'http://127.0.0.1:4222' })).toMatch(/^servers: /);
+    expect(problem({ servers: 'http://127.0.0.1:4222' })).toBe('servers: a server must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)');
     expect(problem({ servers: [] })).toMatch(/^servers: servers must name at least one server/);
+    expect(problem({ servers: ['nats://a:4222', 'nats://callhook:pw-1234@b:4222'] })).toBe('servers.1: give credentials as token or user + pass, not in the server URL');
     expect(problem({ token: 'tok-1234', user: 'u', pass: 'p' })).toBe('token: give token or user + pass, not both');
     expect(problem({ user: 'u' })).toBe('pass: pass is required with user');
     expect(problem({ pass: 'p' })).toBe('user: user is required with pass');

@@ -17,11 +17,24 @@ export const DEFAULT_SERVER = 'nats://127.0.0.1:4222';
 /** How long a publish waits for the stream's acknowledgement; the attempt's own `timeout` bounds it as well. */
 const PUBLISH_TIMEOUT_MS = 10_000;
 
-/** `nats://host:port`, `tls://…` or a bare `host:port`, as the client takes them. */
-const server = z.string().refine((value) => {
-  const url = value.includes('://') ? value : `nats://${value}`;
-  return !/\s/.test(value) && URL.canParse(url) && ['nats:', 'tls:'].includes(new URL(url).protocol) && new URL(url).hostname !== '';
-}, { error: 'servers: each must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)' });
+/** The URL the client makes of a server (`nats://host:port`, `tls://…` or a bare `host:port`), if any. */
+function serverUrl(value: string): URL | undefined {
+  const text = value.includes('://') ? value : `nats://${value}`;
+  return !/\s/.test(value) && URL.canParse(text) ? new URL(text) : undefined;
+}
+
+/**
+ * Credentials in a server URL are refused: this client does not send them (the server answers Authorization
+ * Violation), and `token` and `pass` are where callhook knows a secret to mask (contract section 6).
+ */
+const server = z.string().superRefine((value, ctx) => {
+  const url = serverUrl(value);
+  if (!url || !['nats:', 'tls:'].includes(url.protocol) || url.hostname === '') {
+    ctx.addIssue({ code: 'custom', message: 'a server must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)' });
+  } else if (url.username !== '' || url.password !== '') {
+    ctx.addIssue({ code: 'custom', message: 'give credentials as token or user + pass, not in the server URL' });
+  }
+});
 
 const options = z
   .strictObject({
@@ -54,8 +67,8 @@ export const natsSink = defineSinkType({
   secretOptions: ['token', 'pass'],
   create({ servers, subject, stream, token, user, pass }, { name, log }) {
     const list = typeof servers === 'string' ? [servers] : servers;
-    // The hosts only: a server URL may carry user:pass, which no message may show (contract section 6).
-    const where = list.map((s) => new URL(s.includes('://') ? s : `nats://${s}`).host).join(', ');
+    // The hosts only, as every message names the servers.
+    const where = list.map((s) => serverUrl(s)!.host).join(', ');
     const connection = natsConnection({ servers: list, token, user, pass, name: `callhook ${name}`, where, log });
 
     /** The connection with its stream in place; the stream is looked up once per connection. */
