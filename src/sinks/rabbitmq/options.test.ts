@@ -19,7 +19,7 @@ async function refusal(options: Record<string, unknown>): Promise<string> {
 describe('rabbitmq sink options', () => {
   it('defaults to guest on this machine, the default exchange and callhook.<hook> as the routing key', () => {
     const options = rabbitmqOptions.parse({});
-    expect(options).toMatchObject({ url: 'amqp://guest:guest@127.0.0.1:5672', exchange: '', queue: undefined, routingKeyText: 'callhook.{{ hook }}' });
+    expect(options).toMatchObject({ url: 'amqp://guest:guest@127.0.0.1:5672', exchange: '', queue: undefined, routing_key: 'callhook.{{ hook }}' });
     expect(options.routingKey(record)).toBe('callhook.end-of-call');
   });
 
@@ -38,7 +38,7 @@ describe('rabbitmq sink options', () => {
 
   it('on the default exchange with a queue, publishes to that queue by its name when routing_key is left out', () => {
     const options = rabbitmqOptions.parse({ queue: 'crm-calls' });
-    expect(options).toMatchObject({ exchange: '', queue: 'crm-calls', routingKeyText: 'crm-calls' });
+    expect(options).toMatchObject({ exchange: '', queue: 'crm-calls', routing_key: 'crm-calls' });
     expect(options.routingKey(record)).toBe('crm-calls');
     expect(rabbitmqOptions.parse({ queue: 'crm-calls', routing_key: 'crm-calls' }).routingKey(record)).toBe('crm-calls');
   });

@@ -37,8 +37,8 @@ export interface RabbitmqOptions {
   url: string;
   exchange: string;
   queue: string | undefined;
-  /** The routing key as configured (or as defaulted), for messages. */
-  routingKeyText: string;
+  /** The routing key as configured, or as it defaults (the option's name kept: it is what the user wrote). */
+  routing_key: string;
   /** The routing key of one record. */
   routingKey: (record: CallRecord) => string;
 }
@@ -58,7 +58,7 @@ export const rabbitmqOptions = rawOptions.transform((options, ctx): RabbitmqOpti
       });
       return z.NEVER;
     }
-    return { url, exchange, queue, routingKeyText: queue, routingKey: () => queue };
+    return { url, exchange, queue, routing_key: queue, routingKey: () => queue };
   }
   const text = given ?? DEFAULT_ROUTING_KEY;
   let template: ReturnType<typeof compileTemplate>;
@@ -68,7 +68,7 @@ export const rabbitmqOptions = rawOptions.transform((options, ctx): RabbitmqOpti
     ctx.addIssue({ code: 'custom', path: ['routing_key'], message: (err as Error).message });
     return z.NEVER;
   }
-  return { url, exchange, queue, routingKeyText: text, routingKey: (record) => asText(template(record)) };
+  return { url, exchange, queue, routing_key: text, routingKey: (record) => asText(template(record)) };
 });
 
 /** A lone placeholder keeps the value's own type (template.ts): a routing key is text whatever it found. */

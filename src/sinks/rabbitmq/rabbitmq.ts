@@ -13,7 +13,7 @@ import { createPublisher } from './publisher.js';
  */
 export const rabbitmqSink = defineSinkType({
   options: rabbitmqOptions,
-  create({ url, exchange, queue, routingKey, routingKeyText }, { name, log }) {
+  create({ url, exchange, queue, routingKey, routing_key: routingKeyText }, { name, log }) {
     // Nothing is opened here: a broker that is down at start-up must not stop start-up (section 9).
     const publisher = createPublisher({ url, exchange, queue, connectionName: `callhook sink ${name}`, log });
     return {
