@@ -23,8 +23,8 @@ export interface Link {
   js: JetStreamClient;
   /** Aborted, with a RetryableError as its reason, while the connection is down. */
   lost: AbortSignal;
-  /** Kept by the sink: true once its stream is known to exist on this connection. */
-  streamReady: boolean;
+  /** Kept by the sink: its stream looked up (and made if missing) on this connection, once for all deliveries. */
+  stream?: Promise<void>;
 }
 
 export interface ConnectionOptions {
@@ -61,7 +61,7 @@ async function openLink({ servers, token, user, pass, name, log, where }: Connec
     reconnectTimeWait: RECONNECT_WAIT_MS,
   });
   let down = new AbortController();
-  const link: Link = { nc, js: jetstream(nc), lost: down.signal, streamReady: false };
+  const link: Link = { nc, js: jetstream(nc), lost: down.signal };
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === 'disconnect') {
@@ -90,4 +90,20 @@ async function drain({ nc }: Link): Promise<void> {
   await Promise.race([nc.drain().catch(() => {}), deadline]);
   clearTimeout(timer);
   if (!nc.isClosed()) await nc.close();
+}
+
+/**
+ * `start()`, or the connection's loss, whichever comes first: a request made while the client reconnects would
+ * wait in its buffer until its time-out, and the outbox's schedule, not the client, is what retries a delivery.
+ */
+export function whileConnected<T>(start: () => Promise<T>, link: Link): Promise<T> {
+  const lost = link.lost;
+  if (lost.aborted) return Promise.reject(lost.reason instanceof Error ? lost.reason : new RetryableError('NATS connection lost'));
+  return new Promise<T>((resolve, reject) => {
+    const onLost = () => reject(lost.reason);
+    lost.addEventListener('abort', onLost, { once: true });
+    start()
+      .then(resolve, reject)
+      .finally(() => lost.removeEventListener('abort', onLost));
+  });
 }

@@ -137,6 +137,17 @@ describe.skipIf(!url)('nats sink against the real server', () => {
     );
   });
 
+  it('a stream deleted under it: the delivery is dead, and the next one (a retry by hand) makes the stream again', async () => {
+    const { stream, prefix } = admin.unique();
+    admin.forget(stream);
+    const sink = await open({ stream, subject: `${prefix}.{{ hook }}` });
+    await sink.deliver(record, context('before:bus'));
+    await admin.jsm.streams.delete(stream);
+    expect(await failure(sink.deliver(record, context('lost:bus')))).toBeInstanceOf(PermanentError);
+    await sink.deliver(record, context('lost:bus'));
+    expect((await admin.messages(stream)).map((m) => m.msgId)).toEqual(['lost:bus']);
+  });
+
   it('fails at once while the connection is down, and delivers once it is back', async () => {
     const proxy = await startTcpProxy(url!, 4222);
     try {

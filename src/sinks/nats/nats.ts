@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineSinkType, PermanentError, RetryableError } from '../sink.js';
-import { natsConnection, type Link } from './connection.js';
+import { defineSinkType, PermanentError } from '../sink.js';
+import { natsConnection, whileConnected, type Link } from './connection.js';
 import { natsError } from './errors.js';
 import { ensureStream, streamNameProblem } from './stream.js';
 import { publishSubjectProblem, subjectSchema } from './subject.js';
@@ -71,16 +71,17 @@ export const natsSink = defineSinkType({
     const where = list.map((s) => serverUrl(s)!.host).join(', ');
     const connection = natsConnection({ servers: list, token, user, pass, name: `callhook ${name}`, where, log });
 
-    /** The connection with its stream in place; the stream is looked up once per connection. */
+    /** The connection with its stream in place; the stream is looked up once per connection, by one delivery. */
     async function ready(): Promise<Link> {
       const link = await connection.get().catch((err: unknown) => {
         throw natsError(err, `NATS at ${where}: cannot connect`, { noResponders: 'no responders' });
       });
-      if (stream !== undefined && !link.streamReady) {
-        await whileConnected(() => ensureStream(link.nc, stream, subject.filter), link).catch((err: unknown) => {
+      if (stream !== undefined) {
+        link.stream ??= whileConnected(() => ensureStream(link.nc, stream, subject.filter), link).catch((err: unknown) => {
+          link.stream = undefined;
           throw natsError(err, `NATS at ${where}: stream ${stream}`, { noResponders: 'JetStream does not answer (is it enabled on the server and the account?)' });
         });
-        link.streamReady = true;
+        await link.stream;
       }
       return link;
     }
@@ -94,9 +95,12 @@ export const natsSink = defineSinkType({
         const data = JSON.stringify(record);
         // The client sets `Nats-Msg-Id` from msgID (JetStream's deduplication header).
         const ack = await whileConnected(() => link.js.publish(target, data, { msgID: idempotencyKey, timeout: PUBLISH_TIMEOUT_MS }), link).catch((err: unknown) => {
-          throw natsError(err, `NATS at ${where}: publish to ${target}`, {
+          const error = natsError(err, `NATS at ${where}: publish to ${target}`, {
             noResponders: `no JetStream stream listens on subject ${target} (create one whose subjects match it, or set the sink's stream option)`,
           });
+          // The stream was deleted under us, say: a retry (by hand, as this one is dead) looks for it again.
+          if (error instanceof PermanentError) link.stream = undefined;
+          throw error;
         });
         if (ack.duplicate) attemptLog.debug({ stream: ack.stream, seq: ack.seq, idempotencyKey }, 'nats sink: the stream had this message already');
       },
@@ -104,22 +108,6 @@ export const natsSink = defineSinkType({
     };
   },
 });
-
-/**
- * `work`, or the connection's loss, whichever comes first: a request made while the client reconnects would
- * wait in its buffer until its time-out, and the outbox's schedule, not the client, is what retries a delivery.
- */
-function whileConnected<T>(start: () => Promise<T>, link: Link): Promise<T> {
-  const lost = link.lost;
-  if (lost.aborted) return Promise.reject(lost.reason instanceof Error ? lost.reason : new RetryableError('NATS connection lost'));
-  return new Promise<T>((resolve, reject) => {
-    const onLost = () => reject(lost.reason);
-    lost.addEventListener('abort', onLost, { once: true });
-    start()
-      .then(resolve, reject)
-      .finally(() => lost.removeEventListener('abort', onLost));
-  });
-}
 
 /** The registry loads a type by its folder's name and takes its default export (registry.ts). */
 export default natsSink;
