@@ -1,9 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config.js';
-import { builtInTypes, resolveSinks } from './registry.js';
+import { builtInTypes, openSinks, resolveSinks } from './registry.js';
 
 describe('resolveSinks', () => {
   it('refuses a `when` pattern that can backtrack catastrophically, naming the sink (contract section 6)', async () => {
@@ -43,5 +44,46 @@ describe('resolveSinks', () => {
     expect(sink.options).toEqual({ path: 'out.csv' });
     writeFileSync(join(folder, 'bad.mjs'), 'export const options = { path: "string" };\nexport default () => ({ async deliver() {} });');
     await expect(resolveSinks([{ name: 'b', type: 'module', module: './bad.mjs' }], folder)).rejects.toThrow('sinks[0] (b).module: its export `options` is not a schema');
+  });
+});
+
+describe('openSinks', () => {
+  const log = pino({ level: 'silent' });
+  const folder = mkdtempSync(join(tmpdir(), 'callhook-open-'));
+  const module = (file: string, text: string) => (writeFileSync(join(folder, file), text), `./${file}`);
+
+  it("passes `rate` and `paused` to the delivery policy, and a type's default rate where the entry gives none (contract section 9)", async () => {
+    const [given, plain] = await resolveSinks([
+      { name: 'a', type: 'log', rate: { max: 3, per: '1s' }, paused: true },
+      { name: 'b', type: 'log' },
+    ]);
+    expect(given!.policy).toMatchObject({ rate: { max: 3, perMs: 1000 }, paused: true });
+    expect(plain!.policy.paused).toBe(false);
+    expect(plain!.policy.rate).toBeUndefined();
+    await expect(resolveSinks([{ name: 'c', type: 'log', rate: { max: 0, per: '1s' } }])).rejects.toThrow(/^sinks\[0\] \(c\)\.rate\.max: /);
+    await expect(resolveSinks([{ name: 'c', type: 'log', paused: 'yes' }])).rejects.toThrow(/^sinks\[0\] \(c\)\.paused: /);
+  });
+
+  it('does not stop start-up for a sink that cannot be opened: its attempts fail with that error until it opens (contract section 9)', async () => {
+    const path = module('flaky.mjs', [
+      'let opens = 0;',
+      'export default () => { if (++opens < 3) throw new Error(`connect ECONNREFUSED 127.0.0.1:5432 (open ${opens})`); return { async deliver(r) { globalThis.delivered = r.id; } }; };',
+    ].join('\n'));
+    const specs = await resolveSinks([{ name: 'ok', type: 'log' }, { name: 'db', type: 'module', module: path }], folder);
+    const failed: [string, string][] = [];
+    const sinks = await openSinks(specs, { dataDir: folder, log }, { onOpenFailed: (name, err) => failed.push([name, (err as Error).message]) });
+    expect(failed).toEqual([['db', 'connect ECONNREFUSED 127.0.0.1:5432 (open 1)']]);
+    const context = { attempt: 1, idempotencyKey: 'k', signal: new AbortController().signal, log };
+    const record = { id: 'r1' } as never;
+    await expect(sinks.get('db')!.deliver(record, context)).rejects.toThrow('connect ECONNREFUSED 127.0.0.1:5432 (open 2)');
+    await sinks.get('db')!.deliver(record, context);
+    expect((globalThis as { delivered?: string }).delivered).toBe('r1');
+    await Promise.all([...sinks.values()].map((s) => s.close?.()));
+  });
+
+  it('stops start-up for a module whose factory returns no sink: a mistake in the config, not an outage', async () => {
+    const path = module('nothing.mjs', 'export default () => ({});');
+    const specs = await resolveSinks([{ name: 'm', type: 'module', module: path }], folder);
+    await expect(openSinks(specs, { dataDir: folder, log })).rejects.toThrow(/returned no object with deliver/);
   });
 });

@@ -7,6 +7,7 @@ import { compileWhen, filterSchema, type Filter } from '../delivery/filter.js';
 import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
 import { importUserModule } from '../user-module.js';
+import { reopening } from './reopening.js';
 import type { Sink, SinkContext, SinkType } from './sink.js';
 
 /**
@@ -48,7 +49,7 @@ export interface SinkSpec {
 
 /**
  * Checks every sink entry (its type, its own options, and the keys every entry may carry: `when`, `retry`,
- * `timeout`, `concurrency`) and loads user modules, so a bad config
+ * `timeout`, `concurrency`, `rate`, `paused`; `map` is a type's own) and loads user modules, so a bad config
  * stops start-up with a message naming the option, before any sink is opened.
  * `baseDir` is where a `module:` path is resolved from: the config file's folder.
  */
@@ -57,9 +58,10 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
   for (const [index, config] of configs.entries()) {
     const where = `sinks[${index}] (${config.name})`;
     const type = config.type === 'module' ? await loadModuleSink(config, where, baseDir) : await builtIn(config.type, index);
-    const { name, type: _type, when: rawWhen, retry, timeout, concurrency, ...rest } = config;
+    const { name, type: _type, when: rawWhen, retry, timeout, concurrency, rate, paused, ...rest } = config;
     const options = parse(type.options, config.type === 'module' ? withoutKey(rest, 'module') : rest, where);
-    const common = parse(deliveryOptionsSchema, dropUndefined({ retry, timeout, concurrency: concurrency ?? type.defaults?.concurrency }), where);
+    const delivery = { retry, timeout, concurrency: concurrency ?? type.defaults?.concurrency, rate: rate ?? type.defaults?.rate, paused };
+    const common = parse(deliveryOptionsSchema, dropUndefined(delivery), where);
     const when = rawWhen === undefined ? undefined : parse(filterSchema, rawWhen, `${where}.when`);
     specs.push({
       name,
@@ -79,14 +81,31 @@ export function resolveConfiguredSinks(config: Pick<Config, 'sinks' | 'configPat
   return resolveSinks(config.sinks, config.configPath ? dirname(config.configPath) : process.cwd());
 }
 
-/** Opens every sink; one that fails to open closes the ones already opened and stops start-up. */
-export async function openSinks(specs: readonly SinkSpec[], context: Omit<SinkContext, 'name'>): Promise<Map<string, Sink>> {
+/**
+ * Opens every sink. One whose service cannot be reached does not stop start-up (contract section 9): it is told
+ * to `onOpenFailed`, and its deliveries fail with that error as their attempt's, retried on their schedule, each
+ * attempt opening it again until it opens (reopening.ts). A ConfigError (a module whose factory returned no sink)
+ * is a mistake in the config, not an outage: it closes the sinks already opened and stops start-up, as a bad
+ * option does.
+ */
+export async function openSinks(
+  specs: readonly SinkSpec[],
+  context: Omit<SinkContext, 'name'>,
+  { onOpenFailed }: { onOpenFailed?: (sink: string, err: unknown) => void } = {},
+): Promise<Map<string, Sink>> {
   const sinks = new Map<string, Sink>();
-  try {
-    for (const spec of specs) sinks.set(spec.name, await spec.open({ ...context, name: spec.name }));
-  } catch (err) {
-    await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
-    throw err;
+  for (const spec of specs) {
+    const open = () => spec.open({ ...context, name: spec.name });
+    try {
+      sinks.set(spec.name, await open());
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
+        throw err;
+      }
+      onOpenFailed?.(spec.name, err);
+      sinks.set(spec.name, reopening(open));
+    }
   }
   return sinks;
 }

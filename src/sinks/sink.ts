@@ -31,8 +31,11 @@ export interface SinkContext {
 }
 
 export interface SinkType<Schema extends z.ZodType = z.ZodType> {
-  /** Delivery settings this type works best with, where the config entry does not say. */
-  defaults?: { concurrency?: number };
+  /**
+   * Delivery settings this type works best with, where the config entry does not say: a CRM's `rate` keeps the
+   * requests of its deliveries within the CRM's documented limit (contract section 9).
+   */
+  defaults?: { concurrency?: number; rate?: { max: number; per: number | string } };
   /** Options after `name` and `type`, checked once at start-up; a bad one stops start-up naming the option. */
   options: Schema;
   /**
