@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -12,6 +13,12 @@ export interface TcpProxy {
   url(serviceUrl: string): string;
   /** Client connections open through the proxy now: a test can see a client reuse one and close it. */
   readonly connections: number;
+  /**
+   * From now on the service's replies are dropped while what clients send still reaches it: a write the service
+   * made is never confirmed to the client, as when a process dies between a write and its record.
+   */
+  holdReplies(): void;
+  passReplies(): void;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -23,6 +30,7 @@ export async function startTcpProxy(serviceUrl: string, defaultPort: number): Pr
   const sockets = new Set<Socket>();
   const clients = new Set<Socket>();
   let server: Server | undefined;
+  let holding = false;
 
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
@@ -38,7 +46,8 @@ export async function startTcpProxy(serviceUrl: string, defaultPort: number): Pr
             upstream.destroy();
           });
         }
-        client.pipe(upstream).pipe(client);
+        const gate = new Transform({ transform: (chunk, _encoding, done) => done(null, holding ? undefined : chunk) });
+        client.pipe(upstream).pipe(gate).pipe(client);
       });
       s.once('error', reject);
       s.listen(port, '127.0.0.1', () => {
@@ -66,6 +75,8 @@ export async function startTcpProxy(serviceUrl: string, defaultPort: number): Pr
     get connections() {
       return clients.size;
     },
+    holdReplies: () => void (holding = true),
+    passReplies: () => void (holding = false),
     down: stop,
     async up() {
       if (!server) await listen(port);
