@@ -131,6 +131,48 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
     }
   });
 
+  it('after kill -9 with messages published but their confirms not yet seen, publishes them again with the same message_id', { timeout: 60_000 }, async () => {
+    const proxy = await startTcpProxy(url!, 5672);
+    const queue = await queueName();
+    const dataDir = tempDir();
+    const config = join(dataDir, 'config.json');
+    const concurrency = 8;
+    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'rabbit', type: 'rabbitmq', url: proxy.url(url!), queue, concurrency, retry: quickRetry }] }));
+    const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
+    try {
+      const first = await spawnServer(dataDir, env);
+      const warm = ((await (await post(first.url, sampleCall())).json()) as { id: string }).id;
+      await until(async () => ((await adminApi(first, `/calls/${warm}`)) as { deliveries: { state: string }[] }).deliveries[0]!.state === 'done');
+      // From here the broker takes every message but its confirms never reach the receiver: each delivery stays in flight.
+      proxy.holdReplies();
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) ids.push(((await (await post(first.url, sampleCall())).json()) as { id: string }).id);
+      await until(async () => (await idsIn(queue)).length === 1 + concurrency);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const unconfirmed = (await idsIn(queue)).slice(1);
+
+      proxy.passReplies();
+      const second = await spawnServer(dataDir, env);
+      try {
+        await until(async () => (await idsIn(queue)).length >= 1 + ids.length + concurrency, { timeoutMs: 30_000 });
+      } finally {
+        second.child.kill('SIGTERM');
+        await second.exited;
+      }
+      const copies = new Map<string, string[]>();
+      for (const m of await messages(queue)) {
+        const { id } = JSON.parse(m.content.toString()) as { id: string };
+        copies.set(id, [...(copies.get(id) ?? []), m.properties.messageId as string]);
+      }
+      // Each call once, and the ones whose confirms were lost twice: at least once, every copy with the call's message_id.
+      expect(copies.get(warm)).toEqual([`${warm}:rabbit`]);
+      for (const id of ids) expect(copies.get(id)).toEqual(unconfirmed.includes(`${id}:rabbit`) ? [`${id}:rabbit`, `${id}:rabbit`] : [`${id}:rabbit`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('after kill -9 mid-delivery and a restart, has every call at least once, all copies of a call with one message_id', { timeout: 60_000 }, async () => {
     const queue = await queueName();
     const dataDir = tempDir();
