@@ -2,7 +2,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../../../test/helpers/database.js';
-import { closedPort } from '../../../test/helpers/server.js';
+import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import type { CallRecord } from '../../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sink.js';
@@ -157,6 +157,30 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     await sink.deliver(edited, context(edited));
     await sink.deliver(first, context(first));
     expect(await rows(`SELECT revision, data->>'first_name' AS name FROM revisions`)).toEqual([{ revision: 2, name: 'Asha R.' }]);
+  });
+
+  it('takes the table another replica created at the same moment', async () => {
+    // The other replica's CREATE TABLE, not yet committed: the sinks find no table, create one, and wait on its
+    // catalog rows until the commit, then meet them as a duplicate.
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`CREATE TABLE raced (id uuid PRIMARY KEY, hook text, dedup_key text, received_at timestamptz, source text, revision integer, data jsonb, extra jsonb, problems jsonb)`);
+      const name = `raced_${Math.random().toString(36).slice(2, 8)}`;
+      const replicas = await Promise.all(Array.from({ length: 3 }, (_, i) => open({ table: 'raced' }, { name: `${name}_${i}` })));
+      const delivered = Promise.all(replicas.map((sink, i) => {
+        const r = record({ id: `019a0000-0000-7000-8000-${String(900 + i).padStart(12, '0')}` });
+        return sink.deliver(r, context(r));
+      }));
+      const waiting = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND wait_event_type = 'Lock'`;
+      await until(async () => (await admin.query<{ n: number }>(waiting, [`callhook sink ${name}_%`])).rows[0]!.n === 3);
+      await other.query('COMMIT');
+      await delivered;
+    } finally {
+      await other.end();
+    }
+    expect(await rows('SELECT count(*)::int AS n FROM raced')).toEqual([{ n: 3 }]);
   });
 
   it('creates the table in the connection’s default schema (search_path)', async () => {

@@ -61,8 +61,12 @@ const KEY_INDEX = `
     AND i.indpred IS NULL AND i.indexprs IS NULL AND a.attname = $2
   LIMIT 1`;
 
-/** duplicate_table, and unique_violation on the catalog: another replica created the same table at the same moment. */
-const CREATED_BESIDE = new Set(['42P07', '23505']);
+/**
+ * Another replica created the same table at the same moment: CREATE TABLE IF NOT EXISTS checks before it writes the
+ * catalog, so the loser meets the winner's rows there, as duplicate_table, duplicate_object (the table's row type)
+ * or unique_violation on a catalog index, depending on where the two crossed.
+ */
+const CREATED_BESIDE = new Set(['42P07', '42710', '23505']);
 
 export async function findTarget(client: pg.ClientBase, options: PostgresOptions, onCreated: (label: string) => void): Promise<Target> {
   const { table, keyColumn, columns, ownTable } = options;
