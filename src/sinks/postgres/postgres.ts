@@ -35,7 +35,17 @@ export const postgresSink = defineSinkType({
     const where = hostAndPort(url);
     // Nothing connects here: a database that is down at start-up must not stop start-up (section 9); the pool
     // opens connections as deliveries ask, and replaces one that failed.
-    const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: `callhook sink ${name}` });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: POOL_SIZE,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // Kept open however long the calls take to come (section 9: opened once and reused, closed by close()),
+      // rather than pg's 10 s, after which a quiet line would connect afresh for each call; TCP keepalive notices
+      // a server that went away meanwhile.
+      idleTimeoutMillis: 0,
+      keepAlive: true,
+      application_name: `callhook sink ${name}`,
+    });
     // An idle connection whose server went away emits 'error' on the pool; unheard, it would end the process. The
     // next delivery on it fails on its own and is retried.
     pool.on('error', () => undefined);
