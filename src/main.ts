@@ -62,14 +62,23 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const { resumed, besideAnother } = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
   if (besideAnother) log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
-  const sinks = await openSinks(specs, { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl });
-  const metrics = createMetrics(store, specs.map((s) => s.name));
+  const mask = secretMasker(secrets);
+  // Contract section 9: a sink whose service is down does not stop start-up; its deliveries retry, and
+  // GET /admin/sinks says why from the moment serve listens.
+  const sinks = await openSinks(specs, { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl }, {
+    onOpenFailed: (sink, err) => {
+      const why = mask(err instanceof Error ? err.message : String(err));
+      log.warn({ sink, error: why }, 'cannot open the sink; its deliveries wait and retry');
+      return store.recordSinkError(sink, why).catch((e: unknown) => log.error({ err: e, sink }, 'cannot record why a sink did not open'));
+    },
+  });
+  const metrics = createMetrics(store, specs.map((s) => s.name), { pausedByDefault: specs.filter((s) => s.policy.paused).map((s) => s.name) });
   const worker = createDeliveryWorker({
     store,
     sinks: new Map(specs.map((s) => [s.name, { sink: sinks.get(s.name)!, policy: s.policy }])),
     log,
     onAttempt: (event) => metrics.observeAttempt(event),
-    mask: secretMasker(secrets),
+    mask,
   });
   worker.start();
 
@@ -91,6 +100,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     globalKeys: keys.webhook,
     secrets,
     sinkNames: specs.map((s) => s.name),
+    sinks: specs.map((s) => ({ name: s.name, type: s.type, pausedByDefault: s.policy.paused })),
     notify: () => worker.notify(),
     workerRunning: () => worker.running,
     accepting: () => accepting,

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AttemptEvent } from './delivery/worker.js';
+import { isPaused } from './store/sink-state.js';
 import type { DeliveryState, Store } from './store/store.js';
 
 /**
@@ -17,7 +18,12 @@ export interface Metrics {
 
 const STATES: readonly DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];
 
-export function createMetrics(store: Store, sinkNames: readonly string[]): Metrics {
+export interface MetricsOptions {
+  /** The sinks the config pauses (`paused: true`), paused while no operator has paused or resumed them. */
+  pausedByDefault?: readonly string[];
+}
+
+export function createMetrics(store: Store, sinkNames: readonly string[], { pausedByDefault = [] }: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'callhook_' });
 
@@ -49,6 +55,16 @@ export function createMetrics(store: Store, sinkNames: readonly string[]): Metri
     registers: [registry],
   });
 
+  // Contract section 9. A 429's wait is not a pause here: it is counted by the counter, and ends by itself.
+  const paused = new Gauge({ name: 'callhook_sink_paused', help: 'Whether a sink is paused (1) or not (0), by an operator or its config', labelNames: ['sink'], registers: [registry] });
+  const rateLimited = new Counter({
+    name: 'callhook_sink_rate_limited_total',
+    help: 'Attempts a sink answered with "too many requests" (HTTP 429), each pausing all its deliveries',
+    labelNames: ['sink'],
+    registers: [registry],
+  });
+  for (const sink of sinkNames) rateLimited.inc({ sink }, 0);
+
   const deliveries = new Gauge({ name: 'callhook_deliveries', help: 'Deliveries by sink and state', labelNames: ['sink', 'state'], registers: [registry] });
   const depth = new Gauge({ name: 'callhook_outbox_depth', help: 'Deliveries pending or in flight', registers: [registry] });
   const oldest = new Gauge({
@@ -62,7 +78,10 @@ export function createMetrics(store: Store, sinkNames: readonly string[]): Metri
   // keeps as deliveries change and one index row per sink, so a scrape costs the same whatever the store holds
   // (contract section 6; migration 5 of either store).
   const collect = async () => {
-    const stats = await store.deliveryStats();
+    // One row a sink (sink_state, migration 6) beside the delivery counts: the same cost whatever the store holds.
+    const [stats, states] = await Promise.all([store.deliveryStats(), store.sinkStates()]);
+    const stateOf = new Map(states.map((s) => [s.sink, s]));
+    for (const sink of sinkNames) paused.set({ sink }, isPaused(stateOf.get(sink), pausedByDefault.includes(sink)) ? 1 : 0);
     const now = Date.now();
     deliveries.reset();
     oldest.reset();
@@ -88,8 +107,9 @@ export function createMetrics(store: Store, sinkNames: readonly string[]): Metri
       requests.inc({ hook, outcome });
       replyDuration.observe({ hook }, seconds);
     },
-    observeAttempt({ sink, outcome, durationMs }) {
+    observeAttempt({ sink, outcome, durationMs, rateLimited: limited }) {
       attempts.inc({ sink, outcome });
+      if (limited) rateLimited.inc({ sink });
       attemptDuration.observe({ sink }, durationMs / 1000);
     },
   };

@@ -12,6 +12,7 @@ import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve.js';
 import { simulateCommand } from './simulate.js';
+import { sinksCommand } from './sinks.js';
 
 /** The `callhook` command: one file per command in this folder; every failure is one clear line and exit 2. */
 
@@ -19,7 +20,7 @@ const program = new Command('callhook')
   .description('Receive AI voice-call webhooks durably, deduplicated, and deliver them to your systems')
   .exitOverride();
 
-for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), receiptsCommand(), deliveriesCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
+for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), receiptsCommand(), deliveriesCommand(), sinksCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
 
 // Once, for every command: a reader that goes away early (`callhook calls list | head`) ends the command quietly
 // with exit 0, so a script under `set -o pipefail` sees no failure (contract section 7), never with a stack trace

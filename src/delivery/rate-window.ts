@@ -5,7 +5,16 @@ import type { RatePolicy } from './policy.js';
  * A sliding log of the last `max` start times, not p-queue's `intervalCap`: p-queue counts in fixed intervals
  * that start where its timer does, so `max` starts at the end of one interval and `max` more at the start of the
  * next put 2 × max inside one window of that length, past the limit a CRM documents.
+ *
+ * The window kept is a little longer than `per` (arrivalMargin): a service counts requests as they arrive, and
+ * the first requests of a window, which open connections, arrive later after their start than the next window's,
+ * which reuse them; without the margin, the first of the next window can land inside the service's window.
  */
+
+/** 1/50th of the window, at least 50 ms and at most a second. */
+export function arrivalMargin(perMs: number): number {
+  return Math.min(1_000, Math.max(50, Math.round(perMs / 50)));
+}
 
 export interface RateWindow {
   /** How many deliveries may start now. */
@@ -16,12 +25,13 @@ export interface RateWindow {
   started(count: number, now?: number): void;
 }
 
-export function rateWindow({ max, perMs }: RatePolicy): RateWindow {
+export function rateWindow({ max, perMs }: RatePolicy, marginMs = arrivalMargin(perMs)): RateWindow {
+  const windowMs = perMs + marginMs;
   /** Start times within the last window, oldest first; never more than `max`. */
   const starts: number[] = [];
   const forget = (now: number) => {
     let old = 0;
-    while (old < starts.length && now - starts[old]! >= perMs) old++;
+    while (old < starts.length && now - starts[old]! >= windowMs) old++;
     if (old > 0) starts.splice(0, old);
   };
   return {
@@ -31,7 +41,7 @@ export function rateWindow({ max, perMs }: RatePolicy): RateWindow {
     },
     nextIn(now = Date.now()) {
       forget(now);
-      return starts.length < max ? 0 : starts[0]! + perMs - now;
+      return starts.length < max ? 0 : starts[0]! + windowMs - now;
     },
     started(count, now = Date.now()) {
       for (let i = 0; i < count; i++) starts.push(now);

@@ -6,6 +6,7 @@ import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
 import type { KeyRing } from '../keys/ring.js';
 import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import { ingestReceipt, receiptJson, type ReceiptsDeps } from '../admin/receipts.js';
+import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
 import { toE164 } from '../normalize/formats.js';
 import { RECORD_SOURCES } from '../record.js';
 import { timeBound } from '../store/admin-query.js';
@@ -26,6 +27,8 @@ export interface AdminDeps {
   hooks: ReadonlyMap<string, Hook>;
   /** Every configured sink, the ones a redelivery may name. */
   sinkNames: readonly string[];
+  /** The configured sinks with their types and configured `paused`, for /admin/sinks; by default from sinkNames. */
+  sinks?: readonly ConfiguredSink[];
   /** Wakes the delivery worker after something became due. */
   notify: () => void;
   limiter?: AuthLimiter;
@@ -108,11 +111,12 @@ const retryBody = z.strictObject({
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
   const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes };
+  const sinksDeps: SinksDeps = { store, sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })) };
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
@@ -189,6 +193,15 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, noti
       const retried = await store.retryDeliveries({ ...query, callId: call_id });
       if (retried > 0) notify();
       return reply({ retried });
+    })
+    // Contract section 9: a pause is kept in the store, for every replica and every restart. A resume wakes this
+    // process's worker now; another replica's looks at the outbox again within a second (worker.ts idleMs).
+    .get('/sinks', async () => reply({ sinks: await listSinks(sinksDeps) }))
+    .post('/sinks/:name/pause', async (c) => reply(await pauseSink(sinksDeps, c.req.param('name'), true)))
+    .post('/sinks/:name/resume', async (c) => {
+      const sink = await pauseSink(sinksDeps, c.req.param('name'), false);
+      notify();
+      return reply(sink);
     })
     .post('/deliveries/:id/retry', async (c) => {
       const id = Number(c.req.param('id'));

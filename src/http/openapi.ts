@@ -48,6 +48,12 @@ export function openApiDocument(hooks: readonly string[]): object {
     },
   });
   const idParam = (what: string) => [{ name: 'id', in: 'path', required: true, description: what, schema: { type: 'string' } }];
+  const sinkAction = (summary: string) => ({
+    ...admin,
+    summary,
+    parameters: [{ name: 'name', in: 'path', required: true, description: 'Sink name', schema: { type: 'string' } }],
+    responses: { 200: { description: 'The sink as it is now', content: json(ref('Sink')) }, 404: error('No sink of that name is configured') },
+  });
 
   return {
     openapi: '3.1.0',
@@ -163,6 +169,15 @@ export function openApiDocument(hooks: readonly string[]): object {
       '/admin/deliveries/{id}/retry': {
         post: { ...admin, summary: 'Retry one dead delivery', parameters: idParam('Delivery id'), responses: { 200: { description: 'Retried' }, 409: error('Not dead') } },
       },
+      '/admin/sinks': {
+        get: {
+          ...admin,
+          summary: 'Every configured sink: paused or not, deliveries by state, oldest pending age, last success and last error',
+          responses: { 200: { description: 'The sinks, in config order', content: json({ type: 'object', properties: { sinks: { type: 'array', items: ref('Sink') } } }) } },
+        },
+      },
+      '/admin/sinks/{name}/pause': { post: sinkAction('Pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt') },
+      '/admin/sinks/{name}/resume': { post: sinkAction('Resume a paused sink: its pending deliveries are due now') },
     },
     components: {
       securitySchemes: {
@@ -256,6 +271,23 @@ export function openApiDocument(hooks: readonly string[]): object {
         },
         Call: { type: 'object', properties: { record: ref('Record'), status: { enum: ['accepted', 'held'] }, duplicates: { type: 'integer' }, raw: { type: 'object' } } },
         Delivery: { type: 'object', properties: { id: { type: 'integer' }, callId: { type: 'string' }, sink: { type: 'string' }, state: { enum: ['pending', 'in_flight', 'done', 'dead'] }, attempts: { type: 'integer' }, nextAttemptAt: { type: 'integer' }, lastError: { type: ['string', 'null'] }, updatedAt: { type: 'integer' } } },
+        Sink: {
+          type: 'object',
+          required: ['name', 'type', 'paused', 'deliveries', 'oldest_pending_age_seconds', 'last_success_at', 'last_error'],
+          properties: {
+            name: { type: 'string' },
+            type: { type: 'string' },
+            paused: { type: 'boolean' },
+            paused_by: { enum: ['operator', 'config'], description: "An operator's pause or resume, kept in the store, wins over the config's `paused`" },
+            paused_changed_at: { type: ['string', 'null'], format: 'date-time', description: 'When an operator last paused or resumed it' },
+            rate_limited_until: { type: ['string', 'null'], format: 'date-time', description: 'A 429 holds every delivery of the sink until then' },
+            deliveries: { type: 'object', properties: { pending: { type: 'integer' }, in_flight: { type: 'integer' }, done: { type: 'integer' }, dead: { type: 'integer' } } },
+            oldest_pending_age_seconds: { type: 'number' },
+            last_success_at: { type: ['string', 'null'], format: 'date-time', description: 'Written at most once a second' },
+            last_error: { type: ['string', 'null'], description: "Why the last attempt, or opening the sink at start-up, failed" },
+            last_error_at: { type: ['string', 'null'], format: 'date-time' },
+          },
+        },
         CallDetail: {
           allOf: [ref('Call'), { type: 'object', properties: { receipts: { type: 'array', items: ref('Receipt') }, deliveries: { type: 'array', items: ref('Delivery') }, attempts: { type: 'array', items: { type: 'object' } } } }],
         },

@@ -71,7 +71,7 @@ describe('openSinks', () => {
     ].join('\n'));
     const specs = await resolveSinks([{ name: 'ok', type: 'log' }, { name: 'db', type: 'module', module: path }], folder);
     const failed: [string, string][] = [];
-    const sinks = await openSinks(specs, { dataDir: folder, log }, { onOpenFailed: (name, err) => failed.push([name, (err as Error).message]) });
+    const sinks = await openSinks(specs, { dataDir: folder, log }, { onOpenFailed: (name, err) => void failed.push([name, (err as Error).message]) });
     expect(failed).toEqual([['db', 'connect ECONNREFUSED 127.0.0.1:5432 (open 1)']]);
     const context = { attempt: 1, idempotencyKey: 'k', signal: new AbortController().signal, log };
     const record = { id: 'r1' } as never;

@@ -91,7 +91,7 @@ export function resolveConfiguredSinks(config: Pick<Config, 'sinks' | 'configPat
 export async function openSinks(
   specs: readonly SinkSpec[],
   context: Omit<SinkContext, 'name'>,
-  { onOpenFailed }: { onOpenFailed?: (sink: string, err: unknown) => void } = {},
+  { onOpenFailed }: { onOpenFailed?: (sink: string, err: unknown) => void | Promise<void> } = {},
 ): Promise<Map<string, Sink>> {
   const sinks = new Map<string, Sink>();
   for (const spec of specs) {
@@ -103,7 +103,7 @@ export async function openSinks(
         await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
         throw err;
       }
-      onOpenFailed?.(spec.name, err);
+      await onOpenFailed?.(spec.name, err);
       sinks.set(spec.name, reopening(open));
     }
   }

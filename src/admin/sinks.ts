@@ -1,0 +1,87 @@
+import { CallhookError } from '../errors.js';
+import { isPaused } from '../store/sink-state.js';
+import type { DeliveryState, SinkState, Store } from '../store/store.js';
+
+/**
+ * The sinks as an operator sees and steers them (contract section 9): `GET /admin/sinks`, `POST
+ * /admin/sinks/<name>/pause|resume`, and `callhook sinks list|pause|resume` through them (contract section 6: the
+ * running serve's config says which sinks there are, their types and their configured `paused`). A pause is kept
+ * in the store, so it survives a restart and holds for every replica on PostgreSQL; everything listed is read
+ * from the few rows the store keeps per sink (delivery_counts, sink_state), never from a scan of the deliveries.
+ */
+
+/** A configured sink, as the running serve knows it. */
+export interface ConfiguredSink {
+  name: string;
+  type: string;
+  /** The config's `paused`: it holds while no operator has paused or resumed the sink. */
+  pausedByDefault: boolean;
+}
+
+export interface SinksDeps {
+  store: Store;
+  sinks: readonly ConfiguredSink[];
+}
+
+/** One sink in the admin API's words; times are ISO 8601, null when there is none. */
+export interface SinkView {
+  name: string;
+  type: string;
+  paused: boolean;
+  /** Who decided `paused`: an operator (kept in the store) or the config. */
+  paused_by: 'operator' | 'config';
+  /** When an operator last paused or resumed it. */
+  paused_changed_at: string | null;
+  /** While a 429 holds every delivery of the sink: until when (contract section 9). */
+  rate_limited_until: string | null;
+  deliveries: Record<DeliveryState, number>;
+  oldest_pending_age_seconds: number;
+  last_success_at: string | null;
+  /** Why the sink's last attempt, or its opening at start-up, failed. */
+  last_error: string | null;
+  last_error_at: string | null;
+}
+
+const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
+
+export async function listSinks({ store, sinks }: SinksDeps): Promise<SinkView[]> {
+  const [stats, states] = await Promise.all([store.deliveryStats(), store.sinkStates()]);
+  const now = Date.now();
+  const stateOf = new Map(states.map((s) => [s.sink, s]));
+  return sinks.map((sink) => {
+    const deliveries: Record<DeliveryState, number> = { pending: 0, in_flight: 0, done: 0, dead: 0 };
+    let oldest: number | null = null;
+    for (const stat of stats) {
+      if (stat.sink !== sink.name) continue;
+      deliveries[stat.state] = stat.count;
+      if (stat.state === 'pending') oldest = stat.oldestCreatedAt;
+    }
+    return view(sink, stateOf.get(sink.name), deliveries, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000), now);
+  });
+}
+
+/** Pauses (true) or resumes (false) a configured sink for every replica, and answers with what it is now. */
+export async function pauseSink(deps: SinksDeps, name: string, paused: boolean): Promise<SinkView> {
+  if (!deps.sinks.some((s) => s.name === name)) {
+    throw new CallhookError('NOT_FOUND', `no sink is named ${name} (sinks: ${deps.sinks.map((s) => s.name).join(', ')})`);
+  }
+  await deps.store.setSinkPaused(name, paused);
+  return (await listSinks(deps)).find((s) => s.name === name)!;
+}
+
+function view(sink: ConfiguredSink, state: SinkState | undefined, deliveries: Record<DeliveryState, number>, oldestAge: number, now: number): SinkView {
+  const until = state?.pausedUntil;
+  return {
+    name: sink.name,
+    type: sink.type,
+    paused: isPaused(state, sink.pausedByDefault),
+    paused_by: state?.paused == null ? 'config' : 'operator',
+    paused_changed_at: iso(state?.pausedChangedAt),
+    rate_limited_until: until != null && until > now ? iso(until) : null,
+    deliveries,
+    oldest_pending_age_seconds: Math.round(oldestAge * 1000) / 1000,
+    last_success_at: iso(state?.lastSuccessAt),
+    last_error: state?.lastError ?? null,
+    last_error_at: iso(state?.lastErrorAt),
+  };
+}
