@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from '../../../test/helpers/database.js';
 import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
+import { ConfigError } from '../../config.js';
 import type { CallRecord } from '../../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sink.js';
 import { deliveryError } from './errors.js';
@@ -60,6 +61,8 @@ describe('postgres sink options', () => {
   it('refuse at start-up a sink with neither url nor DATABASE_URL, naming the option', () => {
     const create = () => postgresSink.create(postgresSink.options.parse({}), { name: 'warehouse', dataDir: '/nonexistent', log });
     expect(create).toThrow('sink "warehouse" (postgres): url is not set, and there is no DATABASE_URL');
+    // A ConfigError is a mistake in the config, which stops start-up (registry.ts), not an outage waited out.
+    expect(create).toThrow(ConfigError);
   });
 
   it('do not connect at start-up: a database that is down makes each delivery a retryable error, its URL unquoted', async () => {
