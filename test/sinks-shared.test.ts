@@ -137,6 +137,22 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))('pause 
     expect((await sinkOf(server, 'crm')).last_success_at).not.toBeNull();
   });
 
+  it('holds a pause made through one serve for another on the same store, and a resume there reaches it', async () => {
+    const config = { sinks: [{ name: 'shared', type: 'http', url: `${receiver.url}/shared` }] };
+    // On SQLite both serve one file from one data dir; on PostgreSQL each has its own, as replicas do.
+    const first = await serve(tempDir(), config);
+    const second = await serve(env.DATABASE_URL ? tempDir() : first.dataDir, config);
+    expect((await admin<SinkView>(first, '/sinks/shared/pause', 'POST')).body.paused).toBe(true);
+    await postCalls(second, 2);
+    expect(await sinkOf(second, 'shared')).toMatchObject({ paused: true, paused_by: 'operator', deliveries: { pending: 2 } });
+    // Both serves look at the outbox meanwhile (each once a second at the least); neither takes a delivery.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect((await deliveriesOf(second, 'shared')).map((d) => d.attempts)).toEqual([0, 0]);
+    await admin(first, '/sinks/shared/resume', 'POST');
+    await until(async () => (await sinkOf(second, 'shared')).deliveries.done === 2);
+    expect(receiver.received.filter((r) => r.url === '/shared')).toHaveLength(2);
+  });
+
   it('starts a sink paused by `paused: true` unless an operator has resumed it since: the stored state wins', async () => {
     const dataDir = tempDir();
     const config = { sinks: [{ name: 'late', type: 'http', url: `${receiver.url}/late`, paused: true }] };
