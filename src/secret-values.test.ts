@@ -82,6 +82,14 @@ describe('what counts as a secret (contract section 6)', () => {
     expect(secrets).not.toContain('require');
   });
 
+  it('reads the user info and query of a URL the WHATWG parser refuses but a driver takes', () => {
+    expect(urlSecrets('postgres://postgres:DbPwNoHost11@/test?host=127.0.0.1')).toContain('DbPwNoHost11');
+    expect(urlSecrets('postgres://app:MultiHostPw22@h1:5432,h2:5433/db?sslmode=require&password=QueryPw33')).toEqual(expect.arrayContaining(['MultiHostPw22', 'QueryPw33']));
+    expect(urlSecrets('postgres://app:Slash/Pw44@db.example.com/calls')).toContain('Slash/Pw44');
+    // A port and an `@` in the path are no user info.
+    expect(urlSecrets('https://h.example.com:8080/p@x')).toEqual([]);
+  });
+
   it('leaves values too short to mask without masking common text', async () => {
     expect(urlSecrets('https://h/?token=abc')).toEqual(['abc', 'abc']);
     expect(await secretsOf('sinks:\n  - { name: crm, type: http, url: "https://h/?token=abc" }\n')).not.toContain('abc');

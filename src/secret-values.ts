@@ -94,26 +94,38 @@ function headerSecrets(value: string): string[] {
 }
 
 function isUrl(text: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text) && URL.canParse(text);
+  return SCHEME_SLASHES.test(text);
 }
 
 /**
  * The password of a URL's user info, as written (percent-encoded) and decoded, with the Basic header a client
- * makes of it; and the values of the query parameters that carry credentials, both ways too.
+ * makes of it; and the values of the query parameters that carry credentials, both ways too. A URL the WHATWG
+ * parser refuses may still be one a driver takes (`pg` reads `postgres://u:pw@/db?host=…`, several hosts, a `/` in
+ * the password): its user info and query are then read by their delimiters.
  */
 export function urlSecrets(text: string): string[] {
-  if (!isUrl(text)) return [];
-  const url = new URL(text);
+  if (!SCHEME_SLASHES.test(text)) return [];
+  const parsed = URL.canParse(text) ? new URL(text) : undefined;
+  const userInfo = parsed ? { user: parsed.username, password: parsed.password } : looseUserInfo(text);
+  const query = parsed ? parsed.searchParams : new URLSearchParams(text.includes('?') ? text.slice(text.indexOf('?') + 1).split('#')[0] : '');
   const out: string[] = [];
-  if (url.password) {
-    const password = safeDecode(url.password);
+  if (userInfo?.password) {
+    const password = safeDecode(userInfo.password);
     // A client sends user info as a Basic header: its exact base64, whatever the password's length.
-    out.push(url.password, password, Buffer.from(`${safeDecode(url.username)}:${password}`).toString('base64'));
+    out.push(userInfo.password, password, Buffer.from(`${safeDecode(userInfo.user)}:${password}`).toString('base64'));
   }
-  for (const [name, value] of url.searchParams) {
+  for (const [name, value] of query) {
     if (SECRET_QUERY.has(name.toLowerCase()) && value) out.push(value, encodeURIComponent(value));
   }
   return out;
+}
+
+const SCHEME_SLASHES = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/** `scheme://user:password@…` by its delimiters: the user stops at `:`, the password runs to the last `@` before the path. */
+function looseUserInfo(text: string): { user: string; password: string } | undefined {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@:]*):([^?#]*)@/i.exec(text);
+  return match ? { user: match[1]!, password: match[2]! } : undefined;
 }
 
 function safeDecode(text: string): string {
@@ -130,7 +142,8 @@ function walk(value: unknown, path: Path, visit: (value: string, path: Path) => 
   else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k], visit);
 }
 
-function valueAt(value: unknown, path: Path): unknown {
+/** The value at a path of plain objects and arrays; undefined where the path leads nowhere. */
+export function valueAt(value: unknown, path: Path): unknown {
   let at = value;
   for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<string | number, unknown>)[key] : undefined;
   return at;

@@ -5,50 +5,44 @@
  */
 
 /**
- * The forms a secret takes in transit (contract section 6): as it is, URL-encoded (a path, a query, a form body),
- * as JSON writes each of those inside a string (a quote or a backslash escaped; non-ASCII as `\u` escapes, as some
- * JSON writers do) and as it reads in JSON text kept inside JSON (a raw body in an admin reply, escaped twice); and
- * the base64 of it wherever it stands inside base64 text, as in a Basic `Authorization` header (`user:password`).
- * Longest first, so a secret that contains another is masked whole.
+ * The spellings a secret takes in transit (contract section 6), as one pattern per secret: each character that is
+ * not a letter or a digit may stand as itself, percent-encoded (either case of hex, as a path, a query or a form
+ * body writes it; a space also as `+`), JSON-escaped (`\"`, `\\`, PHP's `\/`, a `\uXXXX` in either case, as Go writes
+ * `<>&` and .NET writes `+`), or so escaped twice (JSON text kept inside JSON: a raw body in an admin reply, an echoed
+ * error inside an error). Encoders choose per character which to escape, so a pattern per character, not a list of
+ * whole spellings, is what catches them all. And base64: see `base64Cores` and `maskBasic`.
  */
-export function formsOf(secrets: Iterable<string>): string[] {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (!secret) continue;
-    for (const written of [secret, ...urlEncoded(secret)]) {
-      const escaped = jsonEscaped(written);
-      for (const form of [written, escaped, jsonEscaped(escaped), asciiEscaped(escaped)]) forms.add(form);
-    }
-    for (const core of base64Cores(secret)) forms.add(core);
-  }
-  return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
+function spellingPattern(secret: string): string {
+  let pattern = '';
+  for (const ch of secret) pattern += /^[A-Za-z0-9]$/.test(ch) ? ch : `(?:${characterSpellings(ch).join('|')})`;
+  return pattern;
 }
 
-/**
- * As a URL carries it: each character escaped (a path segment, a query value), only what a URL cannot hold
- * escaped (a whole URL put together as text, a query as a browser or WHATWG URL writes it), and as a form body.
- */
-function urlEncoded(secret: string): string[] {
-  try {
-    return [encodeURIComponent(secret), encodeURI(secret), new URL(`http://h/?${secret}`).search.slice(1), new URLSearchParams({ s: secret }).toString().slice(2)];
-  } catch {
-    return []; // a lone surrogate cannot be percent-encoded, so it cannot travel that way either
-  }
+function characterSpellings(ch: string): string[] {
+  const hex = (n: number, width: number) => [...n.toString(16).padStart(width, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
+  const units = [...Array(ch.length).keys()].map((i) => ch.charCodeAt(i));
+  const uEscape = (backslashes: string) => units.map((u) => `${backslashes}u${hex(u, 4)}`).join('');
+  const spellings = [
+    escapeRegExp(ch),
+    [...Buffer.from(ch)].map((byte) => `%${hex(byte, 2)}`).join(''),
+    uEscape('\\\\'),
+    uEscape('\\\\\\\\'),
+  ];
+  if (ch === ' ') spellings.push('\\+');
+  // JSON's short escapes, once and twice: \" \\ \/ and \\\" \\\\\\\\ \\\/.
+  if (ch === '"' || ch === '\\' || ch === '/') spellings.push(`\\\\${escapeRegExp(ch)}`, `\\\\\\\\\\\\${escapeRegExp(ch)}`, `\\\\\\\\${escapeRegExp(ch)}`);
+  return spellings;
 }
 
-function jsonEscaped(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
-}
-
-function asciiEscaped(text: string): string {
-  return text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
 
 /**
  * Base64 writes 3 bytes as 4 characters, so a secret inside base64 text reads one of three ways, by where its first
  * byte falls in a group of three. For each, the characters made from the secret's bytes alone: those appear in any
  * base64 of a text that holds the secret there, whatever stands around it. Shorter than 8 characters they would
- * match by chance; every secret of 8 bytes or more gives three.
+ * match by chance; every secret of 8 bytes or more gives three. A Basic header is decoded whole (`maskBasic`).
  */
 function base64Cores(secret: string): string[] {
   const bytes = Buffer.from(secret);
@@ -63,11 +57,35 @@ function base64Cores(secret: string): string[] {
   return cores;
 }
 
-function replacing(forms: readonly string[]): (text: string) => string {
-  return (text) => {
-    let out = text;
-    for (const form of forms) if (out.includes(form)) out = out.split(form).join('***');
-    return out;
+/** `Basic <base64>` as an upstream quotes a header back; its credentials are decoded and looked into. */
+const BASIC = /(basic\s+)([A-Za-z0-9+/]{4,}={0,2})/gi;
+
+interface Matcher {
+  /** True when the text holds a secret in some spelling. */
+  test(text: string): boolean;
+  replace(text: string): string;
+}
+
+function matcher(secrets: Iterable<string>): Matcher {
+  const list = [...new Set(secrets)].filter(Boolean).sort((a, b) => b.length - a.length);
+  if (list.length === 0) return { test: () => false, replace: (text) => text };
+  // Longest first, so a secret that contains another is masked whole.
+  const alternatives = [...list.map(spellingPattern), ...list.flatMap(base64Cores).map(escapeRegExp)];
+  const spelled = new RegExp(alternatives.join('|'), 'g');
+  const inBasic = (credentials: string) => {
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+    return list.some((secret) => decoded.includes(secret));
+  };
+  const hasBasic = (text: string) => /basic\s/i.test(text) && [...text.matchAll(BASIC)].some((m) => inBasic(m[2]!));
+  return {
+    test(text) {
+      spelled.lastIndex = 0;
+      return spelled.test(text) || hasBasic(text);
+    },
+    replace(text) {
+      const masked = text.replace(spelled, '***');
+      return /basic\s/i.test(masked) ? masked.replace(BASIC, (whole, scheme: string, credentials: string) => (inBasic(credentials) ? `${scheme}***` : whole)) : masked;
+    },
   };
 }
 
@@ -85,7 +103,7 @@ function maskingValues(replace: (text: string) => string): (value: unknown) => u
 
 /** A copy of `value` with every configured secret in its strings and property names replaced by `***`. */
 export function maskSecrets(value: unknown, secrets: readonly string[]): unknown {
-  return maskingValues(replacing(formsOf(secrets)))(value);
+  return maskingValues(matcher(secrets).replace)(value);
 }
 
 /**
@@ -96,31 +114,29 @@ export type SecretList = readonly string[] | ReadonlySet<string>;
 
 /**
  * Masks configured secrets in JSON text that comes again and again (every log line, every admin reply). Text that
- * holds none, in either form, comes back as it is; text that holds one is parsed and masked string by string, so a
- * secret made of digits or punctuation cannot cut a number or the JSON itself in two. Text that is not JSON has
- * each form replaced where it stands. A trailing newline (a log line's) is kept.
+ * holds none, in any spelling, comes back as it is; text that holds one is parsed and masked string by string, so
+ * a secret made of digits or punctuation cannot cut a number or the JSON itself in two. Text that is not JSON has
+ * each spelling replaced where it stands. A trailing newline (a log line's) is kept.
  */
 export function secretMasker(secrets: SecretList): (text: string) => string {
   let known = -1;
-  let forms: string[] = [];
-  let replace: (text: string) => string = (text) => text;
+  let match: Matcher = matcher([]);
   let mask: (value: unknown) => unknown = (value) => value;
   return (text) => {
     // A set grows while serving (keys reloaded from their file or the database, keys/ring.ts) and never shrinks,
-    // so a new size is a new secret: the forms are worked out again then, and only then.
+    // so a new size is a new secret: the pattern is made again then, and only then.
     const size = secrets instanceof Set ? secrets.size : (secrets as readonly string[]).length;
     if (size !== known) {
       known = size;
-      forms = formsOf([...secrets]);
-      replace = replacing(forms);
-      mask = maskingValues(replace);
+      match = matcher(secrets);
+      mask = maskingValues(match.replace);
     }
-    if (!forms.some((form) => text.includes(form))) return text;
+    if (!match.test(text)) return text;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return replace(text);
+      return match.replace(text);
     }
     return JSON.stringify(mask(parsed)) + (text.endsWith('\n') ? '\n' : '');
   };

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { Config, FilledValue } from '../config.js';
-import { secretValues } from '../secret-values.js';
+import { secretValues, valueAt } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake.js';
@@ -42,6 +42,8 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
     phone_region: config.phoneRegion,
     date_order: config.dateOrder,
     body_limit: config.bodyLimit,
+    trust_proxy: config.trustProxy,
+    metrics_token: config.metricsToken ?? '(none: /metrics is open)',
     api_keys: config.apiKeys.length > 0 ? config.apiKeys : key ? [`${key} (generated)`] : '(generated on first start)',
     admin_token: config.adminToken ?? (token ? `${token} (generated)` : '(generated on first start)'),
     hooks: Object.fromEntries([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' }])),
@@ -58,7 +60,7 @@ function withVariables(sinks: Config['sinks'], filled: readonly FilledValue[]): 
   const copy = structuredClone(sinks) as unknown as Record<string | number, unknown>;
   for (const { path, variable, value } of filled) {
     if (path[0] !== 'sinks' || path.length < 3) continue;
-    const parent = path.slice(1, -1).reduce<unknown>((at, key) => (at as Record<string | number, unknown> | undefined)?.[key], copy) as Record<string | number, unknown> | undefined;
+    const parent = valueAt(copy, path.slice(1, -1)) as Record<string | number, unknown> | undefined;
     const last = path.at(-1)!;
     const text = parent?.[last];
     if (typeof text === 'string') parent![last] = text.replace(value, () => `\${${variable}}`);

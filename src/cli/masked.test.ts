@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { maskedForCli } from './masked.js';
 
@@ -6,6 +9,20 @@ describe("a command's error line", () => {
     const env = { CALLHOOK_API_KEYS: 'configured-key-0123456789', CALLHOOK_CONFIG: '' };
     const text = 'HTTP 401: key given-key-0123456789 and configured-key-0123456789 and cli-token-0123456789 refused';
     expect(maskedForCli(text, ['node', 'callhook', 'replay', '--key', 'given-key-0123456789', '--admin-token=cli-token-0123456789'], env)).toBe('HTTP 401: key *** and *** and *** refused');
+  });
+
+  it('holds no credential of a URL given on the command line, and reads --config=FILE', () => {
+    const text = 'cannot reach http://bob:UrlPwCli55@127.0.0.1:9/api/v1?access_token=CliAccTok66';
+    expect(maskedForCli(text, ['node', 'callhook', 'reconcile', '--api-url', 'http://bob:UrlPwCli55@127.0.0.1:9/api/v1?access_token=CliAccTok66'], {})).toBe('cannot reach http://bob:***@127.0.0.1:9/api/v1?access_token=***');
+    expect(maskedForCli('x AdmUrlPw11 y', ['node', 'callhook', 'calls', 'release', 'abc', '--url=http://u:AdmUrlPw11@127.0.0.1:1/'], {})).toBe('x *** y');
+  });
+
+  it('reads the secrets of a config given as --config=FILE, -c FILE or --config FILE', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'callhook-masked-')), 'callhook.yaml');
+    writeFileSync(file, 'sinks:\n  - { name: crm, type: http, url: "https://crm.example.com/in?access_token=TagQTok12345" }\n');
+    for (const args of [[`--config=${file}`], ['-c', file], ['--config', file]]) {
+      expect(maskedForCli('refused TagQTok12345', ['node', 'callhook', 'serve', ...args], {}), args.join(' ')).toBe('refused ***');
+    }
   });
 
   it('is kept as it is when the config cannot be read', () => {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { CallRecord } from '../record.js';
 import type { Sink } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
+import { attemptError } from './attempt-error.js';
 import { attemptOutcome } from './attempt-outcome.js';
 import type { DeliveryPolicy } from './policy.js';
 import { rateWindow, type RateWindow } from './rate-window.js';
@@ -226,7 +227,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       // Held here at once, before the store records the wait for every replica: a claim on its way meanwhile is
       // released uncounted (runLoop).
       if (result.pauseSinkUntil !== undefined) loop.pausedUntil = Math.max(loop.pausedUntil, result.pauseSinkUntil);
-      if (mask && result.attempt.error !== undefined) result.attempt.error = mask(result.attempt.error);
+      if (result.attempt.error !== undefined) result.attempt.error = attemptError(result.attempt.error, mask);
       const durationMs = performance.now() - started;
       await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt, result.pauseSinkUntil);
       log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');

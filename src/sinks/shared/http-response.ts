@@ -4,7 +4,6 @@ import { RetryableError } from '../sink.js';
 
 /** An error page can be megabytes; only its start is read, so a receiver cannot hog memory or time. */
 const ERROR_BODY_BYTES = 4 * 1024;
-const ERROR_EXCERPT_CHARS = 200;
 /** A receiver asking for more than a day is more likely wrong than serious; the backoff schedule takes over. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
@@ -90,7 +89,9 @@ async function readExcerpt(response: Response): Promise<string> {
     await reader.cancel().catch(() => undefined);
   }
   const text = new TextDecoder().decode(Buffer.concat(chunks).subarray(0, ERROR_BODY_BYTES)).replace(/\s+/g, ' ').trim();
-  return text.length > ERROR_EXCERPT_CHARS ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
+  // Cut to its length in the attempt's record by the worker, after the secrets are masked (delivery/attempt-error.ts):
+  // a secret across the cut would otherwise keep its first half.
+  return text;
 }
 
 /** The URL can be the credential (a Slack webhook), so neither its given nor its normalised spelling is shown. */
