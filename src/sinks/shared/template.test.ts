@@ -43,6 +43,16 @@ describe('map templates (contract section 9)', () => {
     expect(compileTemplate('{{ extra.first_name }}')(record)).toBe('shadowed');
   });
 
+  it("reads only a record's own fields: constructor or __proto__ is a missing field unless the call had one", () => {
+    expect(compileTemplate('said {{ constructor }}')(record)).toBe('said ');
+    expect(compileTemplate('{{ toString }}')(record)).toBeUndefined();
+    expect(compileTemplate('{{ data.__proto__ }}')(record)).toBeUndefined();
+    expect(compileMap({ note: '{{ extra.constructor }}', id: '{{ id }}' }).render(record)).toEqual({ id: record.id });
+    const withKey = { ...record, extra: JSON.parse('{"constructor":"plain data","__proto__":"also"}') as Record<string, unknown> };
+    expect(compileTemplate('{{ constructor }}')(withKey)).toBe('plain data');
+    expect(compileTemplate('{{ extra.__proto__ }}')(withKey)).toBe('also');
+  });
+
   it('refuses an unknown root, naming the key it is under', () => {
     expect(() => compileTemplate('{{ record.id }}')).toThrow('{{ record.id }}: unknown root "record"');
     expect(() => compileTemplate('{{ hook.name }}')).toThrow('hook has no fields');

@@ -25,7 +25,7 @@ function lookup(path: string): Lookup {
   if (root === 'data' || root === 'extra') {
     // A field name is taken whole: an undeclared field of `extra` may hold a dot of its own.
     if (rest === undefined || rest === '') return (record) => record[root];
-    return (record) => (record[root] as Record<string, unknown> | undefined)?.[rest];
+    return (record) => own(record[root], rest);
   }
   if ((ROOTS as readonly string[]).includes(root)) {
     if (rest !== undefined) throw new Error(`{{ ${path} }}: ${root} has no fields`);
@@ -33,7 +33,15 @@ function lookup(path: string): Lookup {
   }
   if (rest !== undefined || !FIELD.test(path)) throw new Error(`{{ ${path} }}: unknown root "${root}" (known: ${ROOTS.join(', ')}, or a bare field name)`);
   // A bare name is a field: declared (data) first, then as received (extra).
-  return (record) => record.data[path] ?? (record.extra as Record<string, unknown>)[path];
+  return (record) => own(record.data, path) ?? own(record.extra, path);
+}
+
+/**
+ * A record's own field only: `{{ constructor }}` or `{{ data.__proto__ }}` names a field a call did not have, not
+ * what every object inherits (contract section 3: such keys are plain data).
+ */
+function own(fields: unknown, name: string): unknown {
+  return fields !== null && typeof fields === 'object' && Object.hasOwn(fields, name) ? (fields as Record<string, unknown>)[name] : undefined;
 }
 
 export function compileTemplate(text: string): Template {
