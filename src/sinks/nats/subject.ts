@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { templateParts, templateSchema, type Template } from '../shared/template.js';
+import { compileTextTemplate, templateParts, type TextTemplate } from '../shared/template.js';
 
 /**
  * The `subject` option of the nats sink (contract section 9): a template, `callhook.calls.{{ hook }}` by default,
@@ -20,7 +20,7 @@ const SUBJECT_ROOTS = ['hook', 'id', 'source', 'revision'];
 
 export interface Subject {
   /** The subject for one record. */
-  render: (record: Parameters<Template>[0]) => string;
+  render: TextTemplate;
   /** The subject filter of a stream created for it: each placeholder as the one-token wildcard `*`. */
   filter: string;
   /** True when every placeholder fills a whole token, so that `filter` matches every subject rendered. */
@@ -45,9 +45,11 @@ export const subjectSchema = z
   .string()
   .default(DEFAULT_SUBJECT)
   .transform((text, ctx): Subject => {
-    const compiled = templateSchema.safeParse(text);
-    if (!compiled.success) {
-      for (const issue of compiled.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+    let render: TextTemplate;
+    try {
+      render = compileTextTemplate(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
       return z.NEVER;
     }
     const { texts, paths } = templateParts(text);
@@ -66,6 +68,5 @@ export const subjectSchema = z
       const [before, after] = [texts[i]!, texts[i + 1]!];
       return (before === '' ? i === 0 : before.endsWith('.')) && (after === '' ? i === paths.length - 1 : after.startsWith('.'));
     });
-    const render = compiled.data;
-    return { render: (record) => String(render(record) ?? ''), filter: texts.join('*'), wholeTokens };
+    return { render, filter: texts.join('*'), wholeTokens };
   });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { CallRecord } from '../../record.js';
-import { compileTemplate } from '../shared/template.js';
+import { compileTextTemplate, type TextTemplate } from '../shared/template.js';
 
 /**
  * The options of the `rabbitmq` sink (contract section 9), checked once at start-up: `url`, `exchange`,
@@ -40,7 +39,7 @@ export interface RabbitmqOptions {
   /** The routing key as configured, or as it defaults (the option's name kept: it is what the user wrote). */
   routing_key: string;
   /** The routing key of one record. */
-  routingKey: (record: CallRecord) => string;
+  routingKey: TextTemplate;
 }
 
 export const rabbitmqOptions = rawOptions.transform((options, ctx): RabbitmqOptions => {
@@ -61,18 +60,13 @@ export const rabbitmqOptions = rawOptions.transform((options, ctx): RabbitmqOpti
     return { url, exchange, queue, routing_key: queue, routingKey: () => queue };
   }
   const text = given ?? DEFAULT_ROUTING_KEY;
-  let template: ReturnType<typeof compileTemplate>;
+  let routingKey: TextTemplate;
   try {
-    template = compileTemplate(text);
+    // A routing key is text whatever a lone placeholder finds (a revision renders "2").
+    routingKey = compileTextTemplate(text);
   } catch (err) {
     ctx.addIssue({ code: 'custom', path: ['routing_key'], message: (err as Error).message });
     return z.NEVER;
   }
-  return { url, exchange, queue, routing_key: text, routingKey: (record) => asText(template(record)) };
+  return { url, exchange, queue, routing_key: text, routingKey };
 });
-
-/** A lone placeholder keeps the value's own type (template.ts): a routing key is text whatever it found. */
-function asText(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
-}

@@ -66,6 +66,17 @@ export function templateParts(text: string): { texts: string[]; paths: string[] 
   return { texts: parts.filter((_, i) => i % 2 === 0), paths: parts.filter((_, i) => i % 2 === 1) };
 }
 
+/**
+ * A template whose target is always text (a NATS subject, an AMQP routing key): a lone placeholder's value as text
+ * too, and a missing value empty text, as everywhere in a template with other text (contract section 9).
+ */
+export type TextTemplate = (record: CallRecord) => string;
+
+export function compileTextTemplate(text: string): TextTemplate {
+  const template = compileTemplate(text);
+  return (record) => asText(template(record));
+}
+
 function asText(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
