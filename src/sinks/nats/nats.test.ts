@@ -65,6 +65,25 @@ describe('nats sink options (contract section 9)', () => {
   });
 });
 
+describe('nats sink, a subject naming the platform (contract sections 9 and 13)', () => {
+  const fromRetell = { ...record, platform: 'retell' } as CallRecord;
+
+  it('takes {{ platform }} as one token, also as the filter of a stream of its own', () => {
+    const { subject } = natsSink.options.parse({ subject: 'calls.{{ platform }}.{{ hook }}', stream: 'CALLS' });
+    expect(subject.render(fromRetell)).toBe('calls.retell.end-of-call');
+    expect(subject.filter).toBe('calls.*.*');
+  });
+
+  it('makes a call with no platform a permanent error at delivery, saying which placeholder is empty, before connecting', async () => {
+    const port = await closedPort();
+    const sink = await natsSink.create(natsSink.options.parse({ servers: `nats://127.0.0.1:${port}`, subject: 'calls.{{ platform }}' }), { name: 'bus', dataDir: '/nonexistent', log });
+    const err = await failure(sink.deliver(record, context()));
+    await sink.close?.();
+    expect(err).toBeInstanceOf(PermanentError);
+    expect((err as Error).message).toBe('NATS subject: {{ platform }} is empty for this record, and a subject token cannot be empty (a call with no platform cannot go to this subject; leave such calls out with when)');
+  });
+});
+
 describe('nats sink, a server that is not there', () => {
   it('opens nothing in create(), and a delivery to it is retryable', async () => {
     const port = await closedPort();
@@ -112,6 +131,14 @@ describe.skipIf(!url)('nats sink against the real server', () => {
     const messages = await admin.messages(stream);
     expect(messages.map((m) => [m.msgId, m.body.revision])).toEqual([[`${record.id}:bus`, 1], [`${record.id}:bus:r2`, 2]]);
     expect(messages[1]!.body).toMatchObject({ data: { call_summary: 'Ordered three kettles.' } });
+  });
+
+  it('publishes a call from another platform under its platform\'s token', async () => {
+    const { stream, prefix } = admin.unique();
+    admin.forget(stream);
+    const sink = await open({ stream, subject: `${prefix}.{{ platform }}` });
+    await sink.deliver({ ...record, platform: 'vapi' } as CallRecord, context());
+    expect((await admin.messages(stream)).map((m) => m.subject)).toEqual([`${prefix}.vapi`]);
   });
 
   it('uses an existing stream as it is, with its own subjects and window', async () => {

@@ -88,6 +88,10 @@ export const natsSink = defineSinkType({
 
     return {
       async deliver(record, { idempotencyKey, log: attemptLog }) {
+        const missing = subject.empty(record);
+        if (missing !== undefined) {
+          throw new PermanentError(`NATS subject: {{ ${missing} }} is empty for this record, and a subject token cannot be empty (a call with no ${missing} cannot go to this subject; leave such calls out with when)`);
+        }
         const target = subject.render(record);
         const problem = publishSubjectProblem(target);
         if (problem !== undefined) throw new PermanentError(`NATS subject "${target}" ${problem}`);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CallRecord } from '../../record.js';
 import { compileTextTemplate, templateParts, type TextTemplate } from '../shared/template.js';
 
 /**
@@ -11,12 +12,18 @@ export const DEFAULT_SUBJECT = 'callhook.calls.{{ hook }}';
 
 /**
  * The roots a subject may name: each renders one token that is always a valid subject token (a hook name is
- * lowercase letters, digits, - and _ by config.ts; an id is a UUID; a source is one word; a revision a number).
- * A data or extra field, dedup_key or received_at may not: a caller's words hold spaces and dots, and a dot makes
- * more tokens than the stream filter's `*` matches, so the stream would never hear the subject and the call would
- * go dead over a word the caller said. Routing on content belongs to `when` and a second sink.
+ * lowercase letters, digits, - and _ by config.ts; an id is a UUID; a source is one word; a revision a number; a
+ * platform one of `vapi`, `retell`, `elevenlabs`, contract section 13). A data or extra field, dedup_key or
+ * received_at may not: a caller's words hold spaces and dots, and a dot makes more tokens than the stream filter's
+ * `*` matches, so the stream would never hear the subject and the call would go dead over a word the caller said.
+ * Routing on content belongs to `when` and a second sink.
+ *
+ * `platform` is the one that can be missing (a hook of the spec's own calling service names none, section 13),
+ * and a missing value renders as empty text (section 9), which is no subject token: such a delivery is dead at
+ * once, saying so (`Subject.empty`), rather than published under a made-up token a consumer cannot tell from a
+ * platform's. A config that routes by platform filters those calls out with `when`.
  */
-const SUBJECT_ROOTS = ['hook', 'id', 'source', 'revision'];
+const SUBJECT_ROOTS = ['hook', 'id', 'source', 'revision', 'platform'];
 
 export interface Subject {
   /** The subject for one record. */
@@ -25,6 +32,8 @@ export interface Subject {
   filter: string;
   /** True when every placeholder fills a whole token, so that `filter` matches every subject rendered. */
   wholeTokens: boolean;
+  /** The first placeholder's path that renders nothing for this record (a call with no `platform`), if any. */
+  empty: (record: CallRecord) => string | undefined;
 }
 
 /**
@@ -68,5 +77,7 @@ export const subjectSchema = z
       const [before, after] = [texts[i]!, texts[i + 1]!];
       return (before === '' ? i === 0 : before.endsWith('.')) && (after === '' ? i === paths.length - 1 : after.startsWith('.'));
     });
-    return { render, filter: texts.join('*'), wholeTokens };
+    const placeholders = paths.map((path) => [path, compileTextTemplate(`{{ ${path} }}`)] as const);
+    const empty = (record: CallRecord) => placeholders.find(([, value]) => value(record) === '')?.[0];
+    return { render, filter: texts.join('*'), wholeTokens, empty };
   });
