@@ -1,26 +1,31 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
-import { describeMachine } from './lib/machine.js';
+import { DEFAULT_POLICY } from '../src/delivery/policy.js';
+import { describeMachine, type Machine } from './lib/machine.js';
 import { killEverything, ROOT } from './lib/processes.js';
 import {
   BUSY_US, measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, THROUGHPUT_TARGETS, warnings,
   type BacklogResult, type InCallResult, type RssResult, type Settings, type SlowSinkResult, type ThroughputTarget,
 } from './lib/scenarios.js';
 import { measureScrapePostgres, measureScrapeSqlite, type ScrapeResult } from './lib/scrape.js';
+import { jsonlTarget, openTarget, servicesFrom, SINK_TYPES, type SinkType } from './lib/sink-targets.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape] [-- --postgres URL]`: builds
- * callhook, drives it and three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a fixed
- * rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with the
- * machine they were measured on. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after).
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks] [-- --postgres URL]`:
+ * builds callhook, drives it and three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
+ * fixed rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with
+ * the machine they were measured on, a section per row group: a run with `--only` rewrites its own sections and
+ * keeps the others. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after) and is the
+ * server the `postgres` sink's row makes its database on (else TEST_DATABASE_URL, else the local default).
  */
 
-const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape'] as const;
+const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks'] as const;
 type RowName = (typeof ROWS)[number];
 
 const FULL: Settings = { runs: 3, seconds: 10, warmupSeconds: 2, rssRequests: 1_000_000, rssBoundSeconds: 600, backlog: 100_000, drainBoundSeconds: 300 };
@@ -51,9 +56,36 @@ interface Target {
   met: boolean;
 }
 
-const rows: string[][] = [];
-const cpuRows: string[][] = [];
-const targets: Target[] = [];
+/** One row group's output, kept apart so that bench/results.md can be rewritten a section at a time. */
+interface Section {
+  name: RowName;
+  rows: string[][];
+  cpuRows: string[][];
+  targets: Target[];
+  warnings: string[];
+}
+
+const TITLES: Record<RowName, string> = {
+  throughput: 'Throughput at full speed',
+  'slow-sink': 'A sink that hangs',
+  rss: 'Memory',
+  backlog: 'Backlog',
+  'in-call': 'In-call lookups',
+  scrape: '/metrics scrape',
+  sinks: 'Backlog into the queue and database sinks',
+};
+
+const sections: Section[] = [];
+let rows: string[][] = [];
+let cpuRows: string[][] = [];
+let targets: Target[] = [];
+/** Starts the rows of one section: the row functions below write into it. */
+function section(name: RowName): Section {
+  const s: Section = { name, rows: [], cpuRows: [], targets: [], warnings: [] };
+  sections.push(s);
+  ({ rows, cpuRows, targets } = s);
+  return s;
+}
 const errorsOf = (runs: readonly LoadResult[]) => {
   const sum = (pick: (r: LoadResult) => number) => runs.reduce((n, r) => n + pick(r), 0);
   const statuses = runs.map((r) => r.statuses).filter(Boolean).join(' ');
@@ -132,15 +164,55 @@ function rssRows(r: RssResult): void {
 }
 
 function backlogRows(r: BacklogResult): void {
+  rows.push(backlogRow(r, `intake ${format.rps(r.intake.rps)}; backlog written in ${format.seconds(r.buildSeconds)}`));
   const done = r.drained >= r.count;
-  const figure = done ? format.seconds(r.seconds) : `not drained: ${format.count(r.drained)} in ${format.seconds(r.seconds)}`;
-  rows.push([
-    `backlog of ${format.count(r.count)} to jsonl, intake 500 req/s`,
-    figure, format.ms(r.intake.p50), format.ms(r.intake.p99), '1', errorsOf([r.intake]),
-    `intake ${format.rps(r.intake.rps)}; backlog written in ${format.seconds(r.buildSeconds)}`,
-  ]);
   target(`backlog of ${format.count(r.count)} drains in < 30 s`, r.seconds, done && r.seconds < 30, 's');
   target('intake p99 during the drain ≤ 50 ms', r.intake.p99, r.intake.p99 <= 50, 'ms');
+}
+
+/** One backlog row, any sink: the drain's time, intake's latency meanwhile, and what the target was found to hold. */
+function backlogRow(r: BacklogResult, note: string): string[] {
+  const figure = r.drained >= r.count ? format.seconds(r.seconds) : `not drained: ${format.count(r.drained)} in ${format.seconds(r.seconds)}`;
+  return [
+    `backlog of ${format.count(r.count)} to ${r.sink.type}, intake 500 req/s`,
+    figure, format.ms(r.intake.p50), format.ms(r.intake.p99), '1', errorsOf([r.intake]),
+    `${note}; ${checkOf(r)}`,
+  ];
+}
+
+/** The count made in the target after the drain, so that a row cannot claim a drain that did not happen. */
+function checkOf(r: BacklogResult): string {
+  const c = r.check;
+  if (!c) return 'target NOT CHECKED (see warnings)';
+  const verdict = c.met ? 'check met' : 'CHECK FAILED';
+  const held = c.atLeastOnce ? `${format.count(c.records)} ≥ ${format.count(r.count)}` : `${format.count(c.records)} of ${format.count(r.count)}`;
+  const distinct = c.atLeastOnce ? `${format.count(c.distinct)} distinct message_ids` : `${format.count(c.distinct)} distinct`;
+  return `${verdict}: ${held} ${c.where}, ${distinct}`;
+}
+
+/**
+ * Issue 21: each queue and database sink against the jsonl row measured in the same run. The sinks run at the
+ * concurrency a user gets without setting one: their docs recommend no other.
+ */
+async function sinkRows(reference: BacklogResult, measured: readonly { type: SinkType; result: BacklogResult | Error }[]): Promise<void> {
+  rows.push(backlogRow(reference, `the reference; ${rateOf(reference)}; concurrency ${await concurrencyOf('jsonl')} (its default)`));
+  for (const { type, result: r } of measured) {
+    if (r instanceof Error) {
+      rows.push([`backlog of ${format.count(reference.count)} to ${type}, intake 500 req/s`, 'not measured', '', '', '0', '', r.message.split('\n')[0]!]);
+      continue;
+    }
+    const time = r.drained >= r.count && reference.drained >= reference.count ? `${format.ratio(r.seconds / reference.seconds)} jsonl drain time` : 'no ratio: a drain did not end';
+    const p99 = `intake p99 ${format.ratio(r.intake.p99 / reference.intake.p99)} jsonl's`;
+    rows.push(backlogRow(r, `${time}; ${p99}; ${rateOf(r)}; concurrency ${await concurrencyOf(type)} (the default)`));
+  }
+}
+
+const rateOf = (r: BacklogResult) => `${format.count(r.drained / r.seconds)} backlog records/s`;
+
+/** A built-in type's default `concurrency` (sink.ts `defaults`), else the policy's. */
+async function concurrencyOf(type: string): Promise<number> {
+  const module = (await import(`../src/sinks/${type}/${type}.js`)) as { default: { defaults?: { concurrency?: number } } };
+  return module.default.defaults?.concurrency ?? DEFAULT_POLICY.concurrency;
 }
 
 function inCallRows(r: InCallResult): void {
@@ -168,52 +240,101 @@ function scrapeRows(r: ScrapeResult): void {
   target(`scrape at ${format.count(last.deliveries)} deliveries ≤ 1.5 × at ${format.count(first.deliveries)} (${name})`, ratio, ratio <= 1.5);
 }
 
+const TABLE_HEADERS = ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'];
+const CPU_HEADERS = ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'];
+const RESULTS = join(ROOT, 'bench/results.md');
+/** Each section of bench/results.md sits between these, so a run can replace its own and keep the others. */
+const opening = (name: string) => `<!-- section: ${name} -->`;
+const closing = (name: string) => `<!-- /section: ${name} -->`;
+const verdict = (t: Target) => `${t.met ? 'met' : '**missed**'}: ${t.name}: ${t.figure}`;
+
 function report(totalSeconds: number, tree: string): void {
-  const table: Table = { headers: ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'], rows };
-  const cpu: Table = { headers: ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'], rows: cpuRows };
-  const verdicts = targets.map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.figure}`);
-  const cpuText = cpuRows.length > 0 ? `\n\nCPU per request:\n${formatText(cpu)}` : '';
-  process.stdout.write(`\n${formatText(table)}${cpuText}\n\nTargets:\n${verdicts.map((v) => `  ${v}`).join('\n')}\n`);
+  const table: Table = { headers: TABLE_HEADERS, rows: sections.flatMap((s) => s.rows) };
+  const cpu: Table = { headers: CPU_HEADERS, rows: sections.flatMap((s) => s.cpuRows) };
+  const verdicts = sections.flatMap((s) => s.targets).map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.figure}`);
+  const cpuText = cpu.rows.length > 0 ? `\n\nCPU per request:\n${formatText(cpu)}` : '';
+  const targetText = verdicts.length > 0 ? `\n\nTargets:\n${verdicts.map((v) => `  ${v}`).join('\n')}` : '';
+  process.stdout.write(`\n${formatText(table)}${cpuText}${targetText}\n`);
   if (warnings.length > 0) process.stdout.write(`\nWarnings:\n${warnings.map((w) => `  ${w}`).join('\n')}\n`);
 
   const m = describeMachine();
-  const sizes = (['json', 'form', 'multipart'] as const).map((e) => `${e} ${bodyFactory(e).bytes} bytes`).join(', ');
+  const blocks = keptSections();
+  for (const s of sections) blocks.set(s.name, renderSection(s, provenance(m, totalSeconds, tree)));
   const md = [
     '# callhook benchmark',
     '',
-    `Command: \`${command}\` (${format.seconds(totalSeconds)} in all)`,
+    'Each section says which run it comes from, on which tree and machine: `npm run bench` rewrites every section, a run',
+    'with `--only` rewrites its own and keeps the others as they were. Ratios are taken between rows of one section, measured',
+    'in the same run.',
     '',
-    `Measured: ${tree} (as built when the bench started)`,
+    ...ROWS.flatMap((name) => (blocks.has(name) ? [blocks.get(name)!, ''] : [])),
+    ...howLines(),
     '',
-    `Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, ${m.kernel}, Node ${m.node}; ${m.date}`,
-    '',
+  ].join('\n');
+  writeFileSync(RESULTS, md);
+  const kept = [...blocks.keys()].filter((name) => !sections.some((s) => s.name === name));
+  process.stdout.write(`\nwritten to bench/results.md (${format.seconds(totalSeconds)})${kept.length > 0 ? `; kept from earlier runs: ${kept.join(', ')}` : ''}\n`);
+}
+
+function provenance(m: Machine, totalSeconds: number, tree: string): string {
+  return [
+    `Run: \`${command}\` (${format.seconds(totalSeconds)} in all), measuring ${tree} as built when the bench started.`,
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.ramGiB} GiB RAM, ${m.kernel}, Node ${m.node}; ${m.date}.`,
     `Disk: a 4 KiB append and its fdatasync in the data dirs' file system take ${format.ms(m.fsync.p50)} ms (p50), ${format.ms(m.fsync.p99)} ms (p99), measured after the runs.`,
+  ].join(' ');
+}
+
+function renderSection(s: Section, from: string): string {
+  return [
+    opening(s.name),
+    `## ${TITLES[s.name]}`,
     '',
-    formatMarkdown(table),
+    from,
     '',
-    ...(cpuRows.length > 0 ? ['### CPU per request', '', formatMarkdown(cpu), ''] : []),
-    '## Targets',
-    '',
-    ...targets.map((t) => `- ${t.met ? 'met' : '**missed**'}: ${t.name}: ${t.figure}`),
-    ...(warnings.length > 0 ? ['', '## Warnings', '', ...warnings.map((w) => `- ${w}`)] : []),
-    '',
+    formatMarkdown({ headers: TABLE_HEADERS, rows: s.rows }),
+    ...(s.cpuRows.length > 0 ? ['', '### CPU per request', '', formatMarkdown({ headers: CPU_HEADERS, rows: s.cpuRows })] : []),
+    ...(s.targets.length > 0 ? ['', 'Targets:', '', ...s.targets.map((t) => `- ${verdict(t)}`)] : []),
+    ...(s.warnings.length > 0 ? ['', 'Warnings:', '', ...s.warnings.map((w) => `- ${w}`)] : []),
+    closing(s.name),
+  ].join('\n');
+}
+
+/** The sections bench/results.md holds now, by name; a run's own replace them. */
+function keptSections(): Map<RowName, string> {
+  const kept = new Map<RowName, string>();
+  if (!existsSync(RESULTS)) return kept;
+  const text = readFileSync(RESULTS, 'utf8');
+  for (const name of ROWS) {
+    const from = text.indexOf(opening(name));
+    const to = text.indexOf(closing(name), from);
+    if (from >= 0 && to > from) kept.set(name, text.slice(from, to + closing(name).length));
+  }
+  if (kept.size === 0 && sections.length < ROWS.length && text.trim() !== '') {
+    process.stderr.write('bench: bench/results.md has no sections this bench knows: its other rows are not kept\n');
+  }
+  return kept;
+}
+
+/** How every row is measured, whichever sections this run made: the file keeps the others' too. */
+function howLines(): string[] {
+  const sizes = (['json', 'form', 'multipart'] as const).map((e) => `${e} ${bodyFactory(e).bytes} bytes`).join(', ');
+  const settingsOf = (x: Settings) => `${x.runs} run(s) of ${x.seconds} s after ${x.warmupSeconds} s not counted, a backlog of ${format.count(x.backlog)}`;
+  return [
     '## How',
     '',
     `- Load at full speed: autocannon in the bench process, 50 connections over 127.0.0.1; every request a new call (a counter in \`call_id\`) with the spec's recommended fields as strings: ${sizes}.`,
-    `- Each run: a fresh process and data dir; ${settings.warmupSeconds} s on the same connections not counted, then ${settings.seconds} s; the table shows the median of ${settings.runs} run(s). Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
-    '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row). Baselines: bench/baselines/, JSON only.',
+    `- Each run: a fresh process and data dir; \`npm run bench\` makes ${settingsOf(FULL)}, \`--quick\` ${settingsOf(QUICK)}; the table shows the median of the runs. Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
+    '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row, and the sink named in each backlog row). Baselines: bench/baselines/, JSON only.',
     `- empty Hono + ${BUSY_US} µs of CPU a request: the same route, spinning on the event loop for ${BUSY_US} µs before each reply (about what storing one call costs SQLite alone here, no fsync): how much of the ceiling a fixed amount of work a request leaves on this machine, where the load generator shares the cores.`,
     "- callhook's route, nothing stored: bench/baselines/callhook-route.ts, callhook's own app (request id, bearer check, body read, request log line to /dev/null, metrics, reply) with a store that answers every request as accepted at once, no parsing, normalising or commit: the most durable intake could reach on this machine.",
     '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
     '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',
     '- RSS: /proc/<pid>/status VmRSS every 250 ms; "after N requests" is read when the Nth reply is in, peak is over the whole run.',
-    '- Backlog: written through the store with the server down, then timed from the spawn of `serve` until every backlog record is in the JSONL file; intake latency leaves out its first second (connection set-up).',
+    '- Backlog (one row per sink): calls owed to that one sink, written through the store with the server down; then `serve` with that sink alone, intake at 500 req/s whose calls go to the same sink, and the drain timed from the spawn of `serve` until the receiver has recorded every backlog delivery as done (a connection of the bench\'s own to its SQLite file asks the (state, sink, id) index four times a second; a delivery is done only once its sink confirmed it). With `serve` stopped, the target is then counted: backlog records told from intake\'s by their dedup key, and each must be there exactly once (RabbitMQ, which cannot drop repeats: at least once, every message_id distinct). Intake latency leaves out its first second (connection set-up).',
+    '- Queue and database sinks: each row has a target of its own, made before and removed after (a new PostgreSQL database, where the sink creates its default table; a Redis stream `callhook-bench:<random>` and its marker keys; a NATS stream `CALLHOOK_BENCH_<random>` the sink creates, on a subject of its own; a durable RabbitMQ queue on the default exchange), on the services of this machine (`--postgres` URL or TEST_DATABASE_URL, TEST_REDIS_URL, TEST_NATS_URL, TEST_AMQP_URL, else their local defaults). Each sink at its default `concurrency`; the jsonl row is measured again in the same run as the reference.',
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
-    '',
-  ].join('\n');
-  writeFileSync(join(ROOT, 'bench/results.md'), md);
-  process.stdout.write(`\nwritten to bench/results.md (${format.seconds(totalSeconds)})\n`);
+  ];
 }
 
 /** src/ changes under the bench's feet (other work lands while it runs): say which tree was built and measured. */
@@ -235,32 +356,54 @@ async function main(): Promise<void> {
   }
   const tree = measuredTree();
 
-  if (only.has('throughput')) {
-    step(`throughput: ${settings.runs} run(s) × ${THROUGHPUT_TARGETS.length} targets × ${settings.seconds} s`);
-    throughputRows(await measureThroughput(settings));
-  }
-  if (only.has('slow-sink')) {
-    step(`slow sink: ${settings.runs} run(s) × 2 at 500 req/s`);
-    slowSinkRows(await measureSlowSink(settings));
-  }
-  if (only.has('rss')) {
-    step(`rss: ${format.count(settings.rssRequests)} requests, at most ${settings.rssBoundSeconds} s`);
+  /** Runs one section, keeping the warnings it raised with its rows. */
+  const run = async (name: RowName, what: string, measure: () => Promise<void>) => {
+    if (!only.has(name)) return;
+    step(what);
+    const s = section(name);
+    const before = warnings.length;
+    const busyBefore = loadavg()[0]!;
+    await measure();
+    s.warnings.push(...warnings.slice(before));
+    // A shared machine: other work running meanwhile shows in every figure, and ratios between rows measured
+    // minutes apart are only as good as the load was even.
+    const busy = Math.max(busyBefore, loadavg()[0]!);
+    if (busy > cpus().length) s.warnings.push(`the machine was busy: a 1-minute load average of ${busy.toFixed(1)} on ${cpus().length} cores at the start or end of this section, other work than the bench's`);
+  };
+  const backlogOf = (dataDir: string) => Promise.resolve(jsonlTarget(dataDir));
+  let jsonlBacklog: BacklogResult | undefined;
+
+  await run('throughput', `throughput: ${settings.runs} run(s) × ${THROUGHPUT_TARGETS.length} targets × ${settings.seconds} s`, async () => throughputRows(await measureThroughput(settings)));
+  await run('slow-sink', `slow sink: ${settings.runs} run(s) × 2 at 500 req/s`, async () => slowSinkRows(await measureSlowSink(settings)));
+  await run('rss', `rss: ${format.count(settings.rssRequests)} requests, at most ${settings.rssBoundSeconds} s`, async () => {
     const rss = await measureRss(settings);
     if (rss) rssRows(rss);
-  }
-  if (only.has('backlog')) {
-    step(`backlog: ${format.count(settings.backlog)} records, at most ${settings.drainBoundSeconds} s to drain`);
-    backlogRows(await measureBacklog(settings));
-  }
-  if (only.has('in-call')) {
-    step(`in-call: ${settings.runs} run(s) × 2 over a store of ${format.count(settings.backlog)} calls`);
-    inCallRows(await measureInCall(settings));
-  }
-  if (only.has('scrape')) {
-    step(`scrape: /metrics over ${SCRAPE_SIZES.map(format.count).join(' and ')} stored deliveries${values.postgres ? ', SQLite and PostgreSQL' : ''}`);
+  });
+  await run('backlog', `backlog: ${format.count(settings.backlog)} records, at most ${settings.drainBoundSeconds} s to drain`, async () => {
+    jsonlBacklog = await measureBacklog(settings, backlogOf);
+    backlogRows(jsonlBacklog);
+  });
+  await run('in-call', `in-call: ${settings.runs} run(s) × 2 over a store of ${format.count(settings.backlog)} calls`, async () => inCallRows(await measureInCall(settings)));
+  await run('scrape', `scrape: /metrics over ${SCRAPE_SIZES.map(format.count).join(' and ')} stored deliveries${values.postgres ? ', SQLite and PostgreSQL' : ''}`, async () => {
     scrapeRows(await measureScrapeSqlite(SCRAPE_SIZES));
     if (values.postgres) scrapeRows(await measureScrapePostgres(values.postgres, SCRAPE_SIZES));
-  }
+  });
+  await run('sinks', `sinks: a backlog of ${format.count(settings.backlog)} into ${SINK_TYPES.join(', ')} (and jsonl, the reference), at most ${settings.drainBoundSeconds} s each`, async () => {
+    // The reference is the jsonl row of this run: measured again unless the backlog section just measured it.
+    const reference = jsonlBacklog ?? (await measureBacklog(settings, backlogOf));
+    const services = servicesFrom(process.env, values.postgres);
+    const measured: { type: SinkType; result: BacklogResult | Error }[] = [];
+    for (const type of SINK_TYPES) {
+      step(`sinks: ${type}`);
+      // A service that is down costs its own row, not the others'.
+      const result = await measureBacklog(settings, () => openTarget(type, services)).catch((err: unknown) => {
+        warnings.push(`${type}: not measured (${(err as Error).message.split('\n')[0]})`);
+        return err as Error;
+      });
+      measured.push({ type, result });
+    }
+    await sinkRows(reference, measured);
+  });
   report((performance.now() - started) / 1000, tree);
 }
 

@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { newId } from '../../src/ids.js';
 import { compileParameters, contentHash, dedupKey, normalize, RECOMMENDED_PARAMETERS } from '../../src/normalize/index.js';
@@ -13,8 +14,10 @@ import { callFields } from './bodies.js';
  * written through the store itself (not raw SQL) so the rows are exactly what `serve` would have written.
  */
 
-/** Every backlog call's dedup key starts with this, so its line in the JSONL file can be told from intake's. */
-export const BACKLOG_MARK = '"dedup_key":"call_id:backlog-';
+/** Every backlog call's dedup key starts with this, so its record can be told from intake's in every sink. */
+export const BACKLOG_KEY_PREFIX = 'call_id:backlog-';
+/** The same, as it appears in the record's JSON (a line of the JSONL file, a stream entry, a message). */
+export const BACKLOG_MARK = `"dedup_key":"${BACKLOG_KEY_PREFIX}`;
 /**
  * Commits issued before one await: a store that groups commits gets a whole batch to group, and one that
  * commits each call alone is not slowed by the bench's awaits.
@@ -96,5 +99,27 @@ export function backlogCounter(file: string): () => Promise<number> {
     } finally {
       await handle.close();
     }
+  };
+}
+
+/**
+ * Whether the receiver has recorded every backlog delivery as done, on a connection of the bench's own to its SQLite
+ * file (WAL: a reader neither waits for nor holds up the writer). A delivery is done only once its sink confirmed it,
+ * so this is one moment for every sink type, where looking in each target would cost some a scan per look (a
+ * PostgreSQL table, a RabbitMQ queue). The backlog's deliveries are the file's first rows, written before `serve`
+ * starts, so `id <= last` leaves intake's out. `drained()` asks the (state, sink, id) index for one backlog delivery
+ * not done, a few page reads however large the backlog: the bench's event loop also paces the intake it measures,
+ * and a count of 100,000 index entries four times a second would delay its requests. Open it after the backlog is
+ * written and before `serve` starts.
+ */
+export function backlogDeliveries(dataDir: string, sink: string): { drained(): boolean; done(): number; close(): void } {
+  const db = new Database(join(dataDir, SQLITE_FILE));
+  const { last } = db.prepare('SELECT max(id) AS last FROM deliveries').get() as { last: number };
+  const open = db.prepare("SELECT 1 FROM deliveries WHERE state IN ('pending', 'in_flight', 'dead') AND sink = ? AND id <= ? LIMIT 1");
+  const done = db.prepare("SELECT count(*) AS n FROM deliveries WHERE state = 'done' AND sink = ? AND id <= ?");
+  return {
+    drained: () => open.get(sink, last) === undefined,
+    done: () => (done.get(sink, last) as { n: number }).n,
+    close: () => db.close(),
   };
 }

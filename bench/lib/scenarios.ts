@@ -1,6 +1,5 @@
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backlogCounter, createBacklog } from './backlog.js';
+import { backlogDeliveries, createBacklog } from './backlog.js';
 import { bodyFactory, type Encoding } from './bodies.js';
 import { startHangingSink } from './hanging-sink.js';
 import { createHistory, lookupBodies } from './in-call.js';
@@ -8,6 +7,7 @@ import { load, type LoadResult } from './load.js';
 import { pacedLoad, startPacedLoad } from './paced.js';
 import { API_KEY, removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
 import { readRss, sampleRss } from './rss.js';
+import type { BacklogCheck, BacklogTarget } from './sink-targets.js';
 
 /**
  * The four measurements of the issue, each on fresh processes and fresh data dirs. They return raw figures;
@@ -133,46 +133,79 @@ export async function measureRss(s: Settings): Promise<RssResult | undefined> {
 }
 
 export interface BacklogResult {
+  /** The sink's entry in the config, as the row names it. */
+  sink: BacklogTarget['sink'];
   count: number;
   buildSeconds: number;
+  /** Backlog deliveries the receiver recorded as done when the drain ended (all of them, or at the bound). */
   drained: number;
-  /** From the start of `callhook serve` to the last backlog record in the JSONL file, or to the bound. */
+  /** From the start of `callhook serve` to the last backlog delivery done, or to the bound. */
   seconds: number;
   intake: LoadResult;
+  /** What the target held afterwards, counted in the target itself; undefined when it could not be read. */
+  check: (BacklogCheck & { where: string; atLeastOnce: boolean; met: boolean }) | undefined;
 }
 
 /**
- * Row 5. Drained means every backlog record is in the JSONL file. The outbox depth cannot say it, because the
- * intake running meanwhile keeps adding deliveries; and polling /metrics would run a GROUP BY over the whole
- * outbox inside the process being measured.
+ * The backlog rows, one per sink: a backlog of `s.backlog` calls owed to the sink, written with the server down,
+ * then drained by `serve` while intake runs at 500 req/s (its calls go to the same sink, as in production).
+ * Drained means the receiver recorded every backlog delivery as done (backlog.ts: the outbox depth cannot say it,
+ * as intake keeps adding deliveries, and polling /metrics would run inside the process being measured); the
+ * target is then counted, with callhook stopped, to hold each backlog record: exactly once, or at least once for a
+ * sink that cannot drop repeats. `target` is made by the caller; this removes it.
  */
-export async function measureBacklog(s: Settings): Promise<BacklogResult> {
+export async function measureBacklog(s: Settings, makeTarget: (dataDir: string) => Promise<BacklogTarget>): Promise<BacklogResult> {
   const dataDir = tempDir();
   try {
-    const built = performance.now();
-    await createBacklog(dataDir, s.backlog);
-    const buildSeconds = (performance.now() - built) / 1000;
-    const started = performance.now();
-    const elapsed = () => (performance.now() - started) / 1000;
-    const server = await startCallhook({ dataDir, sinks: JSONL_ONLY });
+    const target = await makeTarget(dataDir);
     try {
-      // Its first second is not counted (connection set-up, as in every row); the drain clock runs regardless.
-      const intake = startPacedLoad({ url: server.url, body: bodyFactory('json'), seconds: s.drainBoundSeconds, warmupSeconds: 1, rate: RATE, connections: CONNECTIONS });
-      const count = backlogCounter(join(dataDir, 'calls.jsonl'));
-      let drained = await count();
-      while (drained < s.backlog && elapsed() < s.drainBoundSeconds) {
-        await sleep(250);
-        drained = await count();
-      }
-      const seconds = elapsed();
-      intake.stop();
-      return { count: s.backlog, buildSeconds, drained, seconds, intake: await intake.result };
+      return await drainBacklog(s, dataDir, target);
     } finally {
-      await server.stop();
+      await target.remove().catch((err: unknown) => warnings.push(`${target.sink.name}: the bench's target could not be removed (${(err as Error).message})`));
     }
   } finally {
     removeDir(dataDir);
   }
+}
+
+async function drainBacklog(s: Settings, dataDir: string, target: BacklogTarget): Promise<BacklogResult> {
+  const { sink } = target;
+  const built = performance.now();
+  await createBacklog(dataDir, s.backlog, sink.name);
+  const buildSeconds = (performance.now() - built) / 1000;
+  const deliveries = backlogDeliveries(dataDir, sink.name);
+  let drained = 0;
+  let seconds = 0;
+  let intake: LoadResult;
+  try {
+    const started = performance.now();
+    const elapsed = () => (performance.now() - started) / 1000;
+    const server = await startCallhook({ dataDir, sinks: [sink] });
+    try {
+      // Its first second is not counted (connection set-up, as in every row); the drain clock runs regardless.
+      const load = startPacedLoad({ url: server.url, body: bodyFactory('json'), seconds: s.drainBoundSeconds, warmupSeconds: 1, rate: RATE, connections: CONNECTIONS });
+      while (!deliveries.drained() && elapsed() < s.drainBoundSeconds) await sleep(250);
+      seconds = elapsed();
+      load.stop();
+      intake = await load.result;
+    } finally {
+      await server.stop();
+    }
+    drained = deliveries.done();
+  } finally {
+    deliveries.close();
+  }
+  let check: BacklogResult['check'];
+  try {
+    const held = await target.check();
+    const atLeastOnce = target.atLeastOnce ?? false;
+    const met = held.distinct === s.backlog && (atLeastOnce ? held.records >= s.backlog : held.records === s.backlog);
+    check = { ...held, where: target.where, atLeastOnce, met };
+    if (!met) warnings.push(`${sink.name}: the target holds ${held.records} backlog records (${held.distinct} distinct) for a backlog of ${s.backlog}`);
+  } catch (err) {
+    warnings.push(`${sink.name}: the target could not be counted (${(err as Error).message})`);
+  }
+  return { sink, count: s.backlog, buildSeconds, drained, seconds, intake, check };
 }
 
 export interface InCallResult {
