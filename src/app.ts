@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/webhooks', webhookRoutes(routeDeps));
   app.route('/admin', adminRoutes(routeDeps));
 
-  app.notFound((c) => c.json(new CallhookError('NOT_FOUND').toBody(), 404));
+  app.notFound((c) => c.json(new CallhookError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`).toBody(), 404));
   app.onError((err, c) => {
     if (err instanceof CallhookError) return c.json(err.toBody(), err.status as 400, Object.fromEntries(c.res.headers));
     if (err instanceof HTTPException) return err.getResponse();

@@ -6,7 +6,7 @@
 export const ERRORS = {
   UNAUTHORIZED: { status: 401, message: 'Missing or invalid bearer key in the Authorization header' },
   BAD_REQUEST: { status: 400, message: 'Bad request' },
-  NOT_FOUND: { status: 404, message: 'No such route' },
+  NOT_FOUND: { status: 404, message: 'Not found' },
   CONFLICT: { status: 409, message: 'Conflict' },
   UNKNOWN_HOOK: { status: 404, message: 'No hook of that name is configured' },
   TOO_MANY_FAILURES: { status: 429, message: 'Too many failed authentications from this address; retry later' },

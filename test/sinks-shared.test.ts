@@ -127,6 +127,15 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))('pause 
     const listed = await callhook(['sinks', 'list', '--url', server.url], cli);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/^crm\thttp\tpaused \(operator\)\tpending=3 in_flight=0 done=0 dead=0\toldest_pending=[\d.]+s\tlast_success=-\n$/);
+    // Contract section 7: `sinks list [NAME]`.
+    const one = await callhook(['sinks', 'list', 'crm', '--url', server.url], cli);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^crm\thttp\tpaused \(operator\)\tpending=3 [^\n]*\n$/);
+    const unknown = await callhook(['sinks', 'list', 'nope', '--url', server.url], cli);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toBe('callhook: no sink is named nope (sinks: crm)\n');
+    const unknownPause = await callhook(['sinks', 'pause', 'nope', '--url', server.url], cli);
+    expect(unknownPause.stderr).toMatch(/^callhook: serve at .* answered 404: Not found: no sink is named nope \(sinks: crm\)\n$/);
 
     const resumed = await callhook(['sinks', 'resume', 'crm', '--url', server.url], cli);
     expect(resumed).toMatchObject({ code: 0, stdout: 'resumed crm: 3 pending\n' });

@@ -12,12 +12,15 @@ import { writeOut } from './output.js';
  */
 export function sinksCommand(): Command {
   const sinks = new Command('sinks').description('list, pause and resume the sinks of the running serve');
-  withAdminOptions(sinks.command('list').description('one line per sink: name, type, state, deliveries by state, oldest pending age, last success, last error'))
+  withAdminOptions(sinks.command('list').description('one line per sink (or the one named): name, type, state, deliveries by state, oldest pending age, last success, last error'))
+    .argument('[name]', 'only this sink')
     .option('--json', 'the admin API\'s reply as it is')
-    .action(async (opts: AdminOptions & { json?: boolean }) => {
+    .action(async (name: string | undefined, opts: AdminOptions & { json?: boolean }) => {
       const admin = await adminClient(commandConfig(opts.config), opts);
       const reply = (await admin('GET', '/sinks')) as { sinks: SinkView[] };
-      await writeOut(opts.json ? `${JSON.stringify(reply, null, 2)}\n` : reply.sinks.map((s) => `${sinkLine(s)}\n`).join(''));
+      const shown = name === undefined ? reply.sinks : reply.sinks.filter((s) => s.name === name);
+      if (shown.length === 0) throw new Error(`no sink is named ${name} (sinks: ${reply.sinks.map((s) => s.name).join(', ')})`);
+      await writeOut(opts.json ? `${JSON.stringify({ sinks: shown }, null, 2)}\n` : shown.map((s) => `${sinkLine(s)}\n`).join(''));
     });
   for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
     const description = paused
