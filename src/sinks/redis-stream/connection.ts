@@ -14,10 +14,19 @@ import { redisError } from './redis-errors.js';
 /** ioredis's default too; a Redis behind a dropped route would otherwise take the system's minutes to refuse. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * How long a connection has, once an attempt on it was given up, to answer a PING before it is taken for broken. A
+ * PING waits behind the commands sent before it (Redis answers one client in order), so a connection whose server
+ * stopped answering never answers it, and one that was only slow does once the slow command is done.
+ */
+const ANSWER_WITHIN_MS = 5_000;
+
 export interface Connection {
   client: Redis;
   /** The client's last error event: why the connection closed, when a command learns only that it did. */
   lastError: Error | undefined;
+  /** The PING in flight that asks whether the connection still answers, shared by the attempts given up at once. */
+  asking?: Promise<boolean>;
 }
 
 export async function openConnection(url: string, where: string, onEnd: (connection: Connection) => void): Promise<Connection> {
@@ -55,4 +64,24 @@ export async function openConnection(url: string, where: string, onEnd: (connect
 export function redisAddress(url: string): string {
   const { hostname, port } = new URL(url);
   return `${hostname || '127.0.0.1'}:${port || 6379}`;
+}
+
+/**
+ * Whether the connection still answers, after an attempt on it was given up (its time-out): the attempt's own
+ * end says nothing of the connection, which the other deliveries in flight share, so only one that cannot answer
+ * a PING in time is given up with it.
+ */
+export function stillAnswers(connection: Connection): Promise<boolean> {
+  connection.asking ??= answersWithin(connection.client, ANSWER_WITHIN_MS).finally(() => (connection.asking = undefined));
+  return connection.asking;
+}
+
+async function answersWithin(client: Redis, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([client.ping().then(() => true, () => false), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort } from '../../../test/helpers/server.js';
+import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import { classify } from '../../delivery/classify.js';
@@ -155,6 +155,47 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
     expect((await entries(stream)).map((e) => e.fields.id)).toEqual(['c4', 'c5']);
   });
 
+  it('keeps the shared connection when one attempt is given up on a slow reply: the deliveries in flight beside it succeed', async () => {
+    const proxy = await replyDelayingProxy(url!);
+    const stream = streamName();
+    const sink = await open({ url: proxy.url, stream });
+    const [r0, r1, r2] = [record('s0'), record('s1'), record('s2')];
+    await sink.deliver(r0, context(r0)); // the one connection is open
+    proxy.hold();
+    const attempt = new AbortController();
+    const givenUp = sink.deliver(r1, context(r1, attempt.signal)).catch((e: unknown) => e);
+    const beside = sink.deliver(r2, context(r2));
+    await new Promise((resolve) => setImmediate(resolve)); // both sent, their replies held
+    attempt.abort(new Error('the attempt timed out'));
+    await new Promise((resolve) => setImmediate(resolve));
+    proxy.release();
+    await beside;
+    expect(await givenUp).toBeUndefined(); // its reply came after all
+    expect(proxy.opened).toBe(1);
+    await Promise.all([sink.close?.(), proxy.close()]);
+    expect((await entries(stream)).map((e) => e.fields.id)).toEqual(['s0', 's1', 's2']);
+  });
+
+  it('drops a connection that answers nothing once an attempt on it was given up, and the next attempt opens another', async () => {
+    const proxy = await replyDelayingProxy(url!);
+    const stream = streamName();
+    const sink = await open({ url: proxy.url, stream });
+    const [r0, r1] = [record('u0'), record('u1')];
+    await sink.deliver(r0, context(r0));
+    proxy.hold(); // the server of this connection never answers again
+    const attempt = new AbortController();
+    const givenUp = sink.deliver(r1, context(r1, attempt.signal)).catch((e: unknown) => e);
+    await new Promise((resolve) => setImmediate(resolve));
+    attempt.abort(new Error('the attempt timed out'));
+    // Not at once: only when it has not answered a PING in its time either.
+    await until(() => proxy.closed === 1, { timeoutMs: 15_000, everyMs: 100 });
+    expect(await givenUp).toBeInstanceOf(RetryableError);
+    await sink.deliver(r1, context(r1)); // the retry, on a connection of its own
+    expect(proxy.opened).toBe(2);
+    await Promise.all([sink.close?.(), proxy.close()]);
+    expect((await entries(stream)).map((e) => e.fields.id)).toEqual(['u0', 'u1']);
+  });
+
   it('gives a refused password up at once: WRONGPASS and NOAUTH are permanent', async () => {
     for (const answer of ['WRONGPASS invalid username-password pair or user is disabled.', 'NOAUTH Authentication required.']) {
       const fake = await fakeRedis(answer);
@@ -193,4 +234,62 @@ async function fakeRedis(error: string): Promise<Server> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
+}
+
+/**
+ * A proxy to Redis that can keep back the replies of the connections open now, and later let them through in
+ * order: a server that is slow to answer, not one that lost the replies (test/helpers/tcp-proxy.ts drops them).
+ * Connections opened after `hold()` are not held.
+ */
+async function replyDelayingProxy(serviceUrl: string) {
+  const target = new URL(serviceUrl);
+  const held = new Map<Socket, Buffer[]>();
+  const sockets = new Set<Socket>();
+  const live = new Set<Socket>();
+  let opened = 0;
+  let closed = 0;
+  const server = createServer((client) => {
+    opened++;
+    live.add(client);
+    client.on('close', () => {
+      if (live.delete(client)) closed++;
+    });
+    const upstream = connect(Number(target.port || 6379), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => (client.destroy(), upstream.destroy()));
+    }
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      const buffer = held.get(client);
+      if (buffer) buffer.push(chunk);
+      else client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(serviceUrl);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String((server.address() as { port: number }).port);
+  return {
+    url: proxied.toString(),
+    get opened() {
+      return opened;
+    },
+    /** Connections the client closed (or lost). */
+    get closed() {
+      return closed;
+    },
+    hold: () => {
+      for (const client of live) held.set(client, []);
+    },
+    release: () => {
+      for (const [client, buffer] of held) for (const chunk of buffer) client.write(chunk);
+      held.clear();
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

@@ -5,7 +5,7 @@ import type { CallRecord } from '../../record.js';
 import { lazyConnection } from '../shared/lazy-connection.js';
 import { defineSinkType } from '../sink.js';
 import { appendOnce } from './append-once.js';
-import { openConnection, redisAddress, type Connection } from './connection.js';
+import { openConnection, redisAddress, stillAnswers, type Connection } from './connection.js';
 import { redisError } from './redis-errors.js';
 
 /**
@@ -49,8 +49,10 @@ export const redisStreamSink = defineSinkType({
     return {
       async deliver(record, { idempotencyKey, signal, log: attemptLog }) {
         const connection = await connections.get();
-        // An attempt that timed out may be stuck on a connection that answers nothing: the next one opens another.
-        const giveUp = () => void connections.drop(connection);
+        // An attempt that timed out may be stuck on a connection that answers nothing, which the next attempt must
+        // not reuse; or only on a slow reply, and then the deliveries sharing the connection are not to fail with
+        // it: it is dropped only when it does not answer a PING either.
+        const giveUp = () => void stillAnswers(connection).then((answers) => (answers ? undefined : connections.drop(connection)));
         signal.addEventListener('abort', giveUp, { once: true });
         try {
           const { added, entryId } = await appendOnce(connection.client, {
