@@ -68,12 +68,12 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       await a.commitCall({ ...again, receipt: { ...again.receipt, method: 'GET', contentType: null, size: 0 } });
 
       const retried = await attempt(s1, { ...attemptOk, startedAt: '2087-01-01T00:00:00.000Z', outcome: 'retry', httpStatus: 503, error: 'HTTP 503' });
-      await attempt(s1, { ...attemptOk, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25 });
+      await attempt(s1, { ...attemptOk, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25, note: '2 contacts matched; used the newest' });
       const failed = await attempt(s2, { ...dead, startedAt: '2087-01-01T00:00:02.000Z' });
       expect(await a.listAttempts(id)).toEqual([
-        { deliveryId: retried.id, sink: s1, attempt: 1, startedAt: '2087-01-01T00:00:00.000Z', durationMs: 12.5, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' },
-        { deliveryId: retried.id, sink: s1, attempt: 2, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25, outcome: 'ok', httpStatus: 200, error: null },
-        { deliveryId: failed.id, sink: s2, attempt: 1, startedAt: '2087-01-01T00:00:02.000Z', durationMs: 12.5, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' },
+        { deliveryId: retried.id, sink: s1, attempt: 1, startedAt: '2087-01-01T00:00:00.000Z', durationMs: 12.5, outcome: 'retry', httpStatus: 503, error: 'HTTP 503', note: null },
+        { deliveryId: retried.id, sink: s1, attempt: 2, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25, outcome: 'ok', httpStatus: 200, error: null, note: '2 contacts matched; used the newest' },
+        { deliveryId: failed.id, sink: s2, attempt: 1, startedAt: '2087-01-01T00:00:02.000Z', durationMs: 12.5, outcome: 'dead', httpStatus: 400, error: 'HTTP 400', note: null },
       ]);
       const receipts = await a.listReceipts(id);
       const none = { hook, callId: id, error: null, rawBody: null, query: null, ingestedAs: null };

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { CallRecord } from '../record.js';
-import type { Sink } from '../sinks/sink.js';
+import type { DeliveryResult, Sink } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.js';
 import { attemptError } from './attempt-error.js';
 import { attemptOutcome } from './attempt-outcome.js';
@@ -208,7 +208,7 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     let attemptLog: Logger | undefined;
     try {
       // A sink that ignores the signal cannot hang us: the race settles when the signal aborts.
-      await Promise.race([
+      const delivered = await Promise.race([
         loop.sink.deliver(delivery.record, {
           attempt: delivery.attempt,
           idempotencyKey: idempotencyKey(delivery.record, delivery.sink),
@@ -220,7 +220,8 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
         }),
         aborted,
       ]);
-      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok' });
+      const note = typeof (delivered as DeliveryResult | undefined)?.note === 'string' ? attemptError((delivered as DeliveryResult).note!, mask) : undefined;
+      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok', note });
     } catch (err) {
       if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
       const result = attemptOutcome(err, delivery.attempt, loop.policy.retry);

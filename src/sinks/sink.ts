@@ -17,8 +17,16 @@ export interface DeliveryContext {
   log: Logger;
 }
 
+/**
+ * What a delivery may say of itself when it succeeds: a `note` an operator should read with the attempt (a CRM
+ * search that found several contacts and used the most recently updated, contract section 10).
+ */
+export interface DeliveryResult {
+  note?: string;
+}
+
 export interface Sink {
-  deliver(record: CallRecord, context: DeliveryContext): Promise<void>;
+  deliver(record: CallRecord, context: DeliveryContext): Promise<void | DeliveryResult>;
   close?(): Promise<void>;
 }
 

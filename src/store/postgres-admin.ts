@@ -143,7 +143,7 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
     listAttempts: async (callId) => {
       const { rows } = await pool.query<Omit<AttemptInfo, 'startedAt'> & { startedAt: Date }>(
         `SELECT a.delivery_id AS "deliveryId", d.sink, a.attempt, a.started_at AS "startedAt", a.duration_ms AS "durationMs",
-           a.outcome, a.http_status AS "httpStatus", a.error
+           a.outcome, a.http_status AS "httpStatus", a.error, a.note
          FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.call_id = $1 ORDER BY a.id`,
         [pgText(callId)],
       );

@@ -173,6 +173,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     last_error_at bigint
   );
   `,
+  // As SQLite's migration 7: what a successful attempt says (contract section 10). A catalogue change only.
+  `ALTER TABLE attempts ADD COLUMN note text;`,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

@@ -215,9 +215,9 @@ async function finish(pool: pg.Pool, id: number, attempt: number, result: Attemp
        UPDATE deliveries SET state = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = $5
        WHERE id = $1 AND state = 'in_flight' AND attempts = $10 RETURNING id, attempts, sink),
      ${finishSinkStateSql({ outcome: '$8::text', now: '$5::bigint', error: '$4::text', pauseUntil: '$11::bigint' })}
-     INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
-     SELECT id, attempts, $6, $7, $8, $9, $4 FROM d`,
-    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null, attempt, pauseSinkUntil ?? null],
+     INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, note)
+     SELECT id, attempts, $6, $7, $8, $9, $4, $12 FROM d`,
+    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null, attempt, pauseSinkUntil ?? null, pgText(result.note)],
   );
   return rowCount === 1;
 }

@@ -163,7 +163,7 @@ function prepareStatements(db: Db) {
     callsByPhone: db.prepare(CALLER_HISTORY_SQL.calls).pluck(),
     listAttempts: db.prepare(`
       SELECT a.delivery_id AS deliveryId, d.sink, a.attempt, a.started_at AS startedAt, a.duration_ms AS durationMs, a.outcome,
-        a.http_status AS httpStatus, a.error
+        a.http_status AS httpStatus, a.error, a.note
       FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.call_id = ? ORDER BY a.id`),
     listReceipts: db.prepare(`${RECEIPT_COLUMNS} WHERE call_id = ? ORDER BY id`),
     getReceipt: db.prepare(`${RECEIPT_COLUMNS} WHERE id = ?`),

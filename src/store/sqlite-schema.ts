@@ -130,4 +130,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     last_error_at INTEGER
   ) WITHOUT ROWID;
   `,
+  // A successful attempt may say what it did that an operator should know (a CRM search that found several
+  // contacts and used the most recently updated, contract section 10). A column added, no row rewritten.
+  `ALTER TABLE attempts ADD COLUMN note TEXT;`,
 ];

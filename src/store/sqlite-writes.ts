@@ -227,6 +227,7 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
         outcome: result.outcome,
         http_status: result.httpStatus ?? null,
         error,
+        note: result.note ?? null,
       });
       return true;
     },
@@ -276,8 +277,8 @@ function prepareStatements(db: Database.Database) {
     markIngested: db.prepare(`
       UPDATE receipts SET call_id = @call_id, ingested_as = @call_id WHERE id = @id AND outcome = 'rejected' AND ingested_as IS NULL`),
     insertAttempt: db.prepare(`
-      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error)
-      VALUES (@id, @attempt, @started_at, @duration_ms, @outcome, @http_status, @error)`),
+      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, note)
+      VALUES (@id, @attempt, @started_at, @duration_ms, @outcome, @http_status, @error, @note)`),
     // Only the lease holder of this very attempt may move the delivery on (see finishAttempt).
     finish: db.prepare(`
       UPDATE deliveries SET state = @state, next_attempt_at = @next_attempt_at, lease_until = NULL, last_error = @error, updated_at = @now

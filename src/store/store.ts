@@ -81,6 +81,8 @@ export interface AttemptResult {
   outcome: 'ok' | 'retry' | 'dead';
   httpStatus?: number;
   error?: string;
+  /** What a successful attempt says it did, when a sink says so (sink.ts `DeliveryResult`). */
+  note?: string;
 }
 
 export interface StoredCall {
@@ -147,6 +149,7 @@ export interface AttemptInfo {
   outcome: AttemptResult['outcome'];
   httpStatus: number | null;
   error: string | null;
+  note: string | null;
 }
 
 export interface ReceiptInfo {
