@@ -2,8 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { natsAdmin, type NatsAdmin } from './helpers/nats-stream.js';
-import { startReplyHoldingProxy } from './helpers/reply-holding-proxy.js';
-import { ADMIN, post, readStoreFile, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
+import { adminApi, deliveryStates, post, readStoreFile, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
@@ -16,17 +15,6 @@ import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 const url = serviceUrl('nats');
 let nats: NatsAdmin;
-
-/** The deliveries of one sink by state, read from the data dir's database as another process would. */
-function states(dataDir: string, sink = 'bus'): Record<string, number> {
-  const rows = readStoreFile(dataDir, (db) => db.prepare(`SELECT state, COUNT(*) AS n FROM deliveries WHERE sink = ? GROUP BY state`).all(sink) as { state: string; n: number }[]);
-  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
-}
-
-async function admin(server: { url: string }, path: string, init: RequestInit = {}): Promise<any> {
-  const res = await fetch(`${server.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } });
-  return res.json();
-}
 
 /** A stream of the test's own that the sink creates, deleted after the file. */
 function own(): { stream: string; subject: string; prefix: string } {
@@ -53,7 +41,7 @@ describe.skipIf(!url)('the nats sink end to end', () => {
     try {
       const { id } = await (await post(server.url, sampleCall({ call_id: 'nats-e2e-1' }))).json();
       const settled = async (attempts: number) => {
-        const detail = await admin(server, `/calls/${id}`);
+        const detail = (await adminApi(server, `/calls/${id}`)).body;
         const done = detail.deliveries.find((d: { sink: string }) => d.sink === 'bus')?.state === 'done';
         const dead = detail.deliveries.find((d: { sink: string }) => d.sink === 'nowhere')?.state === 'dead';
         return done && dead && detail.attempts.length === attempts ? detail : undefined;
@@ -64,7 +52,7 @@ describe.skipIf(!url)('the nats sink end to end', () => {
       expect(nowhere).toHaveLength(1);
       expect(nowhere[0].error).toMatch(`no JetStream stream listens on subject ${prefix}-nowhere.end-of-call`);
 
-      expect(await admin(server, `/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['bus'] }) })).toMatchObject({ scheduled: 1 });
+      expect((await adminApi(server, `/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['bus'] }) })).body).toMatchObject({ scheduled: 1 });
       const again = await until(() => settled(3));
       expect(again.attempts.filter((a: { outcome: string }) => a.outcome === 'ok')).toHaveLength(2);
       expect(await nats.messages(stream)).toHaveLength(1);
@@ -85,14 +73,14 @@ describe.skipIf(!url)('the nats sink end to end', () => {
         for (let i = from; i < from + 5; i++) ids.push((await (await post(server.url, sampleCall({ call_id: `nats-away-${i}` }))).json()).id);
       };
       const retried = () => readStoreFile(server.dataDir, (db) => db.prepare(`SELECT COUNT(DISTINCT delivery_id) FROM attempts WHERE outcome = 'retry'`).pluck().get() as number);
-      const lastError = async (id: string) => (await admin(server, `/calls/${id}`)).attempts[0].error as string;
+      const lastError = async (id: string) => (await adminApi(server, `/calls/${id}`)).body.attempts[0].error as string;
 
       // Away before the first connection: the connect fails, and is tried again by the next attempt.
       await postAll(0);
       await until(() => retried() === 5);
       expect(await lastError(ids[0]!)).toMatch(new RegExp(`^NATS at 127\\.0\\.0\\.1:${proxy.port}: cannot connect`));
       await proxy.up();
-      await until(() => states(server.dataDir).done === 5, { timeoutMs: 20_000 });
+      await until(() => deliveryStates(server.dataDir, 'bus').done === 5, { timeoutMs: 20_000 });
 
       // Away while connected: a publish fails at once while the client reconnects.
       await proxy.down();
@@ -100,7 +88,7 @@ describe.skipIf(!url)('the nats sink end to end', () => {
       await until(() => retried() === 10);
       expect(await lastError(ids[5]!)).toBe(`NATS at 127.0.0.1:${proxy.port}: connection lost, the client is reconnecting`);
       await proxy.up();
-      await until(() => states(server.dataDir).done === 10, { timeoutMs: 20_000 });
+      await until(() => deliveryStates(server.dataDir, 'bus').done === 10, { timeoutMs: 20_000 });
       const messages = await nats.messages(stream);
       expect(messages.map((m) => m.body.id).sort()).toEqual([...ids].sort());
       expect(messages.map((m) => m.msgId).sort()).toEqual(ids.map((id) => `${id}:bus`).sort());
@@ -111,7 +99,7 @@ describe.skipIf(!url)('the nats sink end to end', () => {
   });
 
   it('leaves one message per call when the receiver is killed with publishes whose acknowledgements never came', { timeout: 60_000 }, async () => {
-    const proxy = await startReplyHoldingProxy(url!, 4222);
+    const proxy = await startTcpProxy(url!, 4222);
     const { stream, subject } = own();
     const dataDir = tempDir();
     const config = join(dataDir, 'callhook.json');
@@ -130,11 +118,11 @@ describe.skipIf(!url)('the nats sink end to end', () => {
       await until(async () => (await count()) === 1 + concurrency);
       first.child.kill('SIGKILL');
       await first.exited;
-      expect(states(dataDir).done).toBe(1);
+      expect(deliveryStates(dataDir, 'bus').done).toBe(1);
 
       proxy.passReplies();
       const second = await spawnServer(dataDir, env);
-      await until(() => states(dataDir).done === 1 + calls, { timeoutMs: 30_000 });
+      await until(() => deliveryStates(dataDir, 'bus').done === 1 + calls, { timeoutMs: 30_000 });
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
       const keys = (await nats.messages(stream)).map((m) => m.msgId);

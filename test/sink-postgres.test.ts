@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from './helpers/database.js';
-import { ADMIN, post, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
+import { adminApi, post, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
@@ -37,11 +37,7 @@ describe.skipIf(!url)('the postgres sink in a running receiver', () => {
   const table = () => `calls_${++counter}`;
   const rows = async (sql: string, values: unknown[] = []) => (await admin.query(sql, values)).rows;
   const count = async (name: string) => ((await rows(`SELECT count(*)::int AS n FROM ${name}`))[0] as { n: number }).n;
-  const adminApi = async <T>(server: { url: string }, path: string, init: RequestInit = {}): Promise<T> => {
-    const res = await fetch(`${server.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, ...init.headers } });
-    return (await res.json()) as T;
-  };
-  const detail = (server: { url: string }, id: string) => adminApi<Detail>(server, `/calls/${id}`);
+  const detail = async (server: { url: string }, id: string) => (await adminApi<Detail>(server, `/calls/${id}`)).body;
   const postCall = async (server: { url: string }, call = sampleCall()) => ((await (await post(server.url, call)).json()) as { id: string }).id;
   const done = async (server: { url: string }, id: string, okAttempts = 1) => {
     const d = await detail(server, id);
@@ -151,7 +147,7 @@ describe.skipIf(!url)('the postgres sink in a running receiver', () => {
       for (const id of accepted) expect(written.has(id)).toBe(true);
       // A call whose reply the kill cut off may be stored and delivered too: still one row each.
       expect(await count(name)).toBe(written.size);
-      const dead = await adminApi<{ deliveries: unknown[] }>(server, '/deliveries?state=dead&sink=pg');
+      const dead = (await adminApi<{ deliveries: unknown[] }>(server, '/deliveries?state=dead&sink=pg')).body;
       expect(dead.deliveries).toEqual([]);
       // Some deliveries were made again after the restart, and met the row their first try had written.
       expect(await count(`${name}_tries`)).toBeGreaterThan(written.size);

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, post, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { adminApi, post, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
@@ -51,10 +51,6 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
     return got;
   };
   const idsIn = async (queue: string) => (await messages(queue)).map((m) => m.properties.messageId as string);
-  const adminApi = async (server: { url: string }, path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${server.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, ...init.headers } });
-    return res.json();
-  };
 
   describe('with a queue on the default exchange', () => {
     let server: TestServer;
@@ -71,7 +67,7 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
       await until(async () => (await idsIn(queue)).length === 2);
       for (const id of ids) {
         const message = (await messages(queue)).find((m) => m.properties.messageId === `${id}:rabbit`)!;
-        const { record } = (await adminApi(server, `/calls/${id}`)) as { record: unknown };
+        const { record } = (await adminApi<{ record: unknown }>(server, `/calls/${id}`)).body;
         expect(JSON.parse(message.content.toString())).toEqual(record);
         expect(message.properties).toMatchObject({ contentType: 'application/json', deliveryMode: 2, headers: { 'x-callhook-hook': 'end-of-call' } });
         expect(message.fields).toMatchObject({ exchange: '', routingKey: queue });
@@ -92,7 +88,7 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
       type Detail = { deliveries: { state: string }[]; attempts: { outcome: string; error?: string }[] };
       // until() returns only a truthy value.
       const detail = (await until(async (): Promise<Detail | undefined> => {
-        const d = (await adminApi(server, `/calls/${id}`)) as Detail;
+        const d = (await adminApi<Detail>(server, `/calls/${id}`)).body;
         return d.attempts.length >= 2 ? d : undefined;
       }))!;
       expect(detail.deliveries[0]!.state).not.toBe('done');
@@ -100,7 +96,7 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
       expect(detail.attempts[0]!.error).toBe(`RabbitMQ returned the message as unroutable (312 NO_ROUTE): exchange "${exchange}" routes routing key "calls.end-of-call" to no queue`);
       const queue = await queueName();
       await channel.bindQueue(queue, exchange, 'calls.*');
-      await until(async () => ((await adminApi(server, `/calls/${id}`)) as Detail).deliveries[0]!.state === 'done');
+      await until(async () => (await adminApi<Detail>(server, `/calls/${id}`)).body.deliveries[0]!.state === 'done');
       expect(await idsIn(queue)).toEqual([`${id}:rabbit`]);
     } finally {
       await server.close();
@@ -119,7 +115,7 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
       for (let i = 0; i < 5; i++) ids.push(((await (await post(server.url, sampleCall())).json()) as { id: string }).id);
       // Each call has failed at least once against the missing broker before it comes back.
       await until(async () => {
-        const details = await Promise.all(ids.slice(1).map((id) => adminApi(server, `/calls/${id}`) as Promise<{ attempts: unknown[] }>));
+        const details = await Promise.all(ids.slice(1).map(async (id) => (await adminApi<{ attempts: unknown[] }>(server, `/calls/${id}`)).body));
         return details.every((d) => d.attempts.length >= 1);
       });
       await proxy.up();
@@ -142,7 +138,7 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
     try {
       const first = await spawnServer(dataDir, env);
       const warm = ((await (await post(first.url, sampleCall())).json()) as { id: string }).id;
-      await until(async () => ((await adminApi(first, `/calls/${warm}`)) as { deliveries: { state: string }[] }).deliveries[0]!.state === 'done');
+      await until(async () => (await adminApi<{ deliveries: { state: string }[] }>(first, `/calls/${warm}`)).body.deliveries[0]!.state === 'done');
       // From here the broker takes every message but its confirms never reach the receiver: each delivery stays in flight.
       proxy.holdReplies();
       const ids: string[] = [];

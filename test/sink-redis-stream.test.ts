@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, post, readStoreFile, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { adminApi, deliveryStates, post, readStoreFile, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 /**
  * The redis-stream sink end to end (contract section 9): a real receiver delivering to the machine's Redis, each
  * test on a stream of its own. A delivery made again (a redeliver, a retry after a kill -9 whose reply never came)
- * leaves one entry; a Redis that is away for a while gets every call once it is back.
+ * leaves one entry; a Redis that is away for a while gets every call once it is back; a pause holds across a restart
+ * and a resume adds every call once.
  */
 
 const url = serviceUrl('redis');
@@ -23,16 +23,6 @@ const streamName = () => `${prefix}:${++n}`;
 /** The entries of a stream as field objects, in stream order. */
 async function entries(stream: string): Promise<Record<string, string>[]> {
   return (await redis.xrange(stream, '-', '+')).map(([, flat]) => Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1]!]] : []))));
-}
-
-/** The sink's deliveries by state, read from the data dir's database as another process would. */
-function states(dataDir: string): Record<string, number> {
-  return readStoreFile(dataDir, (db) => Object.fromEntries((db.prepare(`SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state`).all() as { state: string; n: number }[]).map((r) => [r.state, r.n])));
-}
-
-async function admin(server: { url: string }, path: string, init: RequestInit = {}): Promise<any> {
-  const res = await fetch(`${server.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } });
-  return res.json();
 }
 
 describe.skipIf(!url)('the redis-stream sink end to end', () => {
@@ -51,7 +41,7 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
     try {
       const { id } = await (await post(server.url, sampleCall({ call_id: 'redis-e2e-1' }))).json();
       const done = async (attempts: number) => {
-        const detail = await admin(server, `/calls/${id}`);
+        const detail = (await adminApi(server, `/calls/${id}`)).body;
         return detail.deliveries[0]?.state === 'done' && detail.attempts.length === attempts ? detail : undefined;
       };
       const detail = await until(() => done(1));
@@ -60,7 +50,7 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
       expect(entry).toMatchObject({ id, hook: 'end-of-call', revision: '1', idempotency_key: `${id}:events` });
       expect(JSON.parse(entry!.record!)).toEqual(detail.record);
 
-      expect(await admin(server, `/calls/${id}/redeliver`, { method: 'POST', body: '{}' })).toMatchObject({ scheduled: 1 });
+      expect((await adminApi(server, `/calls/${id}/redeliver`, { method: 'POST', body: '{}' })).body).toMatchObject({ scheduled: 1 });
       const again = await until(() => done(2));
       expect(again.attempts.map((a: { outcome: string }) => a.outcome)).toEqual(['ok', 'ok']);
       expect(await entries(stream)).toHaveLength(1);
@@ -80,10 +70,10 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
       for (let i = 0; i < 10; i++) ids.push((await (await post(server.url, sampleCall({ call_id: `redis-away-${i}` }))).json()).id);
       // Every call has met the outage at least once before Redis comes back.
       await until(() => readStoreFile(server.dataDir, (db) => db.prepare(`SELECT COUNT(DISTINCT delivery_id) FROM attempts WHERE outcome = 'retry'`).pluck().get() === 10));
-      const failed = (await admin(server, `/calls/${ids[0]}`)).attempts[0];
+      const failed = (await adminApi(server, `/calls/${ids[0]}`)).body.attempts[0];
       expect(failed.error).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${proxy.port}: .*ECONNREFUSED`));
       await proxy.up();
-      await until(() => states(server.dataDir).done === 10, { timeoutMs: 20_000 });
+      await until(() => deliveryStates(server.dataDir).done === 10, { timeoutMs: 20_000 });
       expect((await entries(stream)).map((e) => e.id).sort()).toEqual([...ids].sort());
     } finally {
       await server.close();
@@ -91,13 +81,62 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
     }
   });
 
+  it('keeps a pause across a restart of serve, adds nothing meanwhile, and adds every call once on resume', { timeout: 40_000 }, async () => {
+    const stream = streamName();
+    const dataDir = tempDir();
+    const config = join(dataDir, 'callhook.json');
+    // The jsonl sink is the clock: the worker wakes every sink's loop for a call in config order, and the store
+    // takes their claims in that order, so once `file` has delivered a call, `events` has been asked for its
+    // delivery of it too, and refused by the pause.
+    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'events', type: 'redis-stream', url, stream }, { name: 'file', type: 'jsonl' }] }));
+    const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
+    const ids: string[] = [];
+    const postCall = async (server: { url: string }) => {
+      const res = await post(server.url, sampleCall());
+      expect(res.status).toBe(200);
+      ids.push((await res.json()).id);
+      await until(() => deliveryStates(dataDir, 'file').done === ids.length);
+    };
+    const held = async (server: { url: string }) => {
+      const [sink] = (await adminApi(server, '/sinks')).body.sinks.filter((s: { name: string }) => s.name === 'events');
+      expect(sink).toMatchObject({ paused: true, paused_by: 'operator', deliveries: { pending: ids.length, in_flight: 0, done: 0, dead: 0 } });
+      const deliveries = (await adminApi(server, '/deliveries?sink=events')).body.deliveries.map((d: { state: string; attempts: number }) => [d.state, d.attempts]);
+      expect(deliveries).toEqual(Array(ids.length).fill(['pending', 0]));
+      expect(await redis.xlen(stream)).toBe(0);
+    };
+
+    const first = await spawnServer(dataDir, env);
+    try {
+      expect(await adminApi(first, '/sinks/events/pause', { method: 'POST' })).toMatchObject({ status: 200, body: { paused: true } });
+      for (let i = 0; i < 3; i++) await postCall(first);
+      await held(first);
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    expect(await first.exited).toBe(0);
+
+    const second = await spawnServer(dataDir, env);
+    try {
+      await postCall(second);
+      await held(second);
+      expect(await adminApi(second, '/sinks/events/resume', { method: 'POST' })).toMatchObject({ status: 200, body: { paused: false } });
+      await until(() => deliveryStates(dataDir, 'events').done === ids.length);
+      const added = await entries(stream);
+      expect(added.map((e) => e.idempotency_key).sort()).toEqual(ids.map((id) => `${id}:events`).sort());
+      expect((await adminApi(second, '/deliveries?sink=events')).body.deliveries.map((d: { attempts: number }) => d.attempts)).toEqual([1, 1, 1, 1]);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+
   it('leaves one entry per call when the receiver is killed with deliveries whose replies never came', { timeout: 60_000 }, async () => {
-    const proxy = await replyHoldingProxy(new URL(url!));
+    const proxy = await startTcpProxy(url!, 6379);
     const stream = streamName();
     const dataDir = tempDir();
     const config = join(dataDir, 'callhook.json');
     const concurrency = 16;
-    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'events', type: 'redis-stream', url: `redis://127.0.0.1:${proxy.port}`, stream, concurrency }] }));
+    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'events', type: 'redis-stream', url: proxy.url(url!), stream, concurrency }] }));
     const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
     try {
       const first = await spawnServer(dataDir, env);
@@ -110,11 +149,11 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
       await until(async () => (await redis.xlen(stream)) === 1 + concurrency);
       first.child.kill('SIGKILL');
       await first.exited;
-      expect(states(dataDir).done).toBe(1);
+      expect(deliveryStates(dataDir).done).toBe(1);
 
       proxy.passReplies();
       const second = await spawnServer(dataDir, env);
-      await until(() => states(dataDir).done === 1 + calls, { timeoutMs: 30_000 });
+      await until(() => deliveryStates(dataDir).done === 1 + calls, { timeoutMs: 30_000 });
       second.child.kill('SIGTERM');
       await second.exited;
       const keys = (await entries(stream)).map((e) => e.idempotency_key);
@@ -126,37 +165,3 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
     }
   });
 });
-
-/**
- * A proxy in front of Redis that can swallow Redis's replies: the commands still reach Redis and run, but the
- * receiver never learns that they did, as when a process dies between a write and its record.
- */
-async function replyHoldingProxy(target: URL): Promise<{ port: number; holdReplies(): void; passReplies(): void; close(): Promise<void> }> {
-  let holding = false;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-    client.pipe(upstream);
-    upstream.on('data', (chunk) => holding || client.write(chunk));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    holdReplies: () => (holding = true),
-    passReplies: () => (holding = false),
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}

@@ -5,7 +5,7 @@ import type { SinkView } from '../src/admin/sinks.js';
 import { callhook } from './helpers/cli.js';
 import { storesUnderTest } from './helpers/database.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { ADMIN, closedPort, KEY, post, sampleCall, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { ADMIN, adminApi, closedPort, KEY, post, sampleCall, startServer, tempDir, until, type TestServer } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
 /**
@@ -14,13 +14,9 @@ import { serviceUrl } from './helpers/services.js';
  * figures of GET /admin/sinks with the why of a sink that is down, `callhook sinks`, and the two metrics.
  */
 
-const admin = async <T = unknown>(server: TestServer, path: string, method = 'GET'): Promise<{ status: number; body: T }> => {
-  const res = await fetch(`${server.url}/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
-  return { status: res.status, body: (await res.json()) as T };
-};
-const sinkOf = async (server: TestServer, name: string) => (await admin<{ sinks: SinkView[] }>(server, '/sinks')).body.sinks.find((s) => s.name === name)!;
+const sinkOf = async (server: TestServer, name: string) => (await adminApi<{ sinks: SinkView[] }>(server, '/sinks')).body.sinks.find((s) => s.name === name)!;
 type Delivery = { sink: string; state: string; attempts: number };
-const deliveriesOf = async (server: TestServer, sink: string) => (await admin<{ deliveries: Delivery[] }>(server, `/deliveries?sink=${sink}&limit=500`)).body.deliveries;
+const deliveriesOf = async (server: TestServer, sink: string) => (await adminApi<{ deliveries: Delivery[] }>(server, `/deliveries?sink=${sink}&limit=500`)).body.deliveries;
 const postCalls = async (server: TestServer, n: number) => {
   for (let i = 0; i < n; i++) expect((await post(server.url, sampleCall())).status).toBe(200);
 };
@@ -54,8 +50,8 @@ describe('rate and 429 (contract section 9)', () => {
     await postCalls(server, 10);
     await until(() => receiver.arrivals.length === 10, { timeoutMs: 20_000 });
     expect(busiest(receiver.arrivals, 1000)).toBe(3);
-    const calls = (await admin<{ calls: { record: { id: string } }[] }>(server, '/calls?limit=20')).body.calls;
-    const starts = await Promise.all(calls.map(async (c) => (await admin<{ attempts: { startedAt: string }[] }>(server, `/calls/${c.record.id}`)).body.attempts.map((a) => Date.parse(a.startedAt))));
+    const calls = (await adminApi<{ calls: { record: { id: string } }[] }>(server, '/calls?limit=20')).body.calls;
+    const starts = await Promise.all(calls.map(async (c) => (await adminApi<{ attempts: { startedAt: string }[] }>(server, `/calls/${c.record.id}`)).body.attempts.map((a) => Date.parse(a.startedAt))));
     expect(starts.flat()).toHaveLength(10);
     expect(busiest(starts.flat(), 1000)).toBe(3);
   });
@@ -151,13 +147,13 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))('pause 
     // On SQLite both serve one file from one data dir; on PostgreSQL each has its own, as replicas do.
     const first = await serve(tempDir(), config);
     const second = await serve(env.DATABASE_URL ? tempDir() : first.dataDir, config);
-    expect((await admin<SinkView>(first, '/sinks/shared/pause', 'POST')).body.paused).toBe(true);
+    expect((await adminApi<SinkView>(first, '/sinks/shared/pause', { method: 'POST' })).body.paused).toBe(true);
     await postCalls(second, 2);
     expect(await sinkOf(second, 'shared')).toMatchObject({ paused: true, paused_by: 'operator', deliveries: { pending: 2 } });
     // Both serves look at the outbox meanwhile (each once a second at the least); neither takes a delivery.
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect((await deliveriesOf(second, 'shared')).map((d) => d.attempts)).toEqual([0, 0]);
-    await admin(first, '/sinks/shared/resume', 'POST');
+    await adminApi(first, '/sinks/shared/resume', { method: 'POST' });
     await until(async () => (await sinkOf(second, 'shared')).deliveries.done === 2);
     expect(receiver.received.filter((r) => r.url === '/shared')).toHaveLength(2);
   });
@@ -168,7 +164,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))('pause 
     let server = await serve(dataDir, config);
     await postCalls(server, 2);
     expect(await sinkOf(server, 'late')).toMatchObject({ paused: true, paused_by: 'config', paused_changed_at: null, deliveries: { pending: 2 } });
-    const resumed = await admin<SinkView>(server, '/sinks/late/resume', 'POST');
+    const resumed = await adminApi<SinkView>(server, '/sinks/late/resume', { method: 'POST' });
     expect(resumed).toMatchObject({ status: 200, body: { name: 'late', paused: false, paused_by: 'operator' } });
     await until(async () => (await sinkOf(server, 'late')).deliveries.done === 2);
     await server.close();
@@ -178,7 +174,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))('pause 
     await postCalls(server, 1);
     await until(async () => (await sinkOf(server, 'late')).deliveries.done === 3);
     expect(receiver.received.filter((r) => r.url === '/late')).toHaveLength(3);
-    expect((await admin(server, '/sinks/nope/pause', 'POST')).status).toBe(404);
+    expect((await adminApi(server, '/sinks/nope/pause', { method: 'POST' })).status).toBe(404);
   });
 });
 

@@ -127,6 +127,25 @@ export function readStoreFile<T>(dataDir: string, read: (db: Database.Database) 
   }
 }
 
+/** A data dir's deliveries by state (of one sink when `sink` is given), read from its database as another process would. */
+export function deliveryStates(dataDir: string, sink?: string): Record<string, number> {
+  const where = sink === undefined ? '' : 'WHERE sink = ?';
+  const rows = readStoreFile(dataDir, (db) => db.prepare(`SELECT state, COUNT(*) AS n FROM deliveries ${where} GROUP BY state`).all(...(sink === undefined ? [] : [sink])) as { state: string; n: number }[]);
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+/**
+ * A request to a serve's admin API (`path` after `/admin`) as an operator makes it, with the admin token, and a
+ * `body` sent as JSON: the reply's status and its JSON.
+ */
+export async function adminApi<T = any>(server: { url: string }, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
+  const headers = new Headers(init.headers);
+  headers.set('authorization', `Bearer ${ADMIN}`);
+  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  const res = await fetch(`${server.url}/admin${path}`, { ...init, headers });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
 /** The complete records in a data dir's JSONL file, in file order (none when it does not exist yet). */
 export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: string; dedup_key: string; [key: string]: unknown }[] {
   let text: string;
