@@ -1,3 +1,4 @@
+import { lazyConnection } from './shared/lazy-connection.js';
 import type { Sink } from './sink.js';
 
 /**
@@ -5,25 +6,15 @@ import type { Sink } from './sink.js';
  * (contract section 9), and each attempt opens it again until it opens, failing meanwhile with the error the open
  * threw, which the worker classifies and records like any attempt's (retried on the schedule; dead at once when
  * the sink threw a PermanentError). Attempts that start together share one open; once open, the sink is used as
- * if it had opened at start-up.
+ * if it had opened at start-up, and it is never dropped again: a sink re-opens its own connections (section 9).
+ * The opened sink is to this what a connection is to a sink, so the lazy connection of the sinks serves here too.
  */
 export function reopening(open: () => Promise<Sink>): Sink {
-  let opened: Sink | undefined;
-  let opening: Promise<Sink> | undefined;
-  const sink = () => (opening ??= open().then(
-    (s) => (opened = s),
-    (err: unknown) => {
-      opening = undefined; // the next attempt tries again
-      throw err;
-    },
-  ));
+  const sink = lazyConnection({ open, close: (opened) => opened.close?.() });
   return {
     async deliver(record, context) {
-      return (opened ?? (await sink())).deliver(record, context);
+      return (await sink.get()).deliver(record, context);
     },
-    async close() {
-      await opening?.catch(() => undefined);
-      await opened?.close?.();
-    },
+    close: () => sink.close(),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hostAndPort } from '../shared/address.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 import { natsConnection, whileConnected, type Link } from './connection.js';
 import { natsError } from './errors.js';
@@ -67,8 +68,8 @@ export const natsSink = defineSinkType({
   secretOptions: ['token', 'pass'],
   create({ servers, subject, stream, token, user, pass }, { name, log }) {
     const list = typeof servers === 'string' ? [servers] : servers;
-    // The hosts only, as every message names the servers.
-    const where = list.map((s) => serverUrl(s)!.host).join(', ');
+    // Host and port only, as every message names the servers.
+    const where = list.map((s) => hostAndPort(serverUrl(s)!, { defaultPort: 4222 })).join(', ');
     const connection = natsConnection({ servers: list, token, user, pass, name: `callhook ${name}`, where, log });
 
     /** The connection with its stream in place; the stream is looked up once per connection, by one delivery. */

@@ -41,13 +41,3 @@ export async function onClient<T>(pool: pg.Pool, signal: AbortSignal | undefined
     release();
   }
 }
-
-/** Where the sink writes, for messages: never the URL itself, which may hold the password (contract section 6). */
-export function hostAndPort(url: string): string {
-  try {
-    const { hostname, port } = new URL(url);
-    return `${hostname || 'localhost'}:${port || '5432'}`;
-  } catch {
-    return 'the database';
-  }
-}

@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { ConfigError } from '../../config.js';
-import { lazyConnection } from '../shared/lazy-connection.js';
+import { hostAndPort } from '../shared/address.js';
+import { lazyValue } from '../shared/lazy-connection.js';
 import { defineSinkType, RetryableError } from '../sink.js';
-import { hostAndPort, onClient } from './client.js';
+import { onClient } from './client.js';
 import { deliveryError, schemaChanged, sqlState } from './errors.js';
 import { postgresOptions } from './options.js';
 import { statementFor } from './statement.js';
@@ -32,7 +33,7 @@ export const postgresSink = defineSinkType({
     if (url === undefined) {
       throw new ConfigError(`sink "${name}" (postgres): url is not set, and there is no DATABASE_URL (database_url in the config file) for it to default to`);
     }
-    const where = hostAndPort(url);
+    const where = hostAndPort(url, { defaultPort: 5432 });
     // Nothing connects here: a database that is down at start-up must not stop start-up (section 9); the pool
     // opens connections as deliveries ask, and replaces one that failed.
     const pool = new pg.Pool({
@@ -49,18 +50,17 @@ export const postgresSink = defineSinkType({
     // An idle connection whose server went away emits 'error' on the pool; unheard, it would end the process. The
     // next delivery on it fails on its own and is retried.
     pool.on('error', () => undefined);
-    // Looked at when the sink first connects, and again after a failure or a change of the table under it.
-    const target = lazyConnection({
-      open: () =>
-        onClient(pool, undefined, (client) =>
-          findTarget(client, options, (label) => log.info({ sink: name, table: label }, 'postgres sink created its table')),
-        ),
-      close: () => undefined,
-    });
+    // Looked at when the sink first connects, and again after a failure or a change of the table under it. The
+    // pool is the sink's connection (it opens, reuses and replaces its own); this is only what was found through it.
+    const target = lazyValue(() =>
+      onClient(pool, undefined, (client) => findTarget(client, options, (label) => log.info({ sink: name, table: label }, 'postgres sink created its table'))),
+    );
     let closing: Promise<void> | undefined;
 
     return {
       async deliver(record, { signal }) {
+        // Said as the other sinks say it, rather than as pg words an ended pool.
+        if (closing !== undefined) throw deliveryError(new Error('the sink is closed'), where);
         const table = await target.get().catch((err: unknown) => {
           throw deliveryError(err, where);
         });
@@ -69,7 +69,7 @@ export const postgresSink = defineSinkType({
           await onClient(pool, signal, (client) => client.query(statement.text, statement.values));
         } catch (err) {
           if (!schemaChanged(err)) throw deliveryError(err, where);
-          await target.drop(table);
+          target.forget(table);
           const error = deliveryError(err, where);
           // callhook's own table dropped while the sink runs: the next attempt creates it again.
           if (options.ownTable && sqlState(err) === '42P01') throw new RetryableError(error.message, { cause: err });
@@ -77,7 +77,6 @@ export const postgresSink = defineSinkType({
         }
       },
       async close() {
-        await target.close();
         // pg refuses a second end(); shutdown paths may close twice.
         closing ??= pool.end();
         await closing;

@@ -1,5 +1,6 @@
 import amqp, { type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
 import type { Logger } from 'pino';
+import { lazyConnection } from '../shared/lazy-connection.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
 /**
@@ -57,8 +58,6 @@ interface Pending {
 }
 
 export function createPublisher({ url, exchange, queue, connectionName, log }: PublisherOptions): Publisher {
-  let opening: Promise<Open> | undefined;
-  let closed = false;
   /**
    * Publishes awaiting their confirm, by message id and attempt. RabbitMQ sends a mandatory message's basic.return
    * before its basic.ack ("Publisher Confirms", https://www.rabbitmq.com/docs/confirms#when-publishes-are-confirmed),
@@ -78,21 +77,18 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
     if (entry) entry.returned = `${replyCode} ${replyText}`;
   }
 
-  /** `forget` drops this connection from use once it or its channel closed. */
-  async function open(forget: () => void): Promise<Open> {
+  /** One connection and its confirm channel, given up (`connections.drop`) once either one closed. */
+  async function open(): Promise<Open> {
     const connection = await amqp.connect(url, { timeout: CONNECT_TIMEOUT_MS, clientProperties: { connection_name: connectionName } });
     // An 'error' without a listener would throw from the emitter and end the process.
     connection.on('error', (err: Error) => log.warn({ error: brokerText(err) }, 'RabbitMQ connection failed'));
-    connection.on('close', forget);
     try {
       const channel = await connection.createConfirmChannel();
       const opened: Open = { connection, channel, closedBy: undefined, bound: new Set() };
+      connection.on('close', () => void connections.drop(opened));
       channel.on('error', (err: Error) => (opened.closedBy = err));
       // A channel the broker closed (a missing exchange) is gone with its connection: the next publish opens both.
-      channel.on('close', () => {
-        forget();
-        connection.close().catch(() => undefined);
-      });
+      channel.on('close', () => void connections.drop(opened));
       channel.on('return', onReturn);
       // Passive: the sink never creates an exchange, and a missing one is a configuration error (section 9).
       if (exchange !== '') await channel.checkExchange(exchange);
@@ -105,19 +101,8 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
     }
   }
 
-  function connected(): Promise<Open> {
-    if (!opening) {
-      const attempt: Promise<Open> = open(() => {
-        if (opening === attempt) opening = undefined;
-      });
-      opening = attempt;
-      // A failed opening is not kept: the next publish tries again.
-      attempt.catch(() => {
-        if (opening === attempt) opening = undefined;
-      });
-    }
-    return opening;
-  }
+  // Opened by the first publish, shared, and opened again by the next publish after it closed (lazy-connection.ts).
+  const connections = lazyConnection<Open>({ open, close: ({ connection }) => connection.close() });
 
   async function bind(state: Open, routingKey: string): Promise<void> {
     if (queue === undefined || exchange === '' || state.bound.has(routingKey)) return;
@@ -128,10 +113,9 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
   }
 
   async function publish(message: Outgoing, signal: AbortSignal): Promise<void> {
-    if (closed) throw new RetryableError('the RabbitMQ sink is closed');
     let state: Open;
     try {
-      state = await connected();
+      state = await connections.get();
       await bind(state, message.routingKey);
     } catch (err) {
       throw asDeliveryError(err, 'connecting');
@@ -171,15 +155,7 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
     });
   }
 
-  return {
-    publish,
-    async close() {
-      closed = true;
-      const state = await opening?.catch(() => undefined);
-      opening = undefined;
-      await state?.connection.close().catch(() => undefined);
-    },
-  };
+  return { publish, close: () => connections.close() };
 }
 
 function unroutable(message: Outgoing, returned: string): string {

@@ -60,12 +60,6 @@ export async function openConnection(url: string, where: string, onEnd: (connect
   return connection;
 }
 
-/** host:port of the url, all that an error message may show of it (contract section 6: user info is a secret). */
-export function redisAddress(url: string): string {
-  const { hostname, port } = new URL(url);
-  return `${hostname || '127.0.0.1'}:${port || 6379}`;
-}
-
 /**
  * Whether the connection still answers, after an attempt on it was given up (its time-out): the attempt's own
  * end says nothing of the connection, which the other deliveries in flight share, so only one that cannot answer

@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { DEFAULT_RETRY_POLICY } from '../../delivery/backoff.js';
 import { durationSchema } from '../../duration.js';
 import type { CallRecord } from '../../record.js';
+import { hostAndPort } from '../shared/address.js';
 import { lazyConnection } from '../shared/lazy-connection.js';
 import { defineSinkType } from '../sink.js';
 import { appendOnce } from './append-once.js';
-import { openConnection, redisAddress, stillAnswers, type Connection } from './connection.js';
+import { openConnection, stillAnswers, type Connection } from './connection.js';
 import { redisError } from './redis-errors.js';
 
 /**
@@ -37,7 +38,8 @@ export const redisStreamSink = defineSinkType({
     dedup_ttl: durationSchema.refine((ms) => ms > 0, { error: 'dedup_ttl must be longer than 0' }).default(7 * DAY_MS),
   }),
   create({ url, stream, maxlen, dedup_ttl: ttlMs }, { name, log }) {
-    const where = `Redis at ${redisAddress(url)}`;
+    // ioredis's own defaults for a URL without host or port.
+    const where = `Redis at ${hostAndPort(url, { defaultPort: 6379, defaultHost: '127.0.0.1' })}`;
     if (ttlMs < DEFAULT_RETRY_SPAN_MS) {
       // Only warned: the sink cannot see its own `retry`, which may well be shorter than the default.
       log.warn({ sink: name, dedupTtlMs: ttlMs, defaultRetrySpanMs: DEFAULT_RETRY_SPAN_MS }, 'dedup_ttl is shorter than the default retry schedule: a retry after it may add a second entry');

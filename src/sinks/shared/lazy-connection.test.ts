@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lazyConnection } from './lazy-connection.js';
+import { lazyConnection, lazyValue } from './lazy-connection.js';
 
 /** Connections numbered in the order they were opened; `failNext` makes the next opening reject. */
 function counter() {
@@ -66,5 +66,27 @@ describe('lazyConnection', () => {
     await connections.close();
     await expect(opening).rejects.toThrow('closed');
     expect(closed).toEqual([1]);
+  });
+});
+
+describe('lazyValue', () => {
+  it('makes one value for callers that ask at once, keeps no failure, and makes another once the current one is forgotten', async () => {
+    let made = 0;
+    let fail = true;
+    const value = lazyValue(async () => {
+      if (fail) {
+        fail = false;
+        throw new Error('table lookup failed');
+      }
+      return ++made;
+    });
+    await expect(value.get()).rejects.toThrow('table lookup failed');
+    expect(await Promise.all([value.get(), value.get()])).toEqual([1, 1]);
+    expect(value.current()).toBe(1);
+    value.forget(1);
+    expect(value.current()).toBeUndefined();
+    expect(await value.get()).toBe(2);
+    value.forget(1); // a stale report about the first
+    expect(await value.get()).toBe(2);
   });
 });

@@ -3,7 +3,54 @@
  * service that is unreachable at start-up does not stop start-up; the first delivery opens it, later ones reuse it,
  * and one that failed is forgotten, so the next delivery opens another. The deliveries' own retry schedule does the
  * waiting in between (src/delivery/backoff.ts), never the client library.
+ *
+ * Under it, `lazyValue`: the same "made by the first who asks, shared, made again once forgotten" for what is no
+ * connection and has nothing to close (the postgres sink's table, as found when it first connects).
  */
+
+export interface LazyValue<T> {
+  /** The value, made first when there is none; callers that ask at once share one making. A failed one is not kept. */
+  get(): Promise<T>;
+  /** The value made and not forgotten, if any (not one still being made). */
+  current(): T | undefined;
+  /** Forgets `value` when it is still the current one (a stale report changes nothing): the next `get()` makes another. */
+  forget(value: T): void;
+  /** Forgets whatever is made or being made. */
+  reset(): void;
+}
+
+export function lazyValue<T>(make: () => Promise<T>): LazyValue<T> {
+  let making: Promise<T> | undefined;
+  let made: { value: T } | undefined;
+  return {
+    get() {
+      if (making) return making;
+      const attempt = make().then(
+        (value) => {
+          if (making === attempt) made = { value };
+          return value;
+        },
+        (err: unknown) => {
+          if (making === attempt) making = undefined;
+          throw err;
+        },
+      );
+      making = attempt;
+      return attempt;
+    },
+    current: () => made?.value,
+    forget(value) {
+      if (made !== undefined && made.value === value) {
+        made = undefined;
+        making = undefined;
+      }
+    },
+    reset() {
+      made = undefined;
+      making = undefined;
+    },
+  };
+}
 
 export interface LazyConnection<T> {
   /** The open connection, opened first when there is none; deliveries that ask at once share one opening. */
@@ -22,8 +69,6 @@ export interface LazyConnectionOptions<T> {
 }
 
 export function lazyConnection<T>({ open, close }: LazyConnectionOptions<T>): LazyConnection<T> {
-  let opening: Promise<T> | undefined;
-  let current: T | undefined;
   let closed = false;
 
   const shut = async (connection: T) => {
@@ -34,41 +79,30 @@ export function lazyConnection<T>({ open, close }: LazyConnectionOptions<T>): La
     }
   };
 
+  const connection = lazyValue(async () => {
+    const opened = await open();
+    // close() ran while this one was opening: nobody will ever close it but us.
+    if (closed) {
+      await shut(opened);
+      throw new Error('the sink is closed');
+    }
+    return opened;
+  });
+
   return {
     get() {
       if (closed) return Promise.reject(new Error('the sink is closed'));
-      if (opening) return opening;
-      const attempt = open().then(
-        async (connection) => {
-          // close() ran while this one was opening: nobody will ever close it but us.
-          if (closed) {
-            await shut(connection);
-            throw new Error('the sink is closed');
-          }
-          if (opening === attempt) current = connection;
-          return connection;
-        },
-        (err: unknown) => {
-          if (opening === attempt) opening = undefined;
-          throw err;
-        },
-      );
-      opening = attempt;
-      return attempt;
+      return connection.get();
     },
-    async drop(connection) {
-      if (current === connection) {
-        current = undefined;
-        opening = undefined;
-      }
-      await shut(connection);
+    async drop(dropped) {
+      connection.forget(dropped);
+      await shut(dropped);
     },
     async close() {
       closed = true;
-      const connection = current;
-      opening = undefined;
-      current = undefined;
-      if (connection !== undefined) await shut(connection);
+      const current = connection.current();
+      connection.reset();
+      if (current !== undefined) await shut(current);
     },
   };
 }
