@@ -22,7 +22,9 @@ describe('resolveSinks', () => {
     expect(spec!.when).toEqual({ field: 'call_outcome', matches: '^order\\s+placed$' });
   });
 
-  it('finds the built-in types by their folders, the simplest first, and loads one only when it is named', async () => {
+  // That a type and its client library are loaded only when a config names it is seen from a fresh process:
+  // test/sink-loading.test.ts.
+  it('finds the built-in types by their folders, the simplest first, and refuses a folder that holds no type', async () => {
     expect(builtInTypes().slice(0, 5)).toEqual(['log', 'jsonl', 'http', 'slack', 'tag-contact']);
     expect(builtInTypes()).not.toContain('shared');
     await expect(resolveSinks([{ name: 'x', type: 'shared' }])).rejects.toThrow(/unknown sink type "shared" \(known types: log, jsonl, http, slack, tag-contact.*, module\)/);
