@@ -66,6 +66,61 @@ describe('delivery worker holds', () => {
     expect((await store.sinkStates())[0]).toMatchObject({ sink: 's', lastError: 'HTTP 429: slow down' });
   });
 
+  it('releases uncounted a claim that was on its way when a 429 came: no attempt starts during the wait (contract section 9)', async () => {
+    const inner = openSqliteStore({ path: ':memory:' });
+    const onItsWay: string[] = [];
+    let answer429 = () => {};
+    const answered = new Promise<void>((resolve) => (answer429 = resolve));
+    // The first claim after the first one is held on its way until the 429 is recorded: a claim the loop made while
+    // the 429's attempt was in flight, its leases taken, that comes back after the sink was told to wait.
+    let claims = 0;
+    const store: Store = {
+      ...inner,
+      async claimDeliveries(...args) {
+        const claimed = await inner.claimDeliveries(...args);
+        if (++claims === 2) {
+          onItsWay.push(...claimed.map((d) => d.record.id));
+          answer429();
+          await until(async () => (await inner.listAttempts('r00')).length === 1);
+        }
+        return claimed;
+      },
+    };
+    const events: AttemptEvent[] = [];
+    const sink: Sink = {
+      deliver: async (r) => {
+        if (r.id !== 'r00' || events.length > 0) return;
+        await answered;
+        throw new RetryableError('HTTP 429: slow down', { status: 429, retryAfterMs: 600 });
+      },
+    };
+    for (const id of ids(20)) await commit(store, id, ['s']);
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 4 }), log, idleMs: 5, onAttempt: (e) => events.push(e) });
+    worker.start();
+    await until(async () => (await store.countDeliveries()).done === 20, { timeoutMs: 15_000 });
+    await worker.stop();
+
+    expect(onItsWay.length).toBeGreaterThan(0);
+    expect(onItsWay).not.toContain('r00');
+    const attempts = (await Promise.all(ids(20).map((id) => store.listAttempts(id)))).flat();
+    // Exactly one attempt met the 429 and counts; every other delivery, those of the claim on its way too, spent
+    // one attempt, its successful one.
+    expect(attempts.filter((a) => a.httpStatus === 429).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'retry']]);
+    const perDelivery = new Map<number, string[]>();
+    for (const a of attempts) perDelivery.set(a.deliveryId, [...(perDelivery.get(a.deliveryId) ?? []), a.outcome]);
+    expect([...perDelivery.values()].sort((a, b) => a.length - b.length)).toEqual([...Array(19).fill(['ok']), ['retry', 'ok']]);
+    expect(events.filter((e) => e.rateLimited)).toHaveLength(1);
+    // No attempt started during the wait: from when the 429 came to the wait the store recorded for the sink, every
+    // attempt started either before (the others in flight with it) or after.
+    const limited = attempts.find((a) => a.httpStatus === 429)!;
+    const came = Date.parse(limited.startedAt) + limited.durationMs;
+    const waitEnds = (await store.sinkStates()).find((s) => s.sink === 's')!.pausedUntil!;
+    expect(waitEnds).toBeGreaterThan(came);
+    const starts = attempts.filter((a) => a !== limited).map((a) => Date.parse(a.startedAt));
+    expect(starts.filter((t) => t >= came && t < waitEnds)).toEqual([]);
+    expect(starts.filter((t) => t < came).length).toBeLessThanOrEqual(3);
+  });
+
   it('attempts nothing of a sink paused by the config until an operator resumes it, and nothing after an operator pauses it', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const delivered: string[] = [];
