@@ -148,6 +148,21 @@ describe('matches on long values', () => {
     expect(holds(filter, long(MATCHED_LENGTH - 5, 'refund'))).toBe(false);
     expect(holds(filter, long(5_000, 'refund'))).toBe(false);
   });
+
+  // Issue 20: patterns safe-regex2 lets through, exponential ((a|a)*$, (a|aa)*$) or polynomial (a*a*a*a*a*a*$) when
+  // backtracked. On a value of as many a's as are matched and one '!', a backtracking engine would not finish (the
+  // test's timeout is the guard); the linear-time engine gives the answer. Unanchored, each matches empty at the end.
+  const hostile = record({ data: { call_summary: `${'a'.repeat(MATCHED_LENGTH - 1)}!` } });
+  it.each([
+    ['(a|a)*$', true],
+    ['(a|aa)*$', true],
+    ['a*a*a*a*a*a*$', true],
+    ['^(a|a)*$', false],
+    ['^(a|aa)*$', false],
+    ['^a*a*a*a*a*a*$', false],
+  ])('runs %s on a hostile 4,096-character value to its answer, %s', (source, expected) => {
+    expect(holds(filterSchema.parse({ field: 'call_summary', matches: source }), hostile)).toBe(expected);
+  });
 });
 
 describe('compileFilter combinators', () => {
@@ -204,6 +219,9 @@ describe('filterSchema', () => {
     ['a combinator with a condition', { all: [], field: 'a', eq: 1 }, 'exactly one of all, any, not, or a condition; got all, field and eq'],
     ['a bad regular expression', { field: 'a', matches: '(unclosed' }, 'matches: "(unclosed" is not a valid regular expression'],
     ['a pattern that backtracks catastrophically', { field: 'a', matches: '(a+)+$' }, 'matches: "(a+)+$" can backtrack catastrophically'],
+    ['a backreference, which RE2 cannot run', { field: 'a', matches: '(a)\\1' }, 'matches: "(a)\\\\1" cannot be run in linear time (backreferences and lookarounds are not supported: invalid escape sequence: `\\1`)'],
+    ['a lookahead', { field: 'a', matches: 'order(?! cancelled)' }, 'matches: "order(?! cancelled)" cannot be run in linear time'],
+    ['a lookbehind', { field: 'a', matches: '(?<=no )refund' }, 'matches: "(?<=no )refund" cannot be run in linear time'],
     ['a nested one deeper in the tree', { any: [{ not: { field: 'a', matches: '^([a-z]+\\s?)*$' } }] }, 'any.0.not.matches: "^([a-z]+\\\\s?)*$" can backtrack catastrophically'],
     ['an empty in-list', { field: 'a', in: [] }, 'in: in takes a non-empty list'],
     ['an empty nin-list', { field: 'a', nin: [] }, 'nin: nin takes a non-empty list'],

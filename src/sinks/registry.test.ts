@@ -17,6 +17,12 @@ describe('resolveSinks', () => {
     expect((refused as Error).message).toMatch(/^sinks\[1\] \(crm\)\.when\.all\.1\.matches: "\(a\+\)\+\$" can backtrack catastrophically/);
   });
 
+  it('refuses a `when` pattern the linear-time engine cannot run (a backreference), naming the sink (issue 20)', async () => {
+    const refused = await resolveSinks([{ name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a)\\1' } }]).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as Error).message).toMatch(/^sinks\[0\] \(crm\)\.when\.matches: "\(a\)\\\\1" cannot be run in linear time \(backreferences and lookarounds are not supported: invalid escape sequence/);
+  });
+
   it('takes a safe pattern', async () => {
     const [spec] = await resolveSinks([{ name: 'crm', type: 'log', when: { field: 'call_outcome', matches: '^order\\s+placed$' } }]);
     expect(spec!.when).toEqual({ field: 'call_outcome', matches: '^order\\s+placed$' });
