@@ -26,7 +26,10 @@ export interface Publisher {
 export interface PublisherOptions {
   url: string;
   exchange: string;
-  /** Declared durable on connecting; on a named exchange bound with each routing key the sink publishes with. */
+  /**
+   * Declared durable before the first publish on a connection, and again after a message came back unroutable
+   * (the queue deleted under the sink); on a named exchange bound with each routing key the sink publishes with.
+   */
   queue: string | undefined;
   /** Shown to operators in the broker's connection list. */
   connectionName: string;
@@ -48,6 +51,8 @@ interface Open {
   channel: ConfirmChannel;
   /** What the broker said when it closed the channel, read by the publishes its close fails. */
   closedBy: Error | undefined;
+  /** The queue's declaration on this connection, made once and shared; forgotten when a message came back. */
+  declared: Promise<void> | undefined;
   /** Routing keys the queue is bound with already, on this connection. */
   bound: Set<string>;
 }
@@ -84,7 +89,7 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
     connection.on('error', (err: Error) => log.warn({ error: brokerText(err) }, 'RabbitMQ connection failed'));
     try {
       const channel = await connection.createConfirmChannel();
-      const opened: Open = { connection, channel, closedBy: undefined, bound: new Set() };
+      const opened: Open = { connection, channel, closedBy: undefined, declared: undefined, bound: new Set() };
       connection.on('close', () => void connections.drop(opened));
       channel.on('error', (err: Error) => (opened.closedBy = err));
       // A channel the broker closed (a missing exchange) is gone with its connection: the next publish opens both.
@@ -92,7 +97,6 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
       channel.on('return', onReturn);
       // Passive: the sink never creates an exchange, and a missing one is a configuration error (section 9).
       if (exchange !== '') await channel.checkExchange(exchange);
-      if (queue !== undefined) await channel.assertQueue(queue, { durable: true });
       return opened;
     } catch (err) {
       // The broker's reply to the check or the declaration says more than the channel's close does.
@@ -104,19 +108,42 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
   // Opened by the first publish, shared, and opened again by the next publish after it closed (lazy-connection.ts).
   const connections = lazyConnection<Open>({ open, close: ({ connection }) => connection.close() });
 
-  async function bind(state: Open, routingKey: string): Promise<void> {
-    if (queue === undefined || exchange === '' || state.bound.has(routingKey)) return;
+  /**
+   * The queue in place for a publish with `routingKey` (none: the declaration alone). Declared once per connection,
+   * by the first publish that needs it, and again after `forgetQueue`: a queue deleted while the sink runs
+   * (`rabbitmqctl delete_queue`) would otherwise return every later message as unroutable until the retries ran out.
+   */
+  async function prepare(state: Open, routingKey?: string): Promise<void> {
+    if (queue === undefined) return;
+    state.declared ??= state.channel.assertQueue(queue, { durable: true }).then(
+      () => undefined,
+      (err: unknown) => {
+        state.declared = undefined;
+        throw err;
+      },
+    );
+    await state.declared;
+    if (exchange === '' || routingKey === undefined || state.bound.has(routingKey)) return;
     // The routing key is a template: each key it renders is bound when first used, which routes it to the queue
     // on a direct or topic exchange alike (binding again is a no-op for the broker).
     await state.channel.bindQueue(queue, exchange, routingKey);
     state.bound.add(routingKey);
   }
 
+  /**
+   * A message came back although the sink declares its queue: the queue (and with it its bindings) was deleted, or
+   * a binding removed. The next publish declares and binds again, as the nats sink looks for its stream again.
+   */
+  function forgetQueue(state: Open): void {
+    state.declared = undefined;
+    state.bound.clear();
+  }
+
   async function publish(message: Outgoing, signal: AbortSignal): Promise<void> {
     let state: Open;
     try {
       state = await connections.get();
-      await bind(state, message.routingKey);
+      await prepare(state, message.routingKey);
     } catch (err) {
       throw asDeliveryError(err, 'connecting');
     }
@@ -131,7 +158,10 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
         if (left.length > 0) pending.set(key, left);
         else pending.delete(key);
         if (err) reject(asDeliveryError(state.closedBy ?? err, 'publishing'));
-        else if (entry.returned !== undefined) reject(new RetryableError(unroutable(message, entry.returned)));
+        else if (entry.returned !== undefined) {
+          if (queue !== undefined) forgetQueue(state);
+          reject(new RetryableError(unroutable(message, entry.returned)));
+        }
         else resolve();
       };
       try {

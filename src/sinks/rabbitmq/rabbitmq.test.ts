@@ -122,6 +122,32 @@ describe.skipIf(!url)('rabbitmq sink', () => {
     expect((await take(queue)).map((m) => m.properties.messageId)).toEqual([`${r.id}:rabbit`]);
   });
 
+  it('declares its queue again after it was deleted while the sink ran: the retry of the returned message is delivered', async () => {
+    const queue = queueName();
+    const sink = await open({ queue });
+    const [r1, r2] = [record(), record()];
+    await sink.deliver(r1, context(r1));
+    await channel.deleteQueue(queue); // as rabbitmqctl delete_queue would
+    const failed = await sink.deliver(r2, context(r2)).then(() => undefined, (e: unknown) => e);
+    expect(failed).toBeInstanceOf(RetryableError);
+    expect((failed as Error).message).toMatch(/unroutable \(312 NO_ROUTE\)/);
+    await sink.deliver(r2, context(r2, { attempt: 2 }));
+    expect((await channel.checkQueue(queue)).queue).toBe(queue);
+    expect((await take(queue)).map((m) => [m.properties.messageId, m.properties.headers?.['x-callhook-attempt']])).toEqual([[`${r2.id}:rabbit`, 2]]);
+  });
+
+  it('declares and binds its queue again on a named exchange after it was deleted while the sink ran', async () => {
+    const exchange = await exchangeName('direct');
+    const queue = queueName();
+    const sink = await open({ exchange, queue, routing_key: 'calls.{{ hook }}' });
+    const [r1, r2] = [record(), record()];
+    await sink.deliver(r1, context(r1));
+    await channel.deleteQueue(queue);
+    await expect(sink.deliver(r2, context(r2))).rejects.toThrow(/unroutable \(312 NO_ROUTE\): exchange "callhook-test-x-/);
+    await sink.deliver(r2, context(r2, { attempt: 2 }));
+    expect((await take(queue)).map((m) => [m.fields.routingKey, m.properties.messageId])).toEqual([['calls.end-of-call', `${r2.id}:rabbit`]]);
+  });
+
   it('fails a message to no queue on the default exchange, retryably', async () => {
     const sink = await open({ routing_key: `callhook-test-nowhere-${suffix()}` });
     const r = record();
