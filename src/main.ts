@@ -65,7 +65,11 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const mask = secretMasker(secrets);
   // Contract section 9: a sink whose service is down does not stop start-up; its deliveries retry, and
   // GET /admin/sinks says why from the moment serve listens.
-  const sinks = await openSinks(specs, { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl }, {
+  const hookSummaries = [...config.hooks.values()]
+    .filter((hook) => hook.kind === 'end-of-call')
+    .map((hook) => ({ name: hook.name, parameters: hook.parameters.map((p) => p.identifier), sinks: hook.sinks }));
+  const context = { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl, hooks: hookSummaries, secret: (value: string) => void secrets.add(value) };
+  const sinks = await openSinks(specs, context, {
     onOpenFailed: (sink, err) => {
       const why = mask(err instanceof Error ? err.message : String(err));
       log.warn({ sink, error: why }, 'cannot open the sink; its deliveries wait and retry');

@@ -36,6 +36,24 @@ export interface SinkContext {
   log: Logger;
   /** The deployment's DATABASE_URL (config.ts reads it), the default of a sink that writes to PostgreSQL. */
   databaseUrl?: string;
+  /**
+   * The end-of-call hooks of the config: what each declares and to which sinks it delivers, for a sink whose default
+   * layout follows the declared parameters (a spreadsheet's columns, contract section 10).
+   */
+  hooks?: readonly HookSummary[];
+  /**
+   * Masks a secret the options lead to but do not hold (a private key read from the file an option names) wherever
+   * callhook writes text, as the options' own secrets are (contract section 6).
+   */
+  secret?(value: string): void;
+}
+
+export interface HookSummary {
+  name: string;
+  /** The declared parameters' identifiers, in declaration order. */
+  parameters: readonly string[];
+  /** The sinks its calls go to. */
+  sinks: readonly string[];
 }
 
 export interface SinkType<Schema extends z.ZodType = z.ZodType> {

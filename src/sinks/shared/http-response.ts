@@ -19,6 +19,11 @@ export interface SendOptions {
   signal: AbortSignal;
   /** The sink's own time-out; when it fires first the attempt fails as retryable. */
   timeoutMs?: number;
+  /**
+   * The wait a failed reply asks for when it has no `Retry-After`, read from the service's own headers (HubSpot's
+   * `X-HubSpot-RateLimit-*`): a 429 pauses the whole sink for that long (contract section 9).
+   */
+  retryAfterFromHeaders?: (headers: Headers) => number | undefined;
 }
 
 /**
@@ -26,7 +31,7 @@ export interface SendOptions {
  * Response (the caller consumes or cancels its body); 408, 425, 429, 5xx and network errors throw RetryableError;
  * every other status throws PermanentError. Messages never contain the URL: for some sinks it is the secret.
  */
-export async function sendRequest(url: string, init: RequestInit, { signal, timeoutMs }: SendOptions): Promise<Response> {
+export async function sendRequest(url: string, init: RequestInit, { signal, timeoutMs, retryAfterFromHeaders }: SendOptions): Promise<Response> {
   const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
   const combined = timeout ? AbortSignal.any([signal, timeout]) : signal;
   const aborted = (cause: unknown): unknown => {
@@ -53,7 +58,8 @@ export async function sendRequest(url: string, init: RequestInit, { signal, time
   }
   const message = `HTTP ${status}${excerpt ? `: ${hideUrl(excerpt, url)}` : ''}`;
   const hint = status >= 300 && status < 400 ? ' (redirects are not followed; configure the final URL)' : '';
-  throw errorForStatus(status, message + hint, { retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) });
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after')) ?? retryAfterFromHeaders?.(response.headers);
+  throw errorForStatus(status, message + hint, { retryAfterMs });
 }
 
 /**

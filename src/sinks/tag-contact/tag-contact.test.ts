@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeService, type FakeService } from '../../../test/helpers/fake-service.js';
 import type { CallRecord } from '../../record.js';
 import { PermanentError, RetryableError } from '../sink.js';
-import { samePhone, tagContact, tagContactSink } from './tag-contact.js';
+import { samePhone } from '../shared/phone.js';
+import { tagContact, tagContactSink } from './tag-contact.js';
 
 const log = pino({ level: 'silent' });
 const record = (data: CallRecord['data'] = {}): CallRecord => ({

@@ -1,10 +1,10 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CallingServiceError, createClient, type TagContactRequest } from '../../client/index.js';
-import { toE164 } from '../../normalize/formats.js';
 import type { CallRecord } from '../../record.js';
 import { errorForStatus } from '../../delivery/classify.js';
 import { parseRetryAfter } from '../shared/http-response.js';
+import { samePhone } from '../shared/phone.js';
 import { text as fieldText, truncate } from '../shared/record-fields.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 
@@ -68,19 +68,6 @@ export function tagContact(record: CallRecord): TagContactRequest & { phone: str
     email: value('email_address'),
     description: note ? truncate(note, DESCRIPTION_CHARS) : undefined,
   };
-}
-
-/**
- * The list holds numbers as the account typed them. Two are the same when their digits are (`+91 98123-45678`
- * and `919812345678`), or when the contact's, read as a national number of the record's country, gives the
- * record's E.164 (`098123 45678`).
- */
-export function samePhone(theirs: string | undefined, ours: string): boolean {
-  if (!theirs) return false;
-  const digits = (value: string) => value.replace(/\D/g, '');
-  if (digits(theirs) !== '' && digits(theirs) === digits(ours)) return true;
-  const country = parsePhoneNumberFromString(ours)?.country;
-  return country !== undefined && toE164(theirs, country) === ours;
 }
 
 /**
