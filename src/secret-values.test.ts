@@ -35,6 +35,25 @@ describe('what counts as a secret (contract section 6)', () => {
     expect(secrets).not.toContain('t1');
   });
 
+  it('an option only its sink type declares secret, whose name says nothing: a nats `pass`, a module sink\'s own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callhook-secret-values-'));
+    writeFileSync(join(dir, 'sink.js'), 'export const secretOptions = ["dsn"];\nexport default () => ({ async deliver() {} });\n');
+    const path = join(dir, 'callhook.yaml');
+    writeFileSync(path, [
+      'sinks:',
+      '  - { name: bus, type: nats, user: callhook, pass: NatsPass4455 }',
+      '  - { name: mine, type: module, module: ./sink.js, dsn: ModuleDsn7788, label: PlainLabel99 }',
+    ].join('\n'));
+    const config = loadConfig({}, path);
+    const secrets = secretValues(config, await resolveConfiguredSinks(config));
+    expect(secrets).toEqual(expect.arrayContaining(['NatsPass4455', 'ModuleDsn7788']));
+    expect(secrets).not.toContain('callhook');
+    expect(secrets).not.toContain('PlainLabel99');
+    // The same options without their types' declarations are not secret by name: the declarations decide.
+    expect(secretValues(config, [])).not.toContain('NatsPass4455');
+    expect(secretValues(config, [])).not.toContain('ModuleDsn7788');
+  });
+
   it('credential headers by their name in any case, the credential after a scheme, and the password inside Basic', async () => {
     const basic = Buffer.from('user:basic-password-123').toString('base64');
     const secrets = await secretsOf(

@@ -32,6 +32,6 @@ try {
 } catch (err) {
   if (err instanceof OutputClosed) process.exit(0);
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  process.stderr.write(`callhook: ${maskedForCli(err instanceof Error ? err.message : String(err), process.argv, process.env)}\n`);
+  process.stderr.write(`callhook: ${await maskedForCli(err instanceof Error ? err.message : String(err), process.argv, process.env)}\n`);
   process.exit(2);
 }

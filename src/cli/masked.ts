@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.js';
 import { secretValues, urlSecrets } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
+import { resolveConfiguredSinks } from '../sinks/registry.js';
 
 /** Options whose value is a key or token given on the command line. */
 const SECRET_FLAGS = new Set(['--key', '--api-key', '--admin-token']);
@@ -9,9 +10,10 @@ const SECRET_FLAGS = new Set(['--key', '--api-key', '--admin-token']);
  * A command's last line with the secrets taken out (contract section 6): an error can quote what a server
  * answered, and a server can quote the key it was sent. The secrets are those of the config (as far as it can be
  * read: a command that failed on its config has no secret of it to show), the keys given on the command line, and
- * the credentials inside any URL given there (`--url`, `--api-url`).
+ * the credentials inside any URL given there (`--url`, `--api-url`). The sink types the config names are loaded for
+ * the options each declares secret (a nats `pass`, a module sink's own), as `serve` decides them.
  */
-export function maskedForCli(text: string, argv: readonly string[], env: Record<string, string | undefined>): string {
+export async function maskedForCli(text: string, argv: readonly string[], env: Record<string, string | undefined>): Promise<string> {
   const secrets: string[] = [];
   let configPath: string | undefined;
   for (const [i, arg] of argv.entries()) {
@@ -21,12 +23,14 @@ export function maskedForCli(text: string, argv: readonly string[], env: Record<
     if ((flag === '--config' || flag === '-c') && value) configPath = value;
     secrets.push(...urlSecrets(inline ?? arg));
   }
+  let config;
   try {
-    const config = loadConfig(env, configPath);
-    // The sink types' own declarations need their modules loaded; the rules by name and place cover them here.
-    secrets.push(...secretValues(config, []));
+    config = loadConfig(env, configPath);
   } catch {
-    // no config to read secrets from
+    return maskSecrets(text, secrets) as string; // no config to read secrets from
   }
+  // A sink entry that cannot be resolved (the error being reported, perhaps) still has its secrets by name and place.
+  const specs = await resolveConfiguredSinks(config).catch(() => []);
+  secrets.push(...secretValues(config, specs));
   return maskSecrets(text, secrets) as string;
 }
