@@ -1,9 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { callhook } from './helpers/cli.js';
+import { freshDatabase } from './helpers/database.js';
 import { startReceiver } from './helpers/receiver.js';
 import { closedPort, post, readStoreFile, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
+import { serviceUrl } from './helpers/services.js';
 
 /**
  * The webhook key, the admin token and every sink secret never appear in logs, metrics, admin replies, error
@@ -144,5 +147,63 @@ describe('secrets', () => {
       for (const spelling of spellings(secret)) expect(everything.includes(spelling), spelling).toBe(false);
     }
     expect(everything.includes(Buffer.from(`api:${LITERAL_KEY}`).toString('base64')), 'Basic').toBe(false);
+  });
+
+  const postgres = serviceUrl('postgres');
+  it.skipIf(!postgres)("appear in no output of a serve on PostgreSQL: a sink URL's user-info password and DATABASE_URL's, nor in the stored attempts", { timeout: 60_000 }, async () => {
+    const SINK_PASSWORD = 'sink-userinfo-pw-5c7e1a';
+    const DB_PASSWORD = 'db-userinfo-pw-3f9b2d';
+    // PostgreSQL here trusts local connections, so the password is carried by the URL and never needed by the server.
+    const db = await freshDatabase(postgres!, 'callhook_secrets');
+    const databaseUrl = Object.assign(new URL(db.url), { username: 'postgres', password: DB_PASSWORD }).toString();
+    // A receiver that quotes the Authorization header it was sent (the Basic of the URL's user info), decoded too.
+    const echo = await startReceiver((req, res) => {
+      const basic = (req.headers.authorization ?? '').replace(/^Basic /, '');
+      res.writeHead(401, { 'content-type': 'text/plain' }).end(`denied ${req.headers.authorization} (${Buffer.from(basic, 'base64').toString()}) at ${req.url}`);
+    });
+    const dataDir = tempDir();
+    const config = join(dataDir, 'callhook.yaml');
+    const sinkUrl = echo.url.replace('http://', `http://ops:${SINK_PASSWORD}@`);
+    writeFileSync(config, ['sinks:', `  - { name: echo, type: http, url: "${sinkUrl}/calls" }`].join('\n'));
+    const env = { CALLHOOK_CONFIG: config, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, DATABASE_URL: databaseUrl, LOG_LEVEL: 'trace' };
+    const outputs: string[] = [];
+    const stored: string[] = [];
+    const server = await spawnServer(dataDir, env);
+    try {
+      const { id } = await (await post(server.url, sampleCall(), { key: API_KEY })).json();
+      const admin = (path: string) => fetch(`${server.url}/admin${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
+      await until(async () => JSON.parse(await admin(`/deliveries?call=${id}&state=dead`)).deliveries.length === 1, { timeoutMs: 20_000 });
+      outputs.push(await admin(`/calls/${id}`), await admin('/deliveries?state=dead'), await admin('/sinks'), await admin('/calls'));
+      outputs.push(await (await fetch(`${server.url}/metrics`)).text(), await (await fetch(`${server.url}/readyz`)).text());
+      // The receiver was sent the credentials, and quoted them back in the error that was recorded.
+      expect(echo.received[0]!.headers.authorization).toBe(`Basic ${Buffer.from(`ops:${SINK_PASSWORD}`).toString('base64')}`);
+      expect(JSON.parse(await admin(`/calls/${id}`)).attempts[0].error).toMatch(/^HTTP 401: denied Basic \*\*\* \(ops:\*\*\*\) at \/calls/);
+      // Read straight from the database, as a backup or a SQL query would.
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        for (const sql of ['SELECT error AS text FROM attempts', 'SELECT last_error AS text FROM deliveries', 'SELECT last_error AS text FROM sink_state']) {
+          stored.push(...(await client.query<{ text: string | null }>(sql)).rows.map((r) => r.text ?? ''));
+        }
+      } finally {
+        await client.end();
+      }
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await echo.close();
+    }
+    expect(stored.join('')).toContain('***');
+    const cli = await callhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir });
+    expect(cli.code, cli.stderr).toBe(0);
+    outputs.push(...stored, server.output(), cli.stdout, cli.stderr);
+    await db.drop();
+
+    const everything = outputs.join('\n');
+    expect(everything).toContain(databaseUrl.replace(DB_PASSWORD, '***').replace(/\/[^/]*$/, ''));
+    const basic = (user: string, password: string) => Buffer.from(`${user}:${password}`).toString('base64');
+    for (const secret of [SINK_PASSWORD, DB_PASSWORD, basic('ops', SINK_PASSWORD), basic('postgres', DB_PASSWORD), API_KEY, ADMIN_TOKEN]) {
+      expect(everything.includes(secret), secret).toBe(false);
+    }
   });
 });

@@ -52,6 +52,14 @@ describe('http sink', () => {
     expect(got!.headers['webhook-signature']).toBeUndefined();
   });
 
+  it('sends a URL\'s user:password as Authorization: Basic, as curl does, and the URL without it', async () => {
+    const { url, received } = await receiver();
+    const withUser = url.replace('http://', 'http://ops%40team:p%C3%A4ss%3Aw0rd@');
+    await (await open({ url: withUser })).deliver(record, context());
+    expect(received[0]!.headers.authorization).toBe(`Basic ${Buffer.from('ops@team:päss:w0rd').toString('base64')}`);
+    expect(received[0]!.url).toBe('/calls');
+  });
+
   it('uses the configured method, and a configured User-Agent replaces the default', async () => {
     const { url, received } = await receiver();
     await (await open({ url, method: 'PUT', headers: { 'User-Agent': 'crm-bridge/2' } })).deliver(record, context());
@@ -113,6 +121,7 @@ describe('http sink options', () => {
     [{ url: 'https://crm.example', signing: { secret: 'whsec_c2hvcnQ=' } }, /^signing\.secret: signing\.secret must be "whsec_"/],
     [{ url: 'https://crm.example', signing: { secret: 'whsec_not base64!' } }, /^signing\.secret: signing\.secret must be "whsec_"/],
     [{ url: 'https://crm.example', retries: 3 }, /^: Unrecognized key/],
+    [{ url: 'https://u:p@crm.example', headers: { authorization: 'Bearer x' } }, /^url: url carries user:password and headers an Authorization too/],
   ])('refuses %j naming the option', (options, message) => {
     expect(problem(options)).toMatch(message);
   });

@@ -32,19 +32,28 @@ const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
  */
 export const httpSink = defineSinkType({
   secretOptions: ['signing.secret'],
-  options: z.strictObject({
-    url: z.url({ protocol: /^https?$/, error: 'url must be an absolute http:// or https:// URL' }),
-    method: z.enum(['POST', 'PUT', 'PATCH'], { error: 'method must be POST, PUT or PATCH' }).default('POST'),
-    headers: headers.default({}),
-    signing: z.strictObject({ secret: signingSecret }).optional(),
-  }),
-  create({ url, method, headers: configured, signing }) {
+  options: z
+    .strictObject({
+      url: z.url({ protocol: /^https?$/, error: 'url must be an absolute http:// or https:// URL' }),
+      method: z.enum(['POST', 'PUT', 'PATCH'], { error: 'method must be POST, PUT or PATCH' }).default('POST'),
+      headers: headers.default({}),
+      signing: z.strictObject({ secret: signingSecret }).optional(),
+    })
+    .superRefine(({ url, headers: configured }, ctx) => {
+      const withUser = URL.canParse(url) && new URL(url).username !== '';
+      if (withUser && Object.keys(configured).some((name) => name.toLowerCase() === 'authorization')) {
+        ctx.addIssue({ code: 'custom', path: ['url'], message: 'url carries user:password and headers an Authorization too; keep one of them' });
+      }
+    }),
+  create({ url: configuredUrl, method, headers: configured, signing }) {
     const key = signing ? secretBytes(signing.secret) : undefined;
+    const { url, authorization } = basicFromUserInfo(configuredUrl);
     return {
       async deliver(record, { attempt, idempotencyKey, signal }) {
         // Serialised once: the signature covers these exact bytes (Standard Webhooks, "Signature scheme").
         const body = JSON.stringify(record);
         const sent = new Headers(configured);
+        if (authorization) sent.set('authorization', authorization);
         if (!sent.has('user-agent')) sent.set('user-agent', 'callhook');
         sent.set('content-type', 'application/json');
         sent.set('idempotency-key', idempotencyKey);
@@ -63,6 +72,19 @@ export const httpSink = defineSinkType({
     };
   },
 });
+
+/**
+ * `https://user:password@host/…` as curl reads it: the user info sent as `Authorization: Basic` (RFC 7617), the URL
+ * without it, since fetch refuses a URL that holds credentials (Fetch standard, "Request" constructor, step 7.2).
+ */
+function basicFromUserInfo(text: string): { url: string; authorization?: string } {
+  const url = new URL(text);
+  if (url.username === '' && url.password === '') return { url: text };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  return { url: url.toString(), authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
+}
 
 /** `v1,` + base64(HMAC-SHA256(secret, `${id}.${timestamp}.${body}`)), the symmetric scheme of Standard Webhooks. */
 export function sign(key: Buffer, id: string, timestamp: number, body: string): string {
