@@ -92,4 +92,18 @@ describe('the request log', () => {
       await server.exited;
     }
   });
+
+  it('carries the peer without trust_proxy, whatever X-Forwarded-For says', async () => {
+    const server = await spawnServer(tempDir(), { LOG_LEVEL: 'info', CALLHOOK_API_KEYS: KEY });
+    try {
+      expect(await viaProxy(server.url, ['203.0.113.9', '198.51.100.23'], KEY)).toBe(200);
+      const requestLines = () => server.output().split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('/webhooks/'));
+      await until(() => requestLines().length >= 1);
+      expect(requestLines().map((line) => (JSON.parse(line) as { remote?: string }).remote)).toEqual(['127.0.0.1']);
+      expect(server.output()).not.toContain('198.51.100.23');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
 });
