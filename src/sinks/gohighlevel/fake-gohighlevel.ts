@@ -40,6 +40,8 @@ export interface FakeRequest {
   path: string;
   headers: Received['headers'];
   body: unknown;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 export interface FakeGoHighLevel {
@@ -290,7 +292,7 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     } catch {
       return reply(res, 400, { statusCode: 400, message: 'Unexpected token in JSON body' });
     }
-    requests.push({ method: req.method, path: url.pathname, headers: req.headers, body });
+    requests.push({ method: req.method, path: url.pathname, headers: req.headers, body, at: Date.now() });
 
     if (limited.count > 0) {
       limited.count--;

@@ -1,9 +1,12 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../record.js';
+import { resolveSinks } from '../registry.js';
 import { PermanentError, RetryableError, type Sink } from '../sink.js';
+import { errorText, ghlRetryAfter } from './client.js';
 import { startFakeGoHighLevel, type FakeGoHighLevel } from './fake-gohighlevel.js';
 import { gohighlevelSink } from './gohighlevel.js';
+import { findNote } from './note.js';
 
 /**
  * The sink against a local HighLevel (fake-gohighlevel.ts): the caller found by email or by a phone written
@@ -192,5 +195,46 @@ describe('gohighlevel sink: what HighLevel refuses', () => {
     expect(unreachable).toBeInstanceOf(RetryableError);
     expect(unreachable.message).toMatch(/^network error: /);
     fake = await startFakeGoHighLevel();
+  });
+});
+
+describe('gohighlevel sink: options and HighLevel\'s headers', () => {
+  const refusal = (options: Record<string, unknown>) =>
+    resolveSinks([{ name: 'ghl', type: 'gohighlevel', token: 'pit-0123456789', location_id: 'loc1', ...options } as never]).then(() => 'started', (err: Error) => err.message);
+
+  it('stops start-up naming the option: a missing token, an unknown root in map, a map target the sink owns, an unknown option', async () => {
+    expect(await refusal({ token: undefined })).toBe('sinks[0] (ghl).token: token is required');
+    expect(await refusal({ location_id: ' ' })).toBe('sinks[0] (ghl).location_id: location_id must not be empty');
+    expect(await refusal({ map: { firstName: '{{ caller.name }}' } })).toMatch(/^sinks\[0\] \(ghl\)\.map\.firstName: \{\{ caller\.name \}\}: unknown root "caller"/);
+    expect(await refusal({ map: { tags: '{{ call_outcome }}' } })).toBe('sinks[0] (ghl).map.tags: tags would replace the contact\'s tags; use the tags option, which adds them');
+    expect(await refusal({ map: { locationId: 'x' } })).toBe('sinks[0] (ghl).map.locationId: locationId is the location_id option');
+    expect(await refusal({ map: { customFields: 'x' } })).toBe('sinks[0] (ghl).map.customFields: name one custom field by its key: customFields.<key>');
+    expect(await refusal({ tags: ['callhook', ''] })).toBe('sinks[0] (ghl).tags.1: each tag must not be empty');
+    expect(await refusal({ api_url: 'ftp://services.leadconnectorhq.com' })).toBe('sinks[0] (ghl).api_url: api_url must be the http(s) base URL of the HighLevel API');
+    expect(await refusal({ apiKey: 'x' })).toBe('sinks[0] (ghl).apiKey: unknown option');
+    expect(await refusal({ map: { 'customFields.contact.budget': '{{ budget }}' } })).toBe('started');
+  });
+
+  it('keeps by default within HighLevel\'s burst limit (15 deliveries of at most 5 requests per 10 s) and masks the token', async () => {
+    const [spec] = await resolveSinks([{ name: 'ghl', type: 'gohighlevel', token: 'pit-0123456789', location_id: 'loc1' } as never]);
+    expect(spec!.policy.rate).toEqual({ max: 15, perMs: 10_000 });
+    expect(spec!.secretOptions).toEqual(['token']);
+    expect(gohighlevelSink.options.parse({ token: 't', location_id: 'l' }).api_url).toBe('https://services.leadconnectorhq.com');
+  });
+
+  it('waits the burst window only when no burst request remains; a spent daily limit is left to the back-off', () => {
+    const headers = (h: Record<string, string>) => new Headers(h);
+    expect(ghlRetryAfter(headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-interval-milliseconds': '10000' }))).toBe(10_000);
+    expect(ghlRetryAfter(headers({ 'x-ratelimit-remaining': '3', 'x-ratelimit-interval-milliseconds': '10000', 'x-ratelimit-daily-remaining': '0' }))).toBeUndefined();
+    expect(ghlRetryAfter(headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-interval-milliseconds': 'soon' }))).toBeUndefined();
+    expect(errorText('{"statusCode":422,"message":["property a should not exist","b must be a string"],"error":"Unprocessable Entity"}')).toBe('property a should not exist; b must be a string');
+    expect(errorText('{"msg":"Not authorized"}')).toBe('Not authorized');
+    expect(errorText('<html>bad gateway</html>')).toBeUndefined();
+  });
+
+  it('finds its note however HighLevel kept the line, and the highest revision of several', () => {
+    expect(findNote([{ id: 'n1', body: `<p>callhook ${RECORD_ID} (revision 2)</p><p>Outcome: x</p>` }, { id: 'n2', body: 'a note by a person' }], RECORD_ID)).toEqual({ id: 'n1', revision: 2 });
+    expect(findNote([{ id: 'n1', body: `callhook ${RECORD_ID}` }, { id: 'n3', body: `callhook ${RECORD_ID} (revision 3)` }], RECORD_ID)).toEqual({ id: 'n3', revision: 3 });
+    expect(findNote([{ id: 'n1', body: 'callhook 019a0000-0000-7000-8000-0000000000ff (revision 1)' }, { id: 'n2', body: null }], RECORD_ID)).toBeUndefined();
   });
 });
