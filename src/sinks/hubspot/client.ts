@@ -1,0 +1,117 @@
+import { sendRequest } from '../shared/http-response.js';
+import { PermanentError, RetryableError } from '../sink.js';
+
+/**
+ * One HubSpot REST request with the private app's token (https://developers.hubspot.com/docs/api/private-apps:
+ * `Authorization: Bearer <token>`), the reply's JSON or an error the worker classifies (contract sections 5, 9, 10).
+ * A refused request's error says what HubSpot's own JSON body says (`status`, `message`, `correlationId`,
+ * `category`, https://developers.hubspot.com/docs/api/error-handling), so an expired or revoked token (401
+ * `EXPIRED_AUTHENTICATION` / `INVALID_AUTHENTICATION`), a missing scope (403 `MISSING_SCOPES`) or an unknown
+ * property (400 `VALIDATION_ERROR`) is dead with HubSpot's words; the token itself never enters a message.
+ */
+
+export interface HubSpotClient {
+  request<T>(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<T>;
+}
+
+export interface ClientOptions {
+  apiUrl: string;
+  token: string;
+  signal: AbortSignal;
+}
+
+export function hubspotClient({ apiUrl, token, signal }: ClientOptions): HubSpotClient {
+  const base = apiUrl.replace(/\/+$/, '');
+  return {
+    async request<T>(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<T> {
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'callhook' };
+      let response: Response;
+      try {
+        response = await sendRequest(`${base}${path}`, { method, headers, body: JSON.stringify(body) }, { signal, retryAfterFromHeaders: hubspotRetryAfter });
+      } catch (err) {
+        throw inHubSpotWords(err);
+      }
+      const text = await response.text();
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        // A 2xx that is not JSON is not HubSpot (a proxy's page): trying again will not turn it into an answer.
+        throw new PermanentError(`HubSpot answered ${method} ${path} with ${response.status} and no JSON`);
+      }
+    },
+  };
+}
+
+/** The parts of HubSpot's error body worth an operator's reading (https://developers.hubspot.com/docs/api/error-handling). */
+interface ErrorBody {
+  message?: unknown;
+  category?: unknown;
+  /** Set on a 429 instead of `category` (`RATE_LIMIT`), with `policyName`. */
+  errorType?: unknown;
+  policyName?: unknown;
+  correlationId?: unknown;
+  errors?: { message?: unknown; context?: Record<string, unknown> }[];
+}
+
+/**
+ * sendRequest's error (`HTTP 401: <body excerpt>`) retold from HubSpot's JSON: `HubSpot 401 EXPIRED_AUTHENTICATION:
+ * <message> (correlationId …)`, with the scopes a 403 names. A body that is not HubSpot's JSON is left as it came.
+ */
+function inHubSpotWords(err: unknown): unknown {
+  if (!(err instanceof PermanentError || err instanceof RetryableError) || err.status === undefined) return err;
+  const body = parseBody(err.message);
+  if (!body || typeof body.message !== 'string') return err;
+  const kind = [body.category, body.errorType].find((v): v is string => typeof v === 'string');
+  const scopes = body.errors?.flatMap((e) => Object.values(e.context ?? {}).flat()).filter((s): s is string => typeof s === 'string' && /^[a-z-]+(\.[a-z-]+)+$/.test(s));
+  const parts = [
+    `HubSpot ${err.status}${kind ? ` ${kind}` : ''}: ${body.message.trim()}`,
+    scopes?.length ? ` (the token needs ${[...new Set(scopes)].join(' or ')})` : '',
+    typeof body.correlationId === 'string' ? ` (correlationId ${body.correlationId})` : '',
+  ];
+  const message = parts.join('');
+  if (err instanceof PermanentError) return new PermanentError(message, { status: err.status, cause: err });
+  const retryAfterMs = err.retryAfterMs ?? policyWait(body.policyName);
+  return new RetryableError(message, { status: err.status, retryAfterMs, cause: err });
+}
+
+function parseBody(message: string): ErrorBody | undefined {
+  const json = /^HTTP \d{3}: (\{.*\})/.exec(message)?.[1];
+  if (!json) return undefined;
+  try {
+    const parsed = JSON.parse(json) as unknown;
+    return parsed !== null && typeof parsed === 'object' ? (parsed as ErrorBody) : undefined;
+  } catch {
+    // Cut at the excerpt's length, or not JSON at all.
+    return undefined;
+  }
+}
+
+/**
+ * The wait a 429 asks for, from HubSpot's rate-limit headers (https://developers.hubspot.com/docs/developer-tooling/platform/usage-guidelines,
+ * "Rate limits"): with `X-HubSpot-RateLimit-Remaining: 0` the rolling window of
+ * `X-HubSpot-RateLimit-Interval-Milliseconds` (10 s for private apps) must pass; with
+ * `X-HubSpot-RateLimit-Secondly-Remaining: 0`, one second. The search endpoints send none of these headers: their
+ * 429 is read from the body's `policyName` instead (policyWait).
+ */
+export function hubspotRetryAfter(headers: Headers): number | undefined {
+  const number = (name: string) => {
+    const value = headers.get(name)?.trim();
+    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  };
+  const interval = number('x-hubspot-ratelimit-interval-milliseconds');
+  if (number('x-hubspot-ratelimit-remaining') === 0 && interval !== undefined) return Math.min(interval, 60_000);
+  if (number('x-hubspot-ratelimit-secondly-remaining') === 0) return 1000;
+  return undefined;
+}
+
+/**
+ * A 429 without the headers (the search endpoints' own limit, per second) names its policy in the body
+ * (`"errorType": "RATE_LIMIT", "policyName": "SECONDLY"`): a second, or the ten-second window, is the wait. A
+ * `DAILY` policy resets at midnight in the account's time zone, which callhook does not know: the worker's back-off
+ * step is the wait then (contract section 9).
+ */
+function policyWait(policy: unknown): number | undefined {
+  if (policy === 'SECONDLY') return 1000;
+  if (policy === 'TEN_SECONDLY_ROLLING') return 10_000;
+  return undefined;
+}
