@@ -48,6 +48,8 @@ export interface FakeHubSpot {
   fail(failure: Failure, options?: { times?: number; on?: RegExp }): void;
   /** The private app's token is deleted (401 INVALID_AUTHENTICATION) or expired (401 EXPIRED_AUTHENTICATION). */
   revoke(how?: 'revoked' | 'expired'): void;
+  /** The token works again. */
+  restore(): void;
   scopes: Set<string>;
   close(): Promise<void>;
 }
@@ -315,6 +317,9 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
     },
     revoke(how = 'revoked') {
       tokenState = how;
+    },
+    restore() {
+      tokenState = 'valid';
     },
     close: () =>
       new Promise((resolve) => {
