@@ -207,6 +207,31 @@ describe('a sink whose service is down (contract section 9)', () => {
     }
   });
 
+  it('says why for each queue and database sink whose server is down, before any call has come', async () => {
+    const port = await closedPort();
+    const server = await startServer({
+      config: {
+        sinks: [
+          { name: 'pg', type: 'postgres', url: `postgres://callhook@127.0.0.1:${port}/calls` },
+          { name: 'redis', type: 'redis-stream', url: `redis://127.0.0.1:${port}` },
+          { name: 'bus', type: 'nats', servers: `nats://127.0.0.1:${port}`, stream: 'CALLHOOK_DOWN' },
+          { name: 'queue', type: 'rabbitmq', url: `amqp://guest:guest@127.0.0.1:${port}`, queue: 'callhook-down' },
+        ],
+      },
+    });
+    try {
+      const errors = await until(async () => {
+        const sinks = (await adminApi<{ sinks: SinkView[] }>(server, '/sinks')).body.sinks;
+        return sinks.every((s) => s.last_error !== null) ? Object.fromEntries(sinks.map((s) => [s.name, s.last_error])) : undefined;
+      }, { timeoutMs: 15_000 });
+      for (const name of ['pg', 'redis', 'bus', 'queue']) expect(errors[name], name).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}`));
+      expect((await adminApi<{ calls: unknown[] }>(server, '/calls')).body.calls).toEqual([]);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('callhook sinks pause exits non-zero with one line when no serve answers', async () => {
     const port = await closedPort();
     const { code, stdout, stderr } = await callhook(['sinks', 'pause', 'crm', '--url', `http://127.0.0.1:${port}`], { CALLHOOK_DATA_DIR: tempDir(), CALLHOOK_ADMIN_TOKEN: ADMIN });

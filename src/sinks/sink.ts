@@ -27,6 +27,12 @@ export interface DeliveryResult {
 
 export interface Sink {
   deliver(record: CallRecord, context: DeliveryContext): Promise<void | DeliveryResult>;
+  /**
+   * Reaches the sink's service once, as a delivery would (connects, finds its table, stream or queue), and throws
+   * what a delivery would throw. Called in the background at start-up, so that a sink whose server is down says
+   * why in GET /admin/sinks before any delivery has failed (contract section 9); it never holds start-up.
+   */
+  probe?(): Promise<void>;
   close?(): Promise<void>;
 }
 

@@ -109,6 +109,9 @@ export const natsSink = defineSinkType({
         });
         if (ack.duplicate) attemptLog.debug({ stream: ack.stream, seq: ack.seq, idempotencyKey }, 'nats sink: the stream had this message already');
       },
+      async probe() {
+        await ready();
+      },
       close: () => connection.close(),
     };
   },

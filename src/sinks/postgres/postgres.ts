@@ -76,6 +76,11 @@ export const postgresSink = defineSinkType({
           throw error;
         }
       },
+      async probe() {
+        await target.get().catch((err: unknown) => {
+          throw deliveryError(err, where);
+        });
+      },
       async close() {
         // pg refuses a second end(); shutdown paths may close twice.
         closing ??= pool.end();

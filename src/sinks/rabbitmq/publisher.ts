@@ -20,6 +20,8 @@ export interface Outgoing {
 
 export interface Publisher {
   publish(message: Outgoing, signal: AbortSignal): Promise<void>;
+  /** Connects and declares the queue, as the first publish would. */
+  connect(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -139,14 +141,19 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
     state.bound.clear();
   }
 
-  async function publish(message: Outgoing, signal: AbortSignal): Promise<void> {
-    let state: Open;
+  /** The connection with the queue in place (and bound with `routingKey`, when given). */
+  async function connected(routingKey?: string): Promise<Open> {
     try {
-      state = await connections.get();
-      await prepare(state, message.routingKey);
+      const state = await connections.get();
+      await prepare(state, routingKey);
+      return state;
     } catch (err) {
       throw asDeliveryError(err, 'connecting');
     }
+  }
+
+  async function publish(message: Outgoing, signal: AbortSignal): Promise<void> {
+    const state = await connected(message.routingKey);
     // An attempt given up on (timed out) while connecting publishes nothing: it would only be one copy more.
     signal.throwIfAborted();
     return new Promise<void>((resolve, reject) => {
@@ -185,7 +192,7 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
     });
   }
 
-  return { publish, close: () => connections.close() };
+  return { publish, connect: async () => void (await connected()), close: () => connections.close() };
 }
 
 function unroutable(message: Outgoing, returned: string): string {

@@ -28,6 +28,7 @@ export const rabbitmqSink = defineSinkType({
           signal,
         );
       },
+      probe: () => publisher.connect(),
       close: () => publisher.close(),
     };
   },

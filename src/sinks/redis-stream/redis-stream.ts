@@ -71,6 +71,9 @@ export const redisStreamSink = defineSinkType({
           signal.removeEventListener('abort', giveUp);
         }
       },
+      async probe() {
+        await connections.get();
+      },
       close: () => connections.close(),
     };
   },
