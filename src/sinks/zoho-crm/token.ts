@@ -79,9 +79,14 @@ export function zohoTokens({ tokenUrl, clientId, clientSecret, refreshToken, onT
   return {
     get(signal) {
       if (kept && now() < kept.expiresAt) return Promise.resolve(kept.token);
-      inFlight ??= request().finally(() => {
-        inFlight = undefined;
-      });
+      if (signal.aborted) return Promise.reject(signal.reason);
+      if (!inFlight) {
+        inFlight = request().finally(() => {
+          inFlight = undefined;
+        });
+        // Every delivery that waited may have given up on it: its failure is theirs to report, never unhandled.
+        inFlight.catch(() => undefined);
+      }
       return abortable(inFlight, signal);
     },
     invalidate(token) {
@@ -108,7 +113,6 @@ function tokenError(reply: TokenReply, status: number | undefined): Error {
 
 /** The shared request, given up by this one delivery when its own signal fires (the others still wait for it). */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
