@@ -46,7 +46,7 @@ export const googleSheetsSink = defineSinkType({
   options: z.strictObject({
     credentials: credentialsSchema,
     spreadsheet_id: z.string({ error: SPREADSHEET_ID }).regex(/^[A-Za-z0-9_-]+$/, { error: SPREADSHEET_ID }),
-    // "The sheet name … up to 100 characters" is what the Sheets UI allows.
+    // A tab's title: Google Sheets refuses a longer one than 100 characters when a tab is renamed.
     sheet: z.string().min(1, { error: 'sheet must name a sheet (tab) of the spreadsheet' }).max(100).default('Sheet1'),
     columns: columns.optional(),
     token_url: serviceUrl('token_url').default(TOKEN_URL),
