@@ -13,27 +13,11 @@ import { startReceiver, type Received } from '../../../test/helpers/receiver.js'
  * the work.
  */
 
-export interface FakeContact {
-  id: string;
-  locationId: string;
-  firstName?: string | null;
-  lastName?: string | null;
-  email?: string | null;
-  phone?: string | null;
-  tags: string[];
-  customFields: { id?: string; key?: string; value: unknown }[];
-  dateAdded: string;
-  dateUpdated: string;
-  [field: string]: unknown;
-}
+import {
+  badRequest, type Body, checkContact, checkNote, checkSearch, type FakeContact, type FakeNote, Refusal, searchContacts, unprocessable, UPDATE_FIELDS, UPSERT_FIELDS,
+} from './fake-gohighlevel-api.js';
 
-export interface FakeNote {
-  id: string;
-  contactId: string;
-  body: string;
-  userId?: string;
-  dateAdded: string;
-}
+export type { FakeContact, FakeNote } from './fake-gohighlevel-api.js';
 
 export interface FakeRequest {
   method: string;
@@ -67,34 +51,16 @@ export interface FakeGoHighLevel {
   close(): Promise<void>;
 }
 
-/** UpsertContactDto's properties; UpdateContactDto has the same but `locationId`, `gender` and `companyName`. */
-const UPSERT_FIELDS = new Set([
-  'firstName', 'lastName', 'name', 'email', 'locationId', 'gender', 'phone', 'address1', 'city', 'state', 'postalCode', 'website', 'timezone', 'dnd',
-  'dndSettings', 'inboundDndSettings', 'tags', 'customFields', 'source', 'country', 'companyName', 'assignedTo',
-]);
-const UPDATE_FIELDS = new Set([...UPSERT_FIELDS].filter((f) => !['locationId', 'gender', 'companyName'].includes(f)));
-const TEXT_FIELDS = new Set(['firstName', 'lastName', 'name', 'email', 'locationId', 'gender', 'phone', 'address1', 'city', 'state', 'postalCode', 'website', 'timezone', 'source', 'country', 'companyName', 'assignedTo']);
-/** The search guide's filter fields this fake reads; the guide documents more, which it refuses as unknown. */
-const SEARCH_FIELDS = new Set(['id', 'email', 'phone', 'firstNameLowerCase', 'lastNameLowerCase', 'tags', 'dateUpdated', 'dateAdded']);
-const SORT_FIELDS = new Set(['firstNameLowerCase', 'lastNameLowerCase', 'businessName', 'dateAdded', 'dateUpdated', 'email', 'dnd', 'source']);
-
-type Body = Record<string, unknown>;
-
-class Refusal extends Error {
-  readonly status: number;
-  readonly body: Body;
-
-  constructor(status: number, body: Body) {
-    super(String(body.message));
-    this.status = status;
-    this.body = body;
-  }
+export interface FakeOptions {
+  token?: string;
+  locationId?: string;
+  /** The location's "Allow Duplicate Contact" setting: on, the upsert creates a contact every time. */
+  allowDuplicates?: boolean;
+  /** "Updates may take a few seconds to appear in the search results": a contact this new is not found by search. */
+  searchLagMs?: number;
 }
 
-const unprocessable = (messages: string[]) => new Refusal(422, { statusCode: 422, message: messages, error: 'Unprocessable Entity' });
-const badRequest = (message: string) => new Refusal(400, { statusCode: 400, message });
-
-export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1a-7e6f5d4c3b2a', locationId = 've9EPM428h8vShlRW1KT', allowDuplicates = false } = {}): Promise<FakeGoHighLevel> {
+export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1a-7e6f5d4c3b2a', locationId = 've9EPM428h8vShlRW1KT', allowDuplicates = false, searchLagMs = 0 }: FakeOptions = {}): Promise<FakeGoHighLevel> {
   const contacts: FakeContact[] = [];
   const notes: FakeNote[] = [];
   const requests: FakeRequest[] = [];
@@ -112,20 +78,6 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     const contact = contacts.find((c) => c.id === contactId && c.locationId === locationId);
     if (!contact) throw badRequest('Contact not found');
     return contact;
-  };
-
-  /** The DTO checks HighLevel's validation makes: known properties only, strings where strings go. */
-  const checkContact = (body: unknown, allowed: ReadonlySet<string>): Body => {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Bad Request');
-    const messages: string[] = [];
-    for (const [field, value] of Object.entries(body)) {
-      if (!allowed.has(field)) messages.push(`property ${field} should not exist`);
-      else if (TEXT_FIELDS.has(field) && value !== null && typeof value !== 'string') messages.push(`${field} must be a string`);
-      else if (field === 'tags' && !(Array.isArray(value) && value.every((t) => typeof t === 'string'))) messages.push('each value in tags must be a string');
-      else if (field === 'customFields' && !(Array.isArray(value) && value.every(isCustomField))) messages.push('customFields must be a list of { id or key, field_value }');
-    }
-    if (messages.length > 0) throw unprocessable(messages);
-    return body as Body;
   };
 
   /** Writes the given fields only; custom fields merge by key or id, as HighLevel keeps the ones not given. */
@@ -161,56 +113,11 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     return (email && mine.find((c) => c.email?.toLowerCase() === email)) || (phone && mine.find((c) => c.phone === phone)) || undefined;
   };
 
-  const matches = (contact: FakeContact, filter: unknown): boolean => {
-    if (typeof filter !== 'object' || filter === null) throw badRequest('filters must be a list of filters or groups');
-    const f = filter as { group?: unknown; filters?: unknown; field?: unknown; operator?: unknown; value?: unknown };
-    if (f.group !== undefined) {
-      if ((f.group !== 'AND' && f.group !== 'OR') || !Array.isArray(f.filters)) throw badRequest('group must be AND or OR, with its filters');
-      return f.group === 'AND' ? f.filters.every((g) => matches(contact, g)) : f.filters.some((g) => matches(contact, g));
-    }
-    if (typeof f.field !== 'string' || !SEARCH_FIELDS.has(f.field)) throw badRequest(`Invalid filter field: ${String(f.field)}`);
-    const have = contact[f.field];
-    const same = (value: unknown) => (f.field === 'email' && typeof have === 'string' && typeof value === 'string' ? have.toLowerCase() === value.toLowerCase() : have === value);
-    switch (f.operator) {
-      case 'eq': return Array.isArray(have) ? have.includes(f.value) : same(f.value);
-      case 'not_eq': return !same(f.value);
-      case 'exists': return have !== undefined && have !== null && have !== '';
-      case 'not_exists': return have === undefined || have === null || have === '';
-      default: throw badRequest(`Invalid operator: ${String(f.operator)}`);
-    }
-  };
-
   const search = (body: unknown) => {
-    if (typeof body !== 'object' || body === null) throw badRequest('Bad Request');
-    const b = body as { locationId?: unknown; page?: unknown; pageLimit?: unknown; filters?: unknown; sort?: unknown };
-    const known = ['locationId', 'page', 'pageLimit', 'searchAfter', 'filters', 'sort', 'query'];
-    const unknown = Object.keys(b).find((k) => !known.includes(k));
-    if (unknown) throw badRequest(`property ${unknown} should not exist`);
-    if (typeof b.locationId !== 'string' || b.locationId === '') throw badRequest('locationId is required');
-    if (b.locationId !== locationId) throw new Refusal(403, { statusCode: 403, message: 'The token does not have access to this location.' });
-    if (typeof b.pageLimit !== 'number' || b.pageLimit < 1 || b.pageLimit > 500) throw badRequest('pageLimit must be a number from 1 to 500');
-    const filters = b.filters ?? [];
-    if (!Array.isArray(filters)) throw badRequest('filters must be a list');
-    const sort = b.sort ?? [];
-    if (!Array.isArray(sort) || sort.length > 2) throw badRequest('sort must be a list of at most two');
-    const found = contacts.filter((c) => c.locationId === locationId && filters.every((f) => matches(c, f)));
-    for (const order of [...sort].reverse()) {
-      const { field, direction } = order as { field?: unknown; direction?: unknown };
-      if (typeof field !== 'string' || !SORT_FIELDS.has(field) || (direction !== 'asc' && direction !== 'desc')) throw badRequest('Invalid sort');
-      found.sort((x, y) => String(x[field] ?? '').localeCompare(String(y[field] ?? '')) * (direction === 'asc' ? 1 : -1));
-    }
-    const page = typeof b.page === 'number' ? b.page : 1;
-    return { contacts: found.slice((page - 1) * b.pageLimit, page * b.pageLimit).map(searched), total: found.length };
-  };
-
-  const note = (body: unknown): { body: string; userId?: string } => {
-    if (typeof body !== 'object' || body === null) throw badRequest('Bad Request');
-    const messages = Object.keys(body).filter((k) => k !== 'body' && k !== 'userId').map((k) => `property ${k} should not exist`);
-    const b = body as { body?: unknown; userId?: unknown };
-    if (typeof b.body !== 'string') messages.push('body must be a string');
-    if (b.userId !== undefined && typeof b.userId !== 'string') messages.push('userId must be a string');
-    if (messages.length > 0) throw unprocessable(messages);
-    return b as { body: string; userId?: string };
+    const asked = checkSearch(body);
+    if (asked.locationId !== locationId) throw new Refusal(403, { statusCode: 403, message: 'The token does not have access to this location.' });
+    const indexed = (c: FakeContact) => Date.now() - Date.parse(c.dateAdded) >= searchLagMs;
+    return searchContacts(contacts.filter((c) => c.locationId === locationId && indexed(c)), asked);
   };
 
   /** `METHOD path` → the scope it needs (the OpenAPI document's `security`) and what it answers. */
@@ -250,7 +157,7 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     { method: 'GET', path: /^\/contacts\/([^/]+)\/notes$/, scope: 'contacts.readonly', answer: (_body, [contactId]) => [200, { notes: notesOf(contactById(contactId!).id) }] },
     {
       method: 'POST', path: /^\/contacts\/([^/]+)\/notes$/, scope: 'contacts.write', answer: (body, [contactId]) => {
-        const given = note(body);
+        const given = checkNote(body);
         const contact = contactById(contactId!);
         const created: FakeNote = { id: id(), contactId: contact.id, body: given.body, ...(given.userId && { userId: given.userId }), dateAdded: now() };
         notes.push(created);
@@ -259,7 +166,7 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     },
     {
       method: 'PUT', path: /^\/contacts\/([^/]+)\/notes\/([^/]+)$/, scope: 'contacts.write', answer: (body, [contactId, noteId]) => {
-        const given = note(body);
+        const given = checkNote(body);
         const found = notes.find((n) => n.id === noteId && n.contactId === contactById(contactId!).id);
         if (!found) throw badRequest('Note not found');
         found.body = given.body;
@@ -356,16 +263,4 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     },
     close: () => receiver.close(),
   };
-}
-
-function isCustomField(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const { id, key } = value as { id?: unknown; key?: unknown };
-  return (typeof id === 'string' && id !== '') || (typeof key === 'string' && key !== '');
-}
-
-/** A contact as the search answers it (SearchContactSuccessResponseDto's Contact). */
-function searched(contact: FakeContact) {
-  const { customFields, ...rest } = contact;
-  return { ...rest, firstNameLowerCase: contact.firstName?.toLowerCase(), lastNameLowerCase: contact.lastName?.toLowerCase(), customFields: customFields.map((c) => ({ id: c.id ?? c.key, value: c.value })) };
 }

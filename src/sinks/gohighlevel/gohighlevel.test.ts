@@ -124,6 +124,27 @@ describe('gohighlevel sink: the caller and the call', () => {
     expect(calls().filter((c) => c.includes('/notes/:id'))).toHaveLength(1);
   });
 
+  it('leaves a caller the search index has not caught up with to the upsert, which the location\'s duplicate rule matches', async () => {
+    const second = record({ call_outcome: 'callback requested' }, { id: '019a0000-0000-7000-8000-0000000000c3' });
+    await fake.close();
+    fake = await startFakeGoHighLevel({ searchLagMs: 60_000 });
+    const sink = await open();
+    await sink.deliver(record(), context());
+    await sink.deliver(second, context());
+    expect(calls().filter((c) => c === 'POST /contacts/upsert')).toHaveLength(2);
+    expect(fake.contacts).toHaveLength(1);
+    expect(fake.notesOf(fake.contacts[0]!.id)).toHaveLength(2);
+
+    // A location that allows duplicates makes the upsert a create: two calls seconds apart from a new caller are two
+    // contacts there, as HighLevel documents (README says so).
+    await fake.close();
+    fake = await startFakeGoHighLevel({ searchLagMs: 60_000, allowDuplicates: true });
+    const again = await open();
+    await again.deliver(record(), context());
+    await again.deliver(second, context());
+    expect(fake.contacts).toHaveLength(2);
+  });
+
   it('adds the tags option to the contact\'s own tags with the tags endpoint, never through the contact\'s tags field', async () => {
     const known = fake.addContact({ email: 'asha@example.in', tags: ['vip', 'callhook'] });
     await (await open({ tags: ['callhook', 'voice-ai'] })).deliver(record(), context());
