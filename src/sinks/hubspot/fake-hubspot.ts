@@ -30,6 +30,8 @@ export interface HubSpotObject {
 export type Failure = 'rate-limit' | 'search-rate-limit' | 'server-error' | 'lost-reply';
 
 export interface Seen {
+  /** When it arrived (ms since the epoch). */
+  at: number;
   method: string;
   path: string;
   headers: IncomingMessage['headers'];
@@ -138,7 +140,7 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
       } catch {
         body = Symbol('invalid');
       }
-      requests.push({ method: req.method ?? '', path, headers: req.headers, body });
+      requests.push({ at: Date.now(), method: req.method ?? '', path, headers: req.headers, body });
       const search = path.endsWith('/search');
       const index = failures.findIndex((f) => f.on.test(`${req.method} ${path}`));
       const [failure] = index === -1 ? [] : failures.splice(index, 1);
