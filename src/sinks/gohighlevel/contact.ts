@@ -51,9 +51,10 @@ export function contactFields(record: CallRecord, map: CompiledMap | undefined):
 
 /**
  * `POST /contacts/search` (https://doc.clickup.com/8631005/d/h/87cpx-158396/6e629989abe7fad, the search guide the
- * OpenAPI document links to) by `email`, else by `phone`, most recently updated first. HighLevel asks for a phone with
- * its country code and keeps phones in E.164, so the E.164 spelling is the one that matters; the other spellings of
- * the number (`098123 45678`, `9812345678`) in the same OR group find a contact whose number was imported as typed.
+ * OpenAPI document links to) by `email`, else by `phone`, most recently updated first. The guide asks for a phone with
+ * its country code (`+91701000000`) and HighLevel's replies show phones in E.164, so that spelling is the one that
+ * matters; the other spellings of the number (`098123 45678`, `9812345678`), in the same OR group, find a contact
+ * whose number was kept as someone typed it, which the documents do not rule out.
  * What comes back is checked against the record, and of several the most recently updated (`dateUpdated`) is taken.
  */
 export async function findContact(client: GhlClient, locationId: string, who: Pick<Caller, 'email' | 'phone'>): Promise<FoundContact | undefined> {
