@@ -48,6 +48,8 @@ export interface FakeGoogle {
   cells(id: string, sheet: string): StoredCell[][];
   /** Tokens issued from now on carry this scope, whatever the grant asked for (a key restricted elsewhere). */
   grantScope(scope: string | undefined): void;
+  /** The `expires_in` of the tokens issued from now on (Google's: 3599 seconds). */
+  tokenLifetime(seconds: number): void;
   /** Every token issued so far stops working (401), as when it expires or is revoked. */
   revokeTokens(): void;
   /** The next `times` requests to `on` (any endpoint when not given) fail this way. */
@@ -72,6 +74,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
   const grants: Record<string, unknown>[] = [];
   let base = '';
   let grantedScope: string | undefined;
+  let lifetime = 3599;
 
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
     res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...headers }).end(JSON.stringify(body));
@@ -108,7 +111,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     grants.push(claims!);
     const token = `ya29.fake-${randomBytes(24).toString('base64url')}`;
     tokens.set(token, { clientEmail: String(claims!.iss), scope: grantedScope ?? claims!.scope, revoked: false });
-    return json(res, 200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
+    return json(res, 200, { access_token: token, expires_in: lifetime, token_type: 'Bearer' });
   };
 
   const values = (res: ServerResponse, req: IncomingMessage, request: FakeRequest, id: string, append: boolean) => {
@@ -223,6 +226,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
       spreadsheets.set(id, { sheets: new Map(sheets.map((title) => [title, []])), sharedWith: new Set(sharedWith) });
     },
     cells: (id, sheet) => spreadsheets.get(id)!.sheets.get(sheet)!,
+    tokenLifetime: (seconds) => void (lifetime = seconds),
     grantScope: (scope) => void (grantedScope = scope),
     revokeTokens: () => tokens.forEach((token) => (token.revoked = true)),
     failNext(failure, { on, times = 1, retryAfter } = {}) {
