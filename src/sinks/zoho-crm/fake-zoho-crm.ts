@@ -18,13 +18,17 @@ export interface FakeRequest {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 export interface Failure {
   /** Which requests fail: by default any request to the CRM API (not the token endpoint). */
   match?: (request: FakeRequest) => boolean;
   status?: number;
-  headers?: Record<string, string>;
+  /** Or made when the request arrives, for a header that names a time (X-RATELIMIT-RESET). */
+  headers?: Record<string, string> | ((request: FakeRequest) => Record<string, string>);
+  /** Or made from the request (a reply that echoes what it was sent). */
   body?: unknown;
   /** Do the work, then destroy the socket: the reply is lost. */
   lost?: boolean;
@@ -43,6 +47,8 @@ export interface FakeZohoCrm {
   requests: FakeRequest[];
   /** Token requests received, granted or not. */
   tokenRequests(): number;
+  /** Every access token granted, expired or not. */
+  granted: string[];
   /** Lifetime of the tokens granted from now on, in seconds (Zoho's `expires_in`). */
   expiresIn: number;
   /** Every token granted so far stops working at once, as when Zoho expires it early or a 31st replaces it. */
@@ -94,6 +100,7 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
     notes,
     requests,
     expiresIn: 3600,
+    granted: [],
     tokenRequests: () => requests.filter((r) => r.path === '/oauth/v2/token').length,
     expireTokens: () => tokens.clear(),
     revokeRefreshToken: () => void (revoked = true),
@@ -149,6 +156,7 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
     if (form.get('refresh_token') !== refreshToken || revoked) return [200, { error: 'invalid_code' }];
     const access = `1000.${randomBytes(16).toString('hex')}.${randomBytes(16).toString('hex')}`;
     tokens.add(access);
+    fake.granted.push(access);
     return [200, { access_token: access, scope: 'ZohoCRM.modules.ALL', api_domain: fake.url, token_type: 'Bearer', expires_in: fake.expiresIn }];
   }
 
@@ -284,12 +292,16 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
       const text = Buffer.concat(chunks).toString('utf8');
       const type = String(req.headers['content-type'] ?? '');
       const body = text === '' ? undefined : type.startsWith('application/x-www-form-urlencoded') ? new URLSearchParams(text) : parseBody(text);
-      const request: FakeRequest = { method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body };
+      const request: FakeRequest = { method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body, at: Date.now() };
       requests.push(request);
       const pending = failures.find((f) => f.times > 0 && (f.failure.match ?? ((r: FakeRequest) => r.path.startsWith('/crm/')))(request));
       if (pending) pending.times--;
       const failure = pending?.failure;
-      if (failure && !failure.lost) return reply(res, failure.status ?? 500, failure.body ?? error('INTERNAL_ERROR', 'Internal Server Error'), failure.headers);
+      if (failure && !failure.lost) {
+        const headers = typeof failure.headers === 'function' ? failure.headers(request) : failure.headers;
+        const body = typeof failure.body === 'function' ? (failure.body as (r: FakeRequest) => unknown)(request) : failure.body;
+        return reply(res, failure.status ?? 500, body ?? error('INTERNAL_ERROR', 'Internal Server Error'), headers);
+      }
       const [status, answer] = handle(request);
       if (failure?.lost) return res.socket?.destroy();
       reply(res, status, answer);
