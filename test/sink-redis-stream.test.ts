@@ -10,8 +10,7 @@ import { startTcpProxy } from './helpers/tcp-proxy.js';
 /**
  * The redis-stream sink end to end (contract section 9): a real receiver delivering to the machine's Redis, each
  * test on a stream of its own. A delivery made again (a redeliver, a retry after a kill -9 whose reply never came)
- * leaves one entry; a Redis that is away for a while gets every call once it is back; a pause holds across a restart
- * and a resume adds every call once.
+ * leaves one entry; a Redis that is away for a while gets every call once it is back (pausing: sink-pause.test.ts).
  */
 
 const url = serviceUrl('redis');
@@ -78,55 +77,6 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
     } finally {
       await server.close();
       await proxy.close();
-    }
-  });
-
-  it('keeps a pause across a restart of serve, adds nothing meanwhile, and adds every call once on resume', { timeout: 40_000 }, async () => {
-    const stream = streamName();
-    const dataDir = tempDir();
-    const config = join(dataDir, 'callhook.json');
-    // The jsonl sink is the clock: the worker wakes every sink's loop for a call in config order, and the store
-    // takes their claims in that order, so once `file` has delivered a call, `events` has been asked for its
-    // delivery of it too, and refused by the pause.
-    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'events', type: 'redis-stream', url, stream }, { name: 'file', type: 'jsonl' }] }));
-    const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
-    const ids: string[] = [];
-    const postCall = async (server: { url: string }) => {
-      const res = await post(server.url, sampleCall());
-      expect(res.status).toBe(200);
-      ids.push((await res.json()).id);
-      await until(() => deliveryStates(dataDir, 'file').done === ids.length);
-    };
-    const held = async (server: { url: string }) => {
-      const [sink] = (await adminApi(server, '/sinks')).body.sinks.filter((s: { name: string }) => s.name === 'events');
-      expect(sink).toMatchObject({ paused: true, paused_by: 'operator', deliveries: { pending: ids.length, in_flight: 0, done: 0, dead: 0 } });
-      const deliveries = (await adminApi(server, '/deliveries?sink=events')).body.deliveries.map((d: { state: string; attempts: number }) => [d.state, d.attempts]);
-      expect(deliveries).toEqual(Array(ids.length).fill(['pending', 0]));
-      expect(await redis.xlen(stream)).toBe(0);
-    };
-
-    const first = await spawnServer(dataDir, env);
-    try {
-      expect(await adminApi(first, '/sinks/events/pause', { method: 'POST' })).toMatchObject({ status: 200, body: { paused: true } });
-      for (let i = 0; i < 3; i++) await postCall(first);
-      await held(first);
-    } finally {
-      first.child.kill('SIGTERM');
-    }
-    expect(await first.exited).toBe(0);
-
-    const second = await spawnServer(dataDir, env);
-    try {
-      await postCall(second);
-      await held(second);
-      expect(await adminApi(second, '/sinks/events/resume', { method: 'POST' })).toMatchObject({ status: 200, body: { paused: false } });
-      await until(() => deliveryStates(dataDir, 'events').done === ids.length);
-      const added = await entries(stream);
-      expect(added.map((e) => e.idempotency_key).sort()).toEqual(ids.map((id) => `${id}:events`).sort());
-      expect((await adminApi(second, '/deliveries?sink=events')).body.deliveries.map((d: { attempts: number }) => d.attempts)).toEqual([1, 1, 1, 1]);
-    } finally {
-      second.child.kill('SIGTERM');
-      await second.exited;
     }
   });
 

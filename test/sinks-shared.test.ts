@@ -224,7 +224,7 @@ describe('a sink whose service is down (contract section 9)', () => {
         const sinks = (await adminApi<{ sinks: SinkView[] }>(server, '/sinks')).body.sinks;
         return sinks.every((s) => s.last_error !== null) ? Object.fromEntries(sinks.map((s) => [s.name, s.last_error])) : undefined;
       }, { timeoutMs: 15_000 });
-      for (const name of ['pg', 'redis', 'bus', 'queue']) expect(errors[name], name).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}`));
+      for (const name of ['pg', 'redis', 'bus', 'queue']) expect(errors![name], name).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}`));
       expect((await adminApi<{ calls: unknown[] }>(server, '/calls')).body.calls).toEqual([]);
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     } finally {
