@@ -51,7 +51,8 @@ function escapeHtml(value: string): string {
 
 /**
  * The engagements already made for this record: `POST /crm/v3/objects/calls/search` on `hs_call_title`. HubSpot's
- * index lags a new object by seconds; the worker's first retry comes later than that (contract section 10).
+ * index lags a new object by seconds; the worker's first retry comes later than that (contract section 10), and a
+ * repeat that does not wait finds what this process made in recent.ts.
  */
 export async function findCalls(client: HubSpotClient, record: CallRecord): Promise<string[]> {
   const title = callTitle(record);
@@ -72,7 +73,16 @@ export async function createCall(client: HubSpotClient, record: CallRecord, cont
   return created.id;
 }
 
-/** `PATCH /crm/v3/objects/calls/{id}`: an edited call rewrites the engagement it already has. */
-export async function updateCall(client: HubSpotClient, record: CallRecord, callId: string): Promise<void> {
-  await client.request('PATCH', `/crm/v3/objects/calls/${encodeURIComponent(callId)}`, { properties: callProperties(record) });
+/**
+ * `PATCH /crm/v3/objects/calls/{id}`: an edited call rewrites the engagement it already has. An edit may have
+ * changed who the caller is (a corrected number or address), so the engagement is also put on that contact's
+ * timeline with the v4 default association (`PUT /crm/v4/objects/calls/{id}/associations/default/contacts/{contactId}`,
+ * https://developers.hubspot.com/docs/api/crm/associations, "Associate records without a label"), which changes
+ * nothing when it is there already. The contacts it was on stay: callhook cannot tell its own association from
+ * one a user added.
+ */
+export async function updateCall(client: HubSpotClient, record: CallRecord, callId: string, contactId: string): Promise<void> {
+  const call = encodeURIComponent(callId);
+  await client.request('PATCH', `/crm/v3/objects/calls/${call}`, { properties: callProperties(record) });
+  await client.request('PUT', `/crm/v4/objects/calls/${call}/associations/default/contacts/${encodeURIComponent(contactId)}`);
 }

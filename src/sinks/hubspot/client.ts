@@ -11,7 +11,8 @@ import { PermanentError, RetryableError } from '../sink.js';
  */
 
 export interface HubSpotClient {
-  request<T>(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<T>;
+  /** `body` undefined sends none (the v4 associations' PUT). */
+  request<T>(method: 'POST' | 'PATCH' | 'PUT', path: string, body?: unknown): Promise<T>;
 }
 
 export interface ClientOptions {
@@ -23,11 +24,13 @@ export interface ClientOptions {
 export function hubspotClient({ apiUrl, token, signal }: ClientOptions): HubSpotClient {
   const base = apiUrl.replace(/\/+$/, '');
   return {
-    async request<T>(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<T> {
-      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'callhook' };
+    async request<T>(method: 'POST' | 'PATCH' | 'PUT', path: string, body?: unknown): Promise<T> {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': 'callhook' };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
       let response: Response;
       try {
-        response = await sendRequest(`${base}${path}`, { method, headers, body: JSON.stringify(body) }, { signal, retryAfterFromHeaders: hubspotRetryAfter });
+        response = await sendRequest(`${base}${path}`, init, { signal, retryAfterFromHeaders: hubspotRetryAfter });
       } catch (err) {
         throw inHubSpotWords(err);
       }

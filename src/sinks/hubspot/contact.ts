@@ -44,8 +44,8 @@ export async function upsertByEmail(client: HubSpotClient, email: string, proper
  * (https://developers.hubspot.com/docs/api/crm/search: filter groups are ORed, at most five of them), so the likely
  * spellings are asked for with `IN`. HubSpot also keeps each number's digits in the calculated, read-only
  * `hs_searchable_calculated_phone_number` / `hs_searchable_calculated_mobile_number` (the number without its
- * country code, whatever the punctuation: `98123-45678` as `9812345678`), which the API reference does not list but
- * the search accepts: a spelling none of the others guessed is found by those. What comes back is checked against
+ * country code whatever the punctuation, `98123-45678` as `9812345678`, as HubSpot's accounts show it; the API
+ * reference does not describe them): a spelling none of the others guessed is found by those. What comes back is checked against
  * the record's number, and of several the most recently modified is taken (contract section 10).
  */
 export async function findByPhone(client: HubSpotClient, phone: string): Promise<FoundContact | undefined> {

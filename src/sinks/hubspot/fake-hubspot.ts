@@ -13,6 +13,7 @@ import { z } from 'zod';
  * - search: https://developers.hubspot.com/docs/api/crm/search (filterGroups ORed, at most 5; a new object is
  *   searchable only after a few seconds: `indexLagMs`)
  * - calls: https://developers.hubspot.com/docs/api/crm/calls (association call → contact, HUBSPOT_DEFINED 194)
+ * - associations v4, default association: https://developers.hubspot.com/docs/api/crm/associations
  * - errors: https://developers.hubspot.com/docs/api/error-handling (`{status, message, correlationId, category}`)
  * - limits: https://developers.hubspot.com/docs/developer-tooling/platform/usage-guidelines (429 with `errorType:
  *   RATE_LIMIT` and `policyName`, `X-HubSpot-RateLimit-*` headers on every response but the searches')
@@ -180,6 +181,11 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
     checkToken(req.headers.authorization);
     if (typeof body === 'symbol') throw new HubSpotError(400, 'Invalid input JSON on line 1, column 1: Unexpected character', 'VALIDATION_ERROR');
     if (body !== undefined && !/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new HubSpotError(415, 'Unsupported Media Type', 'VALIDATION_ERROR');
+    const v4 = /^\/crm\/v4\/objects\/calls\/([^/]+)\/associations\/default\/contacts\/([^/]+)$/.exec(path);
+    if (v4 && req.method === 'PUT') {
+      needScope(WRITE);
+      return { status: 200, body: associateDefault(v4[1]!, v4[2]!) };
+    }
     const match = /^\/crm\/v3\/objects\/(contacts|calls)(?:\/(search|batch\/upsert|[^/]+))?$/.exec(path);
     if (!match) throw new HubSpotError(404, `No route for ${req.method} ${path}`, 'OBJECT_NOT_FOUND');
     const type = match[1] as ObjectType;
@@ -269,6 +275,16 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
     const object = make(type, strings(request.properties));
     object.associations.push(...links);
     return view(object);
+  }
+
+  /** Associations v4, "Associate records without a label": the default type, call → contact 194; a second PUT changes nothing. */
+  function associateDefault(callId: string, contactId: string) {
+    const call = store.calls.get(callId);
+    if (!call || !store.contacts.has(contactId)) throw new HubSpotError(404, `No ${call ? 'contact' : 'call'} with ID ${call ? contactId : callId} exists`, 'OBJECT_NOT_FOUND');
+    if (!call.associations.some((a) => a.to === contactId)) call.associations.push({ to: contactId, typeId: 194, category: 'HUBSPOT_DEFINED' });
+    const at = new Date().toISOString();
+    const associationSpec = { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 194 };
+    return { status: 'COMPLETE', results: [{ from: { id: callId }, to: { id: contactId }, associationSpec }], startedAt: at, completedAt: at };
   }
 
   function updateObject(type: ObjectType, id: string, request: z.output<typeof updateBody>) {

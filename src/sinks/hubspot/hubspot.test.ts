@@ -157,7 +157,22 @@ describe('hubspot sink: the call, once', () => {
     await (await open()).deliver(edited, context());
     expect(calls()).toEqual([call]);
     expect(call!.properties.hs_call_body).toBe('<p><strong>Outcome:</strong> callback requested</p><p><strong>Sentiment:</strong> Positive</p><p><strong>Summary:</strong> Call back on Monday.</p>');
-    expect(hubspot.requests.at(-1)).toMatchObject({ method: 'PATCH', path: `/crm/v3/objects/calls/${call!.id}` });
+    expect(hubspot.requests.slice(-2)).toMatchObject([
+      { method: 'PATCH', path: `/crm/v3/objects/calls/${call!.id}` },
+      { method: 'PUT', path: `/crm/v4/objects/calls/${call!.id}/associations/default/contacts/${call!.associations[0]!.to}`, body: undefined },
+    ]);
+    expect(call!.associations).toHaveLength(1);
+  });
+
+  it('puts the engagement on the right contact\'s timeline too when an edit corrected who called', async () => {
+    await (await open()).deliver(record({ email_address: 'wrong@example.in' }), context());
+    const [call] = calls();
+    const [wrong] = contacts();
+    await (await open()).deliver(record({ email_address: 'asha@example.in' }, { revision: 2 }), context());
+    const right = contacts().find((c) => c.properties.email === 'asha@example.in')!;
+    expect(calls()).toEqual([call]);
+    // What was there stays: callhook cannot tell its own association from one a user added.
+    expect(call!.associations.map((a) => a.to)).toEqual([wrong!.id, right.id]);
   });
 
   it('says so when HubSpot already holds two engagements for the call', async () => {

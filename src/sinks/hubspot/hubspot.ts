@@ -17,8 +17,9 @@ const apiUrl = z.url({ protocol: /^https?$/, error: 'api_url must be the https:/
 
 /**
  * The caller as a HubSpot contact and the call as a call engagement on its timeline (contract section 10).
- * A delivery makes three requests when the record has an email (upsert, call search, call create or update), four
- * without (contact search, contact update or create, call search, call create or update), two of them searches.
+ * A delivery makes three requests when the record has an email (upsert, call search, call create), four without
+ * (contact search, contact update or create, call search, call create), two of them searches; an edited call one
+ * more (the call's update and its association).
  */
 export const hubspotSink = defineSinkType({
   defaults: {
@@ -26,7 +27,7 @@ export const hubspotSink = defineSinkType({
     // Enterprise (https://developers.hubspot.com/docs/apps/legacy-apps/private-apps/overview, "Rate limits"), and the
     // search endpoints have their own, lower limit per second (https://developers.hubspot.com/docs/api/crm/search,
     // "Limitations": 5 a second today, 4 before). Two deliveries a second make at most four searches a second and
-    // 80 requests in ten seconds: within both on every tier, with room for the retries of a 429.
+    // 80 requests in ten seconds (100 were every one an edit without an email): within both on every tier.
     rate: { max: 2, per: '1s' },
     concurrency: 2,
   },
@@ -104,7 +105,7 @@ async function attachCall(client: HubSpotClient, record: CallRecord, contactId: 
     return undefined;
   }
   const [call] = calls as [string, ...string[]];
-  if (record.revision > 1) await updateCall(client, record, call);
+  if (record.revision > 1) await updateCall(client, record, call, contactId);
   if (calls.length === 1) return undefined;
   const did = record.revision > 1 ? `updated ${call}` : 'added none';
   return `${calls.length} HubSpot call engagements hold this call (${calls.join(', ')}); ${did}`;
