@@ -84,4 +84,11 @@ describe('zoho-crm sink through serve', () => {
     expect(text).toContain('INVALID_DATA: bad request with Zoho-oauthtoken ');
     expect(text).not.toContain(zoho.granted[0]);
   });
+
+  it('does not start with a bad option, naming the sink and the key', async () => {
+    // Undefined is left out of the config file written.
+    await expect(serve({ refresh_token: undefined })).rejects.toThrow('sinks[0] (crm).refresh_token: refresh_token is required');
+    await expect(serve({ map: { Title: '{{ nope.stage }}' } })).rejects.toThrow(/^sinks\[0\] \(crm\)\.map\.Title: \{\{ nope\.stage \}\}: unknown root "nope"/);
+    await expect(serve({ module: 'Deals' })).rejects.toThrow('sinks[0] (crm).module: module must be Contacts or Leads');
+  });
 });
