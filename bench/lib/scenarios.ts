@@ -24,6 +24,11 @@ export interface Settings {
   rssBoundSeconds: number;
   backlog: number;
   drainBoundSeconds: number;
+  /**
+   * The same bound for a backlog into a queue or database sink, which delivers 8 at a time over the network (its
+   * default concurrency), not 64 to a local file: a few hundred records a second, so 100,000 take minutes.
+   */
+  sinkDrainBoundSeconds: number;
 }
 
 export const warnings: string[] = [];
