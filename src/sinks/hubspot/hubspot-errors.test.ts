@@ -123,6 +123,23 @@ describe('hubspot sink: failures worth another attempt', () => {
   });
 });
 
+describe('the fake HubSpot itself', () => {
+  const ask = async (path: string, body: unknown, token = hubspot.token) => {
+    const reply = await fetch(`${hubspot.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: reply.status, body: (await reply.json()) as Record<string, unknown>, limited: reply.headers.has('x-hubspot-ratelimit-max') };
+  };
+
+  it('refuses a body not in the documented shape, a wrong association type and a wrong token, in HubSpot\'s error shape', async () => {
+    const shape = { status: 'error', message: expect.any(String), correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/) };
+    expect(await ask('/crm/v3/objects/contacts/batch/upsert', { inputs: [{ id: 'a@example.in', idProperty: 'email' }] })).toMatchObject({ status: 400, body: { ...shape, category: 'VALIDATION_ERROR' }, limited: true });
+    const contact = await ask('/crm/v3/objects/contacts', { properties: { email: 'b@example.in' } });
+    const call = { properties: { hs_timestamp: '2026-11-21T10:00:00.000Z' }, associations: [{ to: { id: contact.body.id }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 193 }] }] };
+    expect(await ask('/crm/v3/objects/calls', call)).toMatchObject({ status: 400, body: { ...shape, category: 'VALIDATION_ERROR' } });
+    expect(await ask('/crm/v3/objects/contacts/search', { filterGroups: [] }, 'pat-na1-wrong')).toMatchObject({ status: 401, body: { ...shape, category: 'INVALID_AUTHENTICATION' }, limited: false });
+    expect(await ask('/crm/v3/objects/contacts/search', { filterGroups: Array(6).fill({ filters: [{ propertyName: 'phone', operator: 'EQ', value: '1' }] }) })).toMatchObject({ status: 400, body: shape });
+  });
+});
+
 describe('hubspot sink: options', () => {
   const parse = (options: Record<string, unknown>) => hubspotSink.options.safeParse({ token: 'pat-na1-0000', ...options });
   const issue = (options: Record<string, unknown>) => parse(options).error?.issues[0];
