@@ -29,6 +29,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const routeDeps = { ...deps, limiter: deps.limiter ?? createAuthLimiter() };
   const app = new Hono<AppEnv>();
   const requestLog = requestLogger(log);
+  const mask = secretMasker(deps.secrets);
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -49,7 +50,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // Failed tokens count against the same limiter as the other bearer checks.
     if (deps.metricsToken) app.use('/metrics', requireBearer([deps.metricsToken], routeDeps.limiter, deps.trustProxy));
     // Labels hold configured names only (metrics.ts), but a sink or hook named after a secret must not show it.
-    const mask = secretMasker(deps.secrets);
     app.get('/metrics', async (c) => {
       const { contentType, body } = await metrics.render();
       return c.body(mask(body), 200, { 'content-type': contentType });
@@ -60,7 +60,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.notFound((c) => c.json(new CallhookError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`).toBody(), 404));
   app.onError((err, c) => {
-    if (err instanceof CallhookError) return c.json(err.toBody(), err.status as 400, Object.fromEntries(c.res.headers));
+    if (err instanceof CallhookError) {
+      // An error's words can quote a request's path or a server's reply: masked as every other reply is (section 6).
+      const headers = new Headers(c.res.headers);
+      headers.set('content-type', 'application/json');
+      return new Response(mask(JSON.stringify(err.toBody())), { status: err.status, headers });
+    }
     if (err instanceof HTTPException) return err.getResponse();
     log.error({ err, reqId: c.get('requestId') }, 'unexpected error');
     return c.json(new CallhookError('INTERNAL').toBody(), 500);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../src/store/store.js';
-import { ADMIN, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
 
 /** GET /admin/calls as an operator uses it (contract section 6): a number in any spelling, newest first, by source. */
 describe('the admin list of calls', () => {
@@ -45,5 +45,12 @@ describe('the admin list of calls', () => {
     expect(await listed('source=simulate')).toEqual([]);
     const bad = await fetch(`${server.url}/admin/calls?source=fax`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(await bad.json()).toMatchObject({ error: 400, message: expect.stringMatching(/^Bad request: source: /) });
+  });
+
+  it('masks a secret an error reply would quote (contract section 6): a webhook key asked for as a call id', async () => {
+    const res = await fetch(`${server.url}/admin/calls/${KEY}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ error: 404, message: 'Not found: no call with id ***' });
   });
 });
