@@ -231,7 +231,8 @@ describe('gohighlevel sink: options and HighLevel\'s headers', () => {
     expect(await refusal({ map: { locationId: 'x' } })).toBe('sinks[0] (ghl).map.locationId: locationId is the location_id option');
     expect(await refusal({ map: { customFields: 'x' } })).toBe('sinks[0] (ghl).map.customFields: name one custom field by its key: customFields.<key>');
     expect(await refusal({ tags: ['callhook', ''] })).toBe('sinks[0] (ghl).tags.1: each tag must not be empty');
-    expect(await refusal({ api_url: 'ftp://services.leadconnectorhq.com' })).toBe('sinks[0] (ghl).api_url: api_url must be the http(s) base URL of the HighLevel API');
+    expect(await refusal({ api_url: 'ftp://services.leadconnectorhq.com' })).toBe('sinks[0] (ghl).api_url: api_url must be the https:// base URL of the HighLevel API');
+    expect(await refusal({ api_url: 'http://services.leadconnectorhq.com' })).toBe('sinks[0] (ghl).api_url: api_url must be https:// (plain http only to localhost)');
     expect(await refusal({ apiKey: 'x' })).toBe('sinks[0] (ghl).apiKey: unknown option');
     expect(await refusal({ map: { 'customFields.contact.budget': '{{ budget }}' } })).toBe('started');
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { caller } from '../shared/record-fields.js';
+import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema } from '../shared/template.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 import { ghlClient } from './client.js';
@@ -41,7 +42,7 @@ export const gohighlevelSink = defineSinkType({
   options: z.strictObject({
     token: text('token'),
     location_id: text('location_id'),
-    api_url: z.url({ protocol: /^https?$/, error: 'api_url must be the http(s) base URL of the HighLevel API' }).default('https://services.leadconnectorhq.com'),
+    api_url: serviceUrl('api_url', 'api_url must be the https:// base URL of the HighLevel API').default('https://services.leadconnectorhq.com'),
     tags: z.array(text('each tag')).optional(),
     map: contactMap.optional(),
   }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
+import { serviceUrl } from '../shared/service-url.js';
 import { compileMap, mapSchema } from '../shared/template.js';
 import { defineSinkType } from '../sink.js';
 import { cell, defaultColumns, ID_HEADER } from './cells.js';
@@ -15,15 +16,6 @@ import { serviceAccountTokens } from './token.js';
 
 export const TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const API_URL = 'https://sheets.googleapis.com';
-
-/** The token and the signed grant travel on these: https, and plain http only to this machine (a local fake). */
-function serviceUrl(option: string) {
-  return z.url({ protocol: /^https?$/, error: `${option} must be an https:// URL` }).refine((value) => {
-    if (!URL.canParse(value)) return true;
-    const { protocol, hostname } = new URL(value);
-    return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
-  }, { error: `${option} must be https:// (plain http only to localhost)` });
-}
 
 /** "A unique spreadsheetId value, containing letters, numbers, hyphens, or underscores" (https://developers.google.com/workspace/sheets/api/guides/concepts). */
 const SPREADSHEET_ID = 'spreadsheet_id must be the id in the spreadsheet\'s URL, docs.google.com/spreadsheets/d/<spreadsheet_id>/edit';

@@ -1,19 +1,13 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
 import { caller } from '../shared/record-fields.js';
+import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema, type CompiledMap } from '../shared/template.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 import { createCall, findCalls, updateCall } from './call.js';
 import { hubspotClient, type HubSpotClient } from './client.js';
 import { findByPhone, updateOrCreate, upsertByEmail, type FoundContact, type Properties } from './contact.js';
 import { recentIds, type Recent } from './recent.js';
-
-/** The token leaves the machine in a header: only https, or plain http to this machine (a local fake, a proxy). */
-const apiUrl = z.url({ protocol: /^https?$/, error: 'api_url must be the https:// base URL of the HubSpot API' }).refine((value) => {
-  if (!URL.canParse(value)) return true;
-  const { protocol, hostname } = new URL(value);
-  return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
-}, { error: 'api_url must be https:// (plain http only to localhost)' });
 
 /**
  * The caller as a HubSpot contact and the call as a call engagement on its timeline (contract section 10).
@@ -34,7 +28,7 @@ export const hubspotSink = defineSinkType({
   secretOptions: ['token'],
   options: z.strictObject({
     token: z.string({ error: 'token is required: the access token of a HubSpot private app' }).min(1, { error: 'token must not be empty' }),
-    api_url: apiUrl.default('https://api.hubapi.com'),
+    api_url: serviceUrl('api_url', 'api_url must be the https:// base URL of the HubSpot API').default('https://api.hubapi.com'),
     /** Contact properties by HubSpot's internal names → templates, added to or replacing the defaults. */
     map: mapSchema.optional(),
   }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { caller } from '../shared/record-fields.js';
+import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema } from '../shared/template.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 import { zohoClient } from './client.js';
@@ -14,7 +15,6 @@ import { zohoTokens } from './token.js';
  */
 
 const text = (option: string) => z.string({ error: `${option} is required` }).trim().min(1, { error: `${option} must not be empty` });
-const httpUrl = (option: string) => z.url({ protocol: /^https?$/, error: `${option} must be an http(s) URL` });
 
 export const zohoCrmSink = defineSinkType({
   defaults: {
@@ -36,8 +36,8 @@ export const zohoCrmSink = defineSinkType({
     module: z.enum(['Contacts', 'Leads'], { error: 'module must be Contacts or Leads' }).default('Contacts'),
     // India's data centre by default, where most of callhook's users are; each DC has its own pair of hosts
     // (https://www.zoho.com/crm/developer/docs/api/v6/multi-dc.html).
-    token_url: httpUrl('token_url').default('https://accounts.zoho.in/oauth/v2/token'),
-    api_url: httpUrl('api_url').default('https://www.zohoapis.in'),
+    token_url: serviceUrl('token_url').default('https://accounts.zoho.in/oauth/v2/token'),
+    api_url: serviceUrl('api_url').default('https://www.zohoapis.in'),
     map: mapSchema.optional(),
   }),
   create({ client_id, client_secret, refresh_token, module, token_url, api_url, map }, context) {
