@@ -125,15 +125,17 @@ describe('hubspot sink: the caller as a contact', () => {
 
 describe('hubspot sink: the call, once', () => {
   it('adds no second engagement for a redelivered call, whether its search sees it yet or not', async () => {
+    // A lag a loaded machine cannot outrun between the first three deliveries (each a few local requests).
+    const lagMs = 2_000;
     await hubspot.close();
-    hubspot = await startFakeHubSpot({ indexLagMs: 200 });
+    hubspot = await startFakeHubSpot({ indexLagMs: lagMs });
     await (await open()).deliver(record(), context());
     // Within the lag, the same process remembers what it made (recent.ts).
     const sink = await open();
     await sink.deliver(record(), context());
     await sink.deliver(record(), context());
     expect(calls()).toHaveLength(2);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, lagMs + 100));
     // Past the lag, a fresh process (a restart, another replica) finds it by its title.
     await (await open()).deliver(record(), context());
     expect(calls()).toHaveLength(2);
