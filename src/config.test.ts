@@ -177,4 +177,10 @@ hooks:
     const reconcile = 'reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n  hook: lookup\nhooks:\n  lookup:\n    kind: in-call\n';
     expect(() => loadConfig({}, file(reconcile))).toThrow('reconcile.hook: "lookup" is an in-call hook, which stores nothing');
   });
+
+  it('reads the dashboard\'s timezone (an IANA name, the server\'s by default) and secure_cookies (contract section 11)', () => {
+    expect(loadConfig({})).toMatchObject({ timezone: Intl.DateTimeFormat().resolvedOptions().timeZone, secureCookies: false });
+    expect(loadConfig({}, file('timezone: Asia/Kolkata\nsecure_cookies: true\n'))).toMatchObject({ timezone: 'Asia/Kolkata', secureCookies: true });
+    expect(() => loadConfig({}, file('timezone: Mars/Olympus\n'))).toThrow(/timezone: timezone must be an IANA time zone name/);
+  });
 });

@@ -77,6 +77,10 @@ const fileSchema = z.strictObject({
    */
   trust_proxy: z.boolean().default(false),
   database_url: z.string().startsWith('postgres').optional(),
+  /** Contract section 11: the zone the dashboard shows times in, and in which a date given to a filter is a day. */
+  timezone: z.string().refine(isTimeZone, 'timezone must be an IANA time zone name, such as Asia/Kolkata').optional(),
+  /** Contract section 11: the dashboard's session cookie is `Secure` even when the request did not say HTTPS. */
+  secure_cookies: z.boolean().default(false),
   phone_region: z
     .string()
     .refine((r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r), 'a two-letter ISO 3166 region that has phone numbers, such as IN')
@@ -147,6 +151,9 @@ export interface Config {
   /** Bearer token `/metrics` asks for; open when unset. */
   metricsToken: string | undefined;
   trustProxy: boolean;
+  /** An IANA zone name: the config's `timezone`, else the server's own. */
+  timezone: string;
+  secureCookies: boolean;
   databaseUrl: string | undefined;
   phoneRegion: string;
   dateOrder: DateOrder;
@@ -256,6 +263,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     adminToken,
     metricsToken,
     trustProxy: f.trust_proxy,
+    timezone: f.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+    secureCookies: f.secure_cookies,
     databaseUrl,
     phoneRegion: f.phone_region,
     dateOrder: f.date_order,
@@ -341,6 +350,16 @@ function undeclaredDedupFields(hooks: ReadonlyMap<string, HookConfig>): string[]
     });
 }
 
+
+/** What Intl accepts as a zone, which is what the pages format times with. */
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function parseKeyList(text: string): string[] {
   const keys = text.split(',').map((k) => k.trim()).filter(Boolean);
