@@ -6,6 +6,7 @@ import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/postgres-ad
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres-schema.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
+import { storeEditsContract } from './store-edits-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 import { commitInput } from './helpers/store-inputs.js';
 import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
@@ -70,6 +71,9 @@ describe.skipIf(!url)('postgres store', () => {
   storeAdminContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
   storeCallsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }));
   storeSinksContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
+  storeEditsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), {
+    forgetContentHash: async (callId) => void (await admin.query(`UPDATE "${schema}".calls SET content_hash = NULL WHERE id = $1`, [callId])),
+  });
 
   describe('postgres only', () => {
     it('migrates a fresh schema exactly once when replicas start together', async () => {

@@ -11,6 +11,7 @@ import type { CommitInput, DeliveryStat, Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
+import { storeEditsContract } from './store-edits-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
@@ -75,6 +76,16 @@ describe('sqlite store', () => {
   storeAdminContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeCallsContract('sqlite', async () => openSqliteStore({ path }));
   storeSinksContract('sqlite', async () => openSqliteStore({ path }), peek);
+  storeEditsContract('sqlite', async () => openSqliteStore({ path }), {
+    forgetContentHash: async (callId) => {
+      const writer = new Database(path);
+      try {
+        writer.prepare('UPDATE calls SET content_hash = NULL WHERE id = ?').run(callId);
+      } finally {
+        writer.close();
+      }
+    },
+  });
 
   it("reads a caller's history through the calls_phone index, neither scanning nor sorting", async () => {
     await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first

@@ -1,15 +1,16 @@
 import type pg from 'pg';
+import { recordContentHash } from '../normalize/dedup-key.js';
 import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inTransaction, pgText } from './postgres-client.js';
-import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
 export type PostgresAdmin = Pick<
   Store,
   | 'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'listReceiptPage' | 'getReceipt'
-  | 'retryDeliveries' | 'redeliver' | 'release'
+  | 'retryDeliveries' | 'redeliver' | 'release' | 'editCall' | 'listEdits'
 >;
 
 interface CallRow {
@@ -47,6 +48,17 @@ export const DELIVERY_STATS_SQL = `
   FROM (SELECT sink, state, sum(count)::bigint AS count FROM delivery_counts GROUP BY sink, state) c
   WHERE c.count > 0
   ORDER BY c.sink COLLATE "C", c.state`;
+/** The record as json any operator can read (dataField: a `\u0000` read as U+FFFD). */
+const readable = `replace(calls.record::text, '\\u0000', '\\ufffd')::json`;
+/** The record's revision: 1 for one stored before records carried it (record.ts storedRecord). */
+const REVISION = `coalesce((${readable} ->> 'revision')::integer, 1)`;
+/**
+ * Contract section 11: held, or with problems and no review mark at the current revision. A record that is not
+ * callhook's (a row edited by hand) may hold no array of problems: json_array_length would fail on it.
+ */
+const IN_REVIEW = `(status = 'held' OR (CASE WHEN json_typeof(${readable} -> 'problems') = 'array' THEN json_array_length(${readable} -> 'problems') END > 0
+  AND NOT EXISTS (SELECT 1 FROM call_edits e WHERE e.call_id = calls.id AND e.reviewed AND e.revision = ${REVISION})))`;
+
 /** JavaScript's trim(), as the SQLite store and the delivery filters apply it. */
 const trimmed = (sql: string) => `regexp_replace(${sql}, '^\\s+|\\s+$', '', 'g')`;
 
@@ -66,6 +78,7 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, (p: st
   to: (p) => `received_at < ${p}::timestamptz`,
   // The json type keeps the text as written, which is the record's JSON as the SQLite store holds it.
   text: (p) => `strpos(lower(record::text), lower(${p})) > 0`,
+  review: (p) => `(${p}::boolean AND ${IN_REVIEW})`,
   after: (p) => `id > ${p}`,
 };
 
@@ -127,7 +140,8 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       return rows[0] && storedCall(rows[0]);
     },
     listCalls: async (query) => {
-      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      // `review: false` is no filter.
+      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to'), review: query.review || undefined };
       const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order));
       return rows.map(storedCall);
     },
@@ -194,5 +208,31 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
         await client.query(insertDeliveries('DO NOTHING'), [pgText(callId), Date.now(), uniqueSinks(sinks).map((sink) => pgText(sink))]);
         return true;
       }),
+    // The row lock is held from the read of the revision to the commit: a second edit of the call waits for it, then
+    // finds the revision moved on (stale) instead of overwriting the first.
+    editCall: (callId, entry, record) =>
+      inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ revision: number; content_hash: string | null; record: unknown }>(
+          `SELECT ${REVISION} AS revision, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE id = $1 FOR UPDATE`,
+          [pgText(callId)],
+        );
+        const row = rows[0];
+        if (!row) return 'missing' as const;
+        if (row.revision !== (record ? record.revision - 1 : entry.revision)) return 'stale' as const;
+        if (record) {
+          // A call stored before its hash had a column (or by a replica of the version before migration 4) is hashed
+          // from its record before the edit changes it.
+          const hash = row.content_hash ?? recordContentHash(row.record);
+          await client.query('UPDATE calls SET record = $2, content_hash = $3 WHERE id = $1', [pgText(callId), JSON.stringify(record), hash]);
+        }
+        await client.query('INSERT INTO call_edits (call_id, revision, reviewed, entry) VALUES ($1, $2, $3, $4)', [
+          pgText(callId), entry.revision, entry.reviewed === true, JSON.stringify(entry),
+        ]);
+        return 'edited' as const;
+      }),
+    listEdits: async (callId) => {
+      const { rows } = await pool.query<{ entry: CallEdit }>('SELECT entry FROM call_edits WHERE call_id = $1 ORDER BY id', [pgText(callId)]);
+      return rows.map((row) => row.entry);
+    },
   };
 }

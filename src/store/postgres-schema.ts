@@ -175,6 +175,18 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `,
   // As SQLite's migration 7: what a successful attempt says (contract section 10). A catalogue change only.
   `ALTER TABLE attempts ADD COLUMN note text;`,
+  // As SQLite's migration 8 (contract section 11): a call's edits and review marks, a new empty table. Its foreign
+  // key locks calls against writes until this migration commits, which checking an empty table makes an instant.
+  `
+  CREATE TABLE call_edits (
+    id bigserial PRIMARY KEY,
+    call_id text COLLATE "C" NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+    revision integer NOT NULL,
+    reviewed boolean NOT NULL DEFAULT false,
+    entry json NOT NULL
+  );
+  CREATE INDEX call_edits_call ON call_edits (call_id, revision);
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

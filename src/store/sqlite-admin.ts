@@ -1,10 +1,12 @@
 import type Database from 'better-sqlite3';
+import { recordContentHash } from '../normalize/dedup-key.js';
 import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inChunks } from './sqlite-chunks.js';
 import type { SqliteReader } from './sqlite-reader.js';
 import { registerTextFunctions } from './sqlite-text.js';
-import type { AttemptInfo, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
+import { parseStored } from './sqlite-writes.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
@@ -13,7 +15,7 @@ type Db = Database.Database;
 export type SqliteAdmin = Pick<
   Store,
   | 'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'listReceiptPage' | 'getReceipt'
-  | 'retryDeliveries' | 'redeliver' | 'release'
+  | 'retryDeliveries' | 'redeliver' | 'release' | 'editCall' | 'listEdits'
 >;
 
 interface CallRow {
@@ -36,6 +38,16 @@ export const CALLER_HISTORY_SQL = {
   calls: `SELECT record FROM calls WHERE ${dataField('phone_number')} = ? ORDER BY id DESC LIMIT ?`,
 };
 
+/** The record's revision: 1 for one stored before records carried it (record.ts storedRecord). */
+const REVISION = `coalesce(json_extract(calls.record, '$.revision'), 1)`;
+
+/**
+ * Contract section 11: held, or with problems and no review mark at the current revision. A record that is not
+ * callhook's (a row edited by hand) has no array of problems, and json_array_length gives NULL: not in the queue.
+ */
+const IN_REVIEW = `(status = 'held' OR (json_array_length(calls.record, '$.problems') > 0 AND NOT EXISTS (
+  SELECT 1 FROM call_edits e WHERE e.call_id = calls.id AND e.reviewed = 1 AND e.revision = ${REVISION})))`;
+
 /**
  * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so
  * the indexes on status, received_at, phone, recording URL and (state, sink, id) serve it, where `@x IS NULL OR …` would hide them.
@@ -51,6 +63,7 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, string
   from: 'received_at >= @from',
   to: 'received_at < @to',
   text: 'instr(callhook_lower(record), callhook_lower(@text)) > 0',
+  review: `(@review = 1 AND ${IN_REVIEW})`,
   after: 'id > @after',
 };
 
@@ -108,7 +121,8 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
   return {
     getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
     listCalls: async (query) => {
-      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      // SQLite binds no booleans; `review: false` is no filter.
+      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to'), review: query.review ? 1 : undefined };
       return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order)).map((row) => toStoredCall(row)!);
     },
     callerHistory: async (phone, limit) => ({
@@ -152,6 +166,22 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
         for (const sink of uniqueSinks(sinks)) stmts.createDelivery.run({ call_id: callId, sink, now });
         return true;
       }).immediate(),
+    // Under the write lock from the read of the revision to the commit: two edits of one call take turns, and the
+    // second finds the revision moved on (stale) instead of overwriting the first.
+    editCall: async (callId, entry, record) =>
+      db.transaction(() => {
+        const row = stmts.editTarget.get(callId) as { revision: number; content_hash: string | null; record: string | null } | undefined;
+        if (!row) return 'missing' as const;
+        if (row.revision !== (record ? record.revision - 1 : entry.revision)) return 'stale' as const;
+        if (record) {
+          // A call stored before its hash had a column is hashed from its record before the edit changes it.
+          const hash = row.content_hash ?? recordContentHash(parseStored(row.record!));
+          stmts.editRecord.run({ id: callId, record: JSON.stringify(record), content_hash: hash });
+        }
+        stmts.insertEdit.run({ call_id: callId, revision: entry.revision, reviewed: entry.reviewed ? 1 : 0, entry: JSON.stringify(entry) });
+        return 'edited' as const;
+      }).immediate(),
+    listEdits: async (callId) => (stmts.listEdits.all(callId) as string[]).map((entry) => JSON.parse(entry) as CallEdit),
   };
 }
 
@@ -182,6 +212,10 @@ function prepareStatements(db: Db) {
         state = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL, updated_at = excluded.updated_at
       WHERE deliveries.state IN ('done', 'dead')`),
     release: db.prepare(`UPDATE calls SET status = 'accepted' WHERE id = ? AND status = 'held'`),
+    editTarget: db.prepare(`SELECT ${REVISION} AS revision, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE id = ?`),
+    editRecord: db.prepare('UPDATE calls SET record = @record, content_hash = @content_hash WHERE id = @id'),
+    insertEdit: db.prepare('INSERT INTO call_edits (call_id, revision, reviewed, entry) VALUES (@call_id, @revision, @reviewed, @entry)'),
+    listEdits: db.prepare('SELECT entry FROM call_edits WHERE call_id = ? ORDER BY id').pluck(),
     // A redeliver may already have sent a held call to a sink; its delivery is kept as it is.
     createDelivery: db.prepare(`
       INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (@call_id, @sink, 'pending', @now, @now, @now)

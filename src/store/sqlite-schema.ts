@@ -133,4 +133,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   // A successful attempt may say what it did that an operator should know (a CRM search that found several
   // contacts and used the most recently updated, contract section 10). A column added, no row rewritten.
   `ALTER TABLE attempts ADD COLUMN note TEXT;`,
+  // Contract section 11: a call's edits and review marks, kept with it (deleted with it by purge's cascade). A new
+  // table and its index, empty: no row of calls is rewritten, so the write lock is held for an instant and a serve
+  // of the version before keeps committing beside it. An edit rewrites its call's record in place, revision + 1.
+  `
+  CREATE TABLE call_edits (
+    id INTEGER PRIMARY KEY,
+    call_id TEXT NOT NULL REFERENCES calls (id) ON DELETE CASCADE,
+    revision INTEGER NOT NULL,
+    reviewed INTEGER NOT NULL DEFAULT 0,
+    entry TEXT NOT NULL
+  );
+  CREATE INDEX call_edits_call ON call_edits (call_id, revision);
+  `,
 ];

@@ -136,7 +136,7 @@ export const claimedDelivery = (row: ClaimedRow): ClaimedDelivery => ({
 });
 
 /** Stored JSON that may not be what callhook writes (a row edited by hand): never a reason to refuse a call. */
-function parseStored(text: string): unknown {
+export function parseStored(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -112,11 +112,39 @@ export interface ListCallsQuery {
   to?: string;
   /** Case-insensitive substring of the record's JSON (names, summaries, ids). */
   text?: string;
+  /**
+   * The review queue (contract section 11): held calls, and calls with problems not marked reviewed at their
+   * current revision. Read by a scan, as a text search is: the queue is a page the operator opens, not a hot path.
+   */
+  review?: boolean;
   limit?: number;
   /** Return calls whose id sorts after this one in `order` (ids are time-ordered). */
   after?: string;
   order?: PageOrder;
 }
+
+/** What an edit did to one field (contract section 11): a side is absent when the field had no value there. */
+export interface FieldChange {
+  /** The value in `data`, or the value as received while the field had a problem. */
+  before?: unknown;
+  after?: unknown;
+}
+
+/**
+ * One entry of a call's edit history, kept with the call (contract section 11): an edit, which made the record's
+ * revision `revision`, or a mark that the call needs no change (`reviewed`), given at revision `revision`.
+ */
+export interface CallEdit {
+  /** ISO 8601. */
+  at: string;
+  fields: Record<string, FieldChange>;
+  revision: number;
+  /** A review mark: the call, at `revision`, leaves the review queue; its `fields` are empty. */
+  reviewed?: true;
+}
+
+/** `stale`: the stored revision is not the one the entry was made from (another edit came first); nothing written. */
+export type EditOutcome = 'edited' | 'stale' | 'missing';
 
 export interface DeliveryInfo {
   id: number;
@@ -303,6 +331,16 @@ export interface Store {
    * transaction. Returns false when the call does not exist or is not held.
    */
   release(callId: string, sinks: readonly string[]): Promise<boolean>;
+  /**
+   * Keeps an entry of the call's edit history (contract section 11), and with an edit the record as edited, in one
+   * transaction, only while the stored record is still at the revision the entry was made from: `record.revision - 1`
+   * for an edit (which carries the record), `entry.revision` for a review mark. The record's id, key, status and raw
+   * request stay as they are; so does what a repeat is compared with (contract section 4): a call that has no
+   * content hash yet gets the hash of its record as it was before its first edit, as received.
+   */
+  editCall(callId: string, entry: CallEdit, record?: CallRecord): Promise<EditOutcome>;
+  /** A call's edit history, oldest first. */
+  listEdits(callId: string): Promise<CallEdit[]>;
   /**
    * Deletes what is older than `before` and no longer owed (contract section 7, `callhook purge`): calls received
    * before it, with their deliveries and attempts, and receipts received before it. It never deletes a held call
