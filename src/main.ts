@@ -11,7 +11,7 @@ import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
 import { createLogger } from './log.js';
 import { secretValues } from './secret-values.js';
-import { secretMasker } from './secrets.js';
+import { SecretSet, secretMasker } from './secrets.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore } from './store/open.js';
@@ -40,7 +40,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const specs = await resolveConfiguredSinks(config);
   // Shared with the logger, the admin replies and the delivery worker, and grown by the key rings: keys read again
   // while serving are masked as the first ones are (contract section 6).
-  const secrets = new Set(secretValues(config, specs));
+  const secrets = new SecretSet(secretValues(config, specs));
   const log = createLogger({ level: config.logLevel, secrets });
   for (const warning of config.warnings) log.warn(warning);
 
@@ -68,7 +68,11 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const hookSummaries = [...config.hooks.values()]
     .filter((hook) => hook.kind === 'end-of-call')
     .map((hook) => ({ name: hook.name, parameters: hook.parameters.map((p) => p.identifier), sinks: hook.sinks }));
-  const context = { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl, hooks: hookSummaries, secret: (value: string) => void secrets.add(value) };
+  const context = { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl, hooks: hookSummaries, secret: (value: string) => {
+      secrets.add(value);
+      return () => void secrets.delete(value);
+    },
+  };
   const sinks = await openSinks(specs, context, {
     onOpenFailed: (sink, err) => {
       const why = mask(err instanceof Error ? err.message : String(err));

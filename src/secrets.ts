@@ -108,9 +108,29 @@ export function maskSecrets(value: unknown, secrets: readonly string[]): unknown
 
 /**
  * Secrets fixed at start-up, or a set that keys are added to while serving (contract section 1: kept keys are read
- * again while serving, and are secrets as much as the first ones, section 6). A set only ever grows.
+ * again while serving, and are secrets as much as the first ones, section 6).
  */
 export type SecretList = readonly string[] | ReadonlySet<string>;
+
+/**
+ * The secrets of a running serve: keys are added as they are read again, and a sink adds a credential it fetched
+ * (an OAuth access token) and forgets it once a newer one has replaced it, so the set does not grow with every
+ * token of a long run. `version` changes with every change, which is how a masker knows to make its pattern again.
+ */
+export class SecretSet extends Set<string> {
+  version = 0;
+
+  override add(value: string): this {
+    if (!this.has(value)) this.version++;
+    return super.add(value);
+  }
+
+  override delete(value: string): boolean {
+    const deleted = super.delete(value);
+    if (deleted) this.version++;
+    return deleted;
+  }
+}
 
 /**
  * Masks configured secrets in JSON text that comes again and again (every log line, every admin reply). Text that
@@ -123,9 +143,9 @@ export function secretMasker(secrets: SecretList): (text: string) => string {
   let match: Matcher = matcher([]);
   let mask: (value: unknown) => unknown = (value) => value;
   return (text) => {
-    // A set grows while serving (keys reloaded from their file or the database, keys/ring.ts) and never shrinks,
-    // so a new size is a new secret: the pattern is made again then, and only then.
-    const size = secrets instanceof Set ? secrets.size : (secrets as readonly string[]).length;
+    // A set changes while serving (keys reloaded from their file or the database, keys/ring.ts; a sink's fetched
+    // tokens): the pattern is made again when it has changed, and only then. A plain set only ever grows.
+    const size = secrets instanceof SecretSet ? secrets.version : secrets instanceof Set ? secrets.size : (secrets as readonly string[]).length;
     if (size !== known) {
       known = size;
       match = matcher(secrets);

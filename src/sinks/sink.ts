@@ -48,10 +48,12 @@ export interface SinkContext {
    */
   hooks?: readonly HookSummary[];
   /**
-   * Masks a secret the options lead to but do not hold (a private key read from the file an option names) wherever
-   * callhook writes text, as the options' own secrets are (contract section 6).
+   * Masks a secret the options lead to but do not hold (a private key read from the file an option names, an access
+   * token fetched with them) wherever callhook writes text, as the options' own secrets are (contract section 6).
+   * The function it returns forgets it again: call it for a token a newer one has replaced, so that a long run
+   * does not mask an ever-growing list.
    */
-  secret?(value: string): void;
+  secret?(value: string): () => void;
 }
 
 export interface HookSummary {

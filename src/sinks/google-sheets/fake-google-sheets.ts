@@ -15,7 +15,7 @@ import { JWT_BEARER, SHEETS_SCOPE } from './token.js';
 /** What a cell holds: text, a number, a boolean, a date, or a formula (which these tests never want). */
 export type StoredCell = string | number | boolean | { date: string } | { formula: string };
 
-export type Failure = 'rate-limit' | 'unavailable' | 'lose-reply';
+export type Failure = 'rate-limit' | 'unavailable' | 'lose-reply' | 'quote-token';
 export type Endpoint = 'token' | 'read' | 'append' | 'update';
 
 export interface FakeRequest {
@@ -196,6 +196,8 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
         ], failure.retryAfter === undefined ? {} : { 'retry-after': failure.retryAfter });
       }
       if (failure?.failure === 'unavailable') return apiError(res, 503, 'UNAVAILABLE', 'The service is currently unavailable.');
+      // A front end that quotes the request's credentials in its error, as some proxies and gateways do.
+      if (failure?.failure === 'quote-token') return apiError(res, 400, 'INVALID_ARGUMENT', `Request with ${request.authorization} refused`);
       if (failure?.failure === 'lose-reply') {
         // The work is done, then the connection dies before the reply: the client cannot tell it happened.
         const sink = { writeHead: () => sink, end: () => req.socket.destroy() } as unknown as ServerResponse;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
 import { serviceUrl } from '../shared/service-url.js';
+import { maskFetchedTokens } from '../shared/fetched-tokens.js';
 import { compileMap, mapSchema } from '../shared/template.js';
 import { defineSinkType } from '../sink.js';
 import { cell, defaultColumns, ID_HEADER } from './cells.js';
@@ -48,7 +49,7 @@ export const googleSheetsSink = defineSinkType({
     // The private key came from a file the option names, or from inside its JSON text: masked as an option's own
     // secret is, wherever callhook writes text (contract section 6).
     for (const secret of keySecrets(account.privateKeyPem)) context.secret?.(secret);
-    const tokens = serviceAccountTokens({ account, tokenUrl });
+    const tokens = serviceAccountTokens({ account, tokenUrl, onToken: maskFetchedTokens(context.secret) });
     const client = sheetsClient({ apiUrl, tokens, spreadsheetId, sheet, clientEmail: account.clientEmail });
     const map = given ?? compileMap(defaultColumns(context.hooks, context.name));
     const target: Sheet = {

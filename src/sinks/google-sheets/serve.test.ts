@@ -91,6 +91,22 @@ describe('google-sheets in a running serve', () => {
     for (const line of account.body) expect(replies.join('\n')).not.toContain(line);
   });
 
+  it('masks the access token it fetched when Google\'s error quotes it: in the attempt and every admin reply', async () => {
+    const account = serviceAccount('quoted@acme-calls.iam.gserviceaccount.com');
+    google.trust(account);
+    google.spreadsheet('quoted', { sharedWith: [account.clientEmail] });
+    const server = await serve({ sinks: [sinkConfig(account, 'quoted')] });
+    google.failNext('quote-token', { on: 'read' });
+    const { id } = await (await post(server.url, sampleCall())).json();
+    await until(async () => (await deliveriesOf(server)).some((d) => d.state === 'dead'));
+    const token = google.requests.find((r) => r.authorization?.startsWith('Bearer '))!.authorization!.slice('Bearer '.length);
+    expect(token.length).toBeGreaterThan(10);
+    const detail = await adminApi<{ attempts: Attempt[] }>(server, `/calls/${id}`);
+    expect(detail.body.attempts[0]!.error).toContain('Request with Bearer *** refused');
+    const replies = [JSON.stringify(detail.body), JSON.stringify((await adminApi(server, '/deliveries?state=dead')).body), JSON.stringify((await adminApi(server, '/sinks')).body)];
+    expect(replies.join('\n')).not.toContain(token);
+  });
+
   it('stops start-up naming the option when the key, a column or the spreadsheet id is wrong', async () => {
     const account = serviceAccount('options@acme-calls.iam.gserviceaccount.com');
     await expect(startServer({ config: { sinks: [sinkConfig(account, 'x', { credentials: join(tempDir(), 'missing.json') })] } })).rejects.toThrow(

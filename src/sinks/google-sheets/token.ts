@@ -34,10 +34,12 @@ export interface TokenSource {
 export interface TokenOptions {
   account: ServiceAccount;
   tokenUrl: string;
+  /** Told each access token as it arrives, to be masked like a configured secret (fetched-tokens.ts). */
+  onToken?: (token: string) => void;
   now?: () => number;
 }
 
-export function serviceAccountTokens({ account, tokenUrl, now = Date.now }: TokenOptions): TokenSource {
+export function serviceAccountTokens({ account, tokenUrl, onToken, now = Date.now }: TokenOptions): TokenSource {
   let cached: { token: string; renewAt: number } | undefined;
   let pending: Promise<string> | undefined;
   const closing = new AbortController();
@@ -57,6 +59,7 @@ export function serviceAccountTokens({ account, tokenUrl, now = Date.now }: Toke
       throw new PermanentError(`the token endpoint (token_url) answered ${response.status} without an access_token`);
     }
     const seconds = typeof reply.expires_in === 'number' && reply.expires_in > 0 ? reply.expires_in : ASSERTION_SECONDS;
+    onToken?.(reply.access_token);
     cached = { token: reply.access_token, renewAt: now() + seconds * 1000 - RENEW_EARLY_MS };
     return reply.access_token;
   };

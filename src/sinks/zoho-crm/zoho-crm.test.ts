@@ -34,7 +34,7 @@ const options = (over: Record<string, unknown> = {}) => ({
   client_id: zoho.clientId, client_secret: zoho.clientSecret, refresh_token: zoho.refreshToken, token_url: zoho.tokenUrl, api_url: zoho.url, ...over,
 });
 const open = (over: Record<string, unknown> = {}) =>
-  zohoCrmSink.create(zohoCrmSink.options.parse(options(over)), { name: 'crm', dataDir: '/nonexistent', log, secret: (s) => void secrets.push(s) });
+  zohoCrmSink.create(zohoCrmSink.options.parse(options(over)), { name: 'crm', dataDir: '/nonexistent', log, secret: (s) => (secrets.push(s), () => undefined) });
 const apiRequests = () => zoho.requests.filter((r) => r.path.startsWith('/crm/'));
 
 describe('zoho-crm sink: the caller and the call', () => {

@@ -7,6 +7,7 @@ import { zohoClient } from './client.js';
 import { contactFields, findByPhone, updateOrCreate, upsertByEmail } from './contact.js';
 import { createNote, findNote, updateNote } from './note.js';
 import { zohoTokens } from './token.js';
+import { maskFetchedTokens } from '../shared/fetched-tokens.js';
 
 /**
  * Zoho CRM (contract section 10): the caller as a contact (or a lead), found by email, else by phone, updated or
@@ -41,7 +42,7 @@ export const zohoCrmSink = defineSinkType({
     map: mapSchema.optional(),
   }),
   create({ client_id, client_secret, refresh_token, module, token_url, api_url, map }, context) {
-    const tokens = zohoTokens({ tokenUrl: token_url, clientId: client_id, clientSecret: client_secret, refreshToken: refresh_token, onToken: (token) => context.secret?.(token) });
+    const tokens = zohoTokens({ tokenUrl: token_url, clientId: client_id, clientSecret: client_secret, refreshToken: refresh_token, onToken: maskFetchedTokens(context.secret) });
     return {
       async deliver(record, { signal }) {
         const { email, phone } = caller(record);
