@@ -1,13 +1,12 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CallhookError } from '../errors.js';
-import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
+import type { Hook } from '../intake.js';
 import type { KeyRing } from '../keys/ring.js';
 import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import { ingestReceipt, receiptJson, type ReceiptsDeps } from '../admin/receipts.js';
 import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
-import { toE164 } from '../normalize/formats.js';
+import { callOperations } from '../admin/calls.js';
 import { RECORD_SOURCES } from '../record.js';
 import { timeBound } from '../store/admin-query.js';
 import type { ReceiptInfo, Store } from '../store/store.js';
@@ -75,9 +74,17 @@ const callsQuery = z.strictObject({
   from: timeParam('from'),
   to: timeParam('to'),
   q: z.string().optional(),
+  // Contract section 11: the review queue, held calls and calls with problems not marked reviewed.
+  review: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   after: z.string().optional(),
   order,
   limit,
+});
+/** Contract section 11: the fields named and their new values; null (or "") empties one. */
+const editBody = z.strictObject({
+  data: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .refine((data) => Object.keys(data).length > 0, 'name at least one field to change'),
 });
 const receiptsQuery = z.strictObject({
   outcome: z.enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call']).optional(),
@@ -120,12 +127,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
-
-  const callOr404 = async (id: string) => {
-    const call = await store.getCall(id);
-    if (!call) throw new CallhookError('NOT_FOUND', `no call with id ${id}`);
-    return call;
-  };
+  const calls = callOperations({ store, hooks, sinkNames, notify, phoneRegion });
 
   return new Hono<AdminEnv>()
     .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter, trustProxy))
@@ -135,37 +137,21 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
     .use(bodyUpTo(ADMIN_BODY_LIMIT))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', async (c) => {
-      const { q, recording_url: recordingUrl, limit: max, phone, ...filters } = parseQuery(c, callsQuery);
-      // Any spelling of a number finds the calls stored under its E.164 form; text that is no number is used as it is.
-      const e164 = phone === undefined ? undefined : (toE164(phone, phoneRegion as CountryCode) ?? phone.trim());
-      const calls = await store.listCalls({ ...filters, phone: e164, recordingUrl, text: q, limit: max });
-      return reply({ calls, next: calls.length === max ? calls.at(-1)!.record.id : null });
+      const { q, recording_url: recordingUrl, ...filters } = parseQuery(c, callsQuery);
+      return reply(await calls.listCalls({ ...filters, recordingUrl, text: q }));
     })
     .get('/calls/:id', async (c) => {
-      const id = c.req.param('id');
-      const call = await callOr404(id);
-      const [receipts, deliveries, attempts] = await Promise.all([store.listReceipts(id), store.listDeliveries({ callId: id, limit: 500 }), store.listAttempts(id)]);
-      return reply({ ...call, receipts: receipts.map(shown), deliveries, attempts });
+      const call = await calls.showCall(c.req.param('id'));
+      return reply({ ...call, receipts: call.receipts.map(shown) });
     })
+    // Contract section 11: changes only the fields named, normalised as at intake; never redelivers by itself.
+    .patch('/calls/:id', async (c) => reply(await calls.editCall(c.req.param('id'), await parseBody(c, editBody))))
+    .post('/calls/:id/reviewed', async (c) => reply(await calls.markReviewed(c.req.param('id'))))
     .post('/calls/:id/redeliver', async (c) => {
-      const id = c.req.param('id');
       const { sinks } = await parseBody(c, redeliverBody);
-      const unknown = sinks?.find((s) => !sinkNames.includes(s));
-      if (unknown) throw new CallhookError('BAD_REQUEST', `no sink is named ${unknown} (sinks: ${sinkNames.join(', ')})`);
-      const call = await callOr404(id);
-      // Without names: every sink of the call's hook that wants it, as when it was first stored.
-      const targets = sinks ?? sinksWanting(hooks, call.record);
-      const scheduled = (await store.redeliver(id, targets)) ?? 0;
-      if (scheduled > 0) notify();
-      return reply({ id, sinks: targets, scheduled });
+      return reply(await calls.redeliverCall(c.req.param('id'), sinks));
     })
-    .post('/calls/:id/release', async (c) => {
-      const id = c.req.param('id');
-      const targets = await releaseHeld(store, hooks, (await callOr404(id)).record);
-      if (!targets) throw new CallhookError('CONFLICT', `call ${id} is not held`);
-      notify();
-      return reply({ id, status: 'accepted', sinks: targets });
-    })
+    .post('/calls/:id/release', async (c) => reply(await calls.releaseCall(c.req.param('id'))))
     .get('/receipts', async (c) => {
       const { limit: max, ...filters } = parseQuery(c, receiptsQuery);
       const page = await store.listReceiptPage({ ...filters, limit: max });
