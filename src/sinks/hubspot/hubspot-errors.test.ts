@@ -147,7 +147,7 @@ describe('hubspot sink: options', () => {
   it('takes a token, with api_url defaulting to HubSpot\'s', () => {
     expect(parse({}).data).toMatchObject({ token: 'pat-na1-0000', api_url: 'https://api.hubapi.com' });
     expect(hubspotSink.secretOptions).toEqual(['token']);
-    expect(hubspotSink.defaults?.rate).toEqual({ max: 2, per: '1s' });
+    expect(hubspotSink.defaults?.rate).toEqual({ max: 3, per: '2s' });
   });
 
   it('refuses a missing or empty token, an api_url that would send it in the clear, an unknown root in map, an unknown option', () => {

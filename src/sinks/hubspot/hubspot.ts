@@ -20,9 +20,10 @@ export const hubspotSink = defineSinkType({
     // A private app may make 100 requests per 10 seconds on Free and Starter accounts, 190 on Professional and
     // Enterprise (https://developers.hubspot.com/docs/apps/legacy-apps/private-apps/overview, "Rate limits"), and the
     // search endpoints have their own, lower limit per second (https://developers.hubspot.com/docs/api/crm/search,
-    // "Limitations": 5 a second today, 4 before). Two deliveries a second make at most four searches a second and
-    // 80 requests in ten seconds (100 were every one an edit without an email): within both on every tier.
-    rate: { max: 2, per: '1s' },
+    // "Limitations": 5 a second today, 4 before). Three deliveries every two seconds make at most three searches in
+    // one second and 60 requests in ten seconds (75 were every one an edit without an email, its five requests the
+    // most a delivery makes): within both on every tier, with room for the app's other requests.
+    rate: { max: 3, per: '2s' },
     concurrency: 2,
   },
   secretOptions: ['token'],
