@@ -154,6 +154,26 @@ describe.skipIf(!url)('rabbitmq sink', () => {
     await expect(sink.deliver(r, context(r))).rejects.toThrow(/unroutable \(312 NO_ROUTE\): the default exchange routes routing key "callhook-test-nowhere-/);
   });
 
+  it('fails a message the broker nacks, retryably, and never counts it delivered: a full queue that rejects publishes', async () => {
+    // x-overflow reject-publish: once the queue holds x-max-length messages, the broker nacks each new publish
+    // (https://www.rabbitmq.com/docs/maxlength#overflow-behaviour). The sink publishes on the default exchange to it.
+    const queue = queueName();
+    await channel.assertQueue(queue, { durable: true, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } });
+    const sink = await open({ routing_key: queue });
+    const [r1, r2] = [record(), record()];
+    await sink.deliver(r1, context(r1));
+    const failed = await sink.deliver(r2, context(r2)).then(() => undefined, (e: unknown) => e);
+    expect(failed).toBeInstanceOf(RetryableError);
+    expect((failed as Error).message).toMatch(/nack/i);
+    // Room again: the retry is confirmed, and the queue holds each message once.
+    const first = await channel.get(queue, { noAck: true });
+    expect(first && first.properties.messageId).toBe(`${r1.id}:rabbit`);
+    await sink.deliver(r2, context(r2, { attempt: 2 }));
+    const second = await channel.get(queue, { noAck: true });
+    expect(second && second.properties.messageId).toBe(`${r2.id}:rabbit`);
+    expect(await channel.get(queue, { noAck: true })).toBe(false);
+  });
+
   it('keeps concurrent deliveries apart: only the returned one fails', async () => {
     const exchange = await exchangeName('direct');
     const queue = queueName();
