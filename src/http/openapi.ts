@@ -63,6 +63,7 @@ export function openApiDocument(hooks: readonly string[]): object {
       '/healthz': { get: { summary: 'The process runs', responses: { 200: { description: 'Alive' } } } },
       '/readyz': { get: { summary: 'Store commits and delivery runs', responses: { 200: { description: 'Ready' }, 503: error('Not ready, with the failing check') } } },
       '/metrics': { get: { summary: 'Prometheus text', responses: { 200: { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+      '/admin/openapi.json': { get: { ...admin, summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } } },
       '/admin/calls': {
         get: {
           ...admin,
@@ -78,6 +79,7 @@ export function openApiDocument(hooks: readonly string[]): object {
             query('from', 'Received at or after (ISO date or timestamp)'),
             query('to', 'Received before (ISO date or timestamp)'),
             query('q', 'Text anywhere in the record'),
+            query('review', 'true: the review queue, held calls and calls with problems not marked reviewed at their revision (use the default order, oldest first)', { type: 'string', enum: ['true', 'false'] }),
             query('after', 'Cursor: the `next` of the previous page'),
             order(),
             query('limit', '1 to 500, default 50', { type: 'integer' }),
@@ -86,7 +88,38 @@ export function openApiDocument(hooks: readonly string[]): object {
         },
       },
       '/admin/calls/{id}': {
-        get: { ...admin, summary: 'One call with its raw request, receipts, deliveries and attempts', parameters: idParam('Record id'), responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') } },
+        get: { ...admin, summary: 'One call with its raw request, receipts, deliveries, attempts and edits', parameters: idParam('Record id'), responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') } },
+        patch: {
+          ...admin,
+          summary: "Edit a call: change only the fields named, normalised with the hook's parameters as at intake, problems recomputed, a new revision; never redelivers",
+          parameters: idParam('Record id'),
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              required: ['data'],
+              properties: { data: { type: 'object', minProperties: 1, additionalProperties: { type: ['string', 'number', 'boolean', 'null'] }, description: 'Declared fields of the hook and their new values; null or "" empties one' } },
+            }),
+          },
+          responses: {
+            200: { description: 'The record as it is now; `edit` is null when no field came out other than it was', content: json(ref('EditReply')) },
+            400: error('Not JSON, no field named, or a field the hook does not declare'),
+            404: error('No such call'),
+            409: error("The call's hook is no longer configured, or other edits kept coming first"),
+          },
+        },
+      },
+      '/admin/calls/{id}/reviewed': {
+        post: {
+          ...admin,
+          summary: 'Mark a call with problems as needing no change: it leaves the review queue (a held call once released too); kept in its edits',
+          parameters: idParam('Record id'),
+          responses: {
+            200: { description: 'The mark (the one kept already when the call was marked at this revision)', content: json({ type: 'object', properties: { record: ref('Record'), edit: ref('CallEdit') } }) },
+            404: error('No such call'),
+            409: error('The call has no problems'),
+          },
+        },
       },
       '/admin/calls/{id}/redeliver': {
         post: {
@@ -289,7 +322,37 @@ export function openApiDocument(hooks: readonly string[]): object {
           },
         },
         CallDetail: {
-          allOf: [ref('Call'), { type: 'object', properties: { receipts: { type: 'array', items: ref('Receipt') }, deliveries: { type: 'array', items: ref('Delivery') }, attempts: { type: 'array', items: { type: 'object' } } } }],
+          allOf: [
+            ref('Call'),
+            {
+              type: 'object',
+              properties: {
+                receipts: { type: 'array', items: ref('Receipt') },
+                deliveries: { type: 'array', items: ref('Delivery') },
+                attempts: { type: 'array', items: { type: 'object' } },
+                edits: { type: 'array', items: ref('CallEdit'), description: 'Edits and review marks, oldest first' },
+              },
+            },
+          ],
+        },
+        CallEdit: {
+          type: 'object',
+          required: ['at', 'fields', 'revision'],
+          properties: {
+            at: { type: 'string', format: 'date-time' },
+            fields: {
+              type: 'object',
+              description: 'Each field changed: `before` is its value in data, or as received while it had a problem, absent when it had none; `after` likewise',
+              additionalProperties: { type: 'object', properties: { before: {}, after: {} } },
+            },
+            revision: { type: 'integer', description: 'The revision the edit made, or the one a review mark was given at' },
+            reviewed: { const: true, description: 'A review mark: no change, the call leaves the review queue' },
+          },
+        },
+        EditReply: {
+          type: 'object',
+          required: ['record', 'problems', 'edit'],
+          properties: { record: ref('Record'), problems: { type: 'array', items: ref('Problem') }, edit: { oneOf: [ref('CallEdit'), { type: 'null' }] } },
         },
       },
     },
