@@ -35,6 +35,21 @@ describe('jsonl sink', () => {
     expect(lines(join(dir, 'calls.jsonl')).map((r) => r.id)).toEqual(['a', 'b']);
   });
 
+  it('writes a line per revision: an edited record is another line, each written once, also across a restart (contract section 5)', async () => {
+    const dir = tempDir();
+    const edited = { ...record('a'), revision: 2, data: { first_name: 'Asha Rao' } };
+    const first = await open(dir);
+    await first.deliver(record('a'), context);
+    await first.deliver(edited, context);
+    await first.close?.();
+    const second = await open(dir);
+    await second.deliver(edited, { ...context, attempt: 2 });
+    await second.deliver(record('a'), context);
+    await second.deliver({ ...edited, revision: 3 }, context);
+    await second.close?.();
+    expect(lines(join(dir, 'calls.jsonl')).map((r) => [r.id, r.revision])).toEqual([['a', 1], ['a', 2], ['a', 3]]);
+  });
+
   it('drops a line torn by a crash, so the record is written again whole', async () => {
     const dir = tempDir();
     const path = join(dir, 'out.jsonl');

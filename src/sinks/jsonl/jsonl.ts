@@ -11,8 +11,9 @@ const REMEMBERED_IDS = 100_000;
 
 /**
  * Appends each record as one JSON line and syncs it to disk before the delivery counts as done.
- * The file holds exactly one line per record (contract section 3): delivery is at least once, so a record
- * written just before a crash is delivered again after the restart, and is recognised and skipped here.
+ * The file holds exactly one line per record and revision (contract sections 3 and 5): delivery is at least once,
+ * so a record written just before a crash is delivered again after the restart, and is recognised and skipped
+ * here; an edited record (revision 2 and on) is another line.
  */
 export const jsonlSink = defineSinkType({
   // Appends are cheap and batched into one datasync each, so many at once drain a backlog fast; but every claimed
@@ -68,7 +69,7 @@ export const jsonlSink = defineSinkType({
     return {
       deliver(record) {
         return new Promise<void>((resolve, reject) => {
-          waiting.push({ id: record.id, line: `${JSON.stringify(record)}\n`, done: (err) => (err ? reject(err) : resolve()) });
+          waiting.push({ id: lineKey(record), line: `${JSON.stringify(record)}\n`, done: (err) => (err ? reject(err) : resolve()) });
           flushing ??= Promise.resolve().then(flush);
         });
       },
@@ -101,10 +102,13 @@ async function recoverTail(handle: FileHandle): Promise<Set<string>> {
   return ids;
 }
 
+/** What a line is recognised by: its record's id, and the revision of an edited one (as its idempotency key). */
+const lineKey = ({ id, revision }: { id: string; revision?: unknown }) => (typeof revision === 'number' && revision > 1 ? `${id}:r${revision}` : id);
+
 function idOf(line: string): string | undefined {
   try {
-    const value = JSON.parse(line) as { id?: unknown };
-    return typeof value?.id === 'string' ? value.id : undefined;
+    const value = JSON.parse(line) as { id?: unknown; revision?: unknown };
+    return typeof value?.id === 'string' ? lineKey({ id: value.id, revision: value.revision }) : undefined;
   } catch {
     return undefined;
   }
