@@ -13,6 +13,7 @@ import { requestId } from './http/request-id.js';
 import { requestLogger } from './log.js';
 import { secretMasker } from './secrets.js';
 import type { Metrics } from './metrics.js';
+import { dashboardRoutes } from './web/dashboard.js';
 
 export type AppDeps = WebhookDeps &
   HealthDeps &
@@ -21,6 +22,10 @@ export type AppDeps = WebhookDeps &
     metrics?: Metrics;
     /** Contract section 6: when set, `/metrics` answers only a request bearing it. */
     metricsToken?: string;
+    /** Contract section 11: the zone the dashboard shows times in (the server's by default). */
+    timezone?: string;
+    /** Contract section 11: the dashboard's session cookie is `Secure` whatever the request's scheme. */
+    secureCookies?: boolean;
   };
 
 /** The Hono app and nothing else: no listening, no side effects, so tests build it with whatever deps they like. */
@@ -30,6 +35,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const requestLog = requestLogger(log);
   const mask = secretMasker(deps.secrets);
+  // The dashboard's overview shows the webhook requests refused for a wrong key since start (contract section 11):
+  // nothing of them is stored, so this process counts them as it answers.
+  let wrongKeys = 0;
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -37,6 +45,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
     const seconds = (performance.now() - started) / 1000;
     const summary = c.get('summary');
+    if (c.res.status === 401 && c.req.path.startsWith('/webhooks/')) wrongKeys++;
     // Only a configured hook names a metric label: a client cannot grow the label set.
     if (summary?.hook) metrics?.observeRequest(summary.hook, summary.outcome ?? String(c.res.status), seconds);
     // One line per request; headers are never logged, so the Authorization header cannot leak. The address is the
@@ -57,6 +66,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   }
   app.route('/webhooks', webhookRoutes(routeDeps));
   app.route('/admin', adminRoutes(routeDeps));
+  app.route('/ui', dashboardRoutes({ ...routeDeps, wrongKeys: () => wrongKeys }));
 
   app.notFound((c) => c.json(new CallhookError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`).toBody(), 404));
   app.onError((err, c) => {

@@ -101,6 +101,8 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     metricsToken: config.metricsToken,
     limiter: createAuthLimiter(config.authLimit),
     trustProxy: config.trustProxy,
+    timezone: config.timezone,
+    secureCookies: config.secureCookies,
     inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
     phoneRegion: config.phoneRegion,

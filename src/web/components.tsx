@@ -1,0 +1,69 @@
+import type { Child } from 'hono/jsx';
+import type { Clock } from './time.js';
+
+/** Small pieces the pages share. Everything a page shows goes through JSX, which escapes it: never `raw()`. */
+
+export function Note({ kind, children }: { kind: 'ok' | 'error' | 'info'; children?: Child }) {
+  return (
+    <p class={`note ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
+      {children}
+    </p>
+  );
+}
+
+export function Tag({ kind, children }: { kind: 'ok' | 'bad' | 'warn' | 'plain'; children?: Child }) {
+  return <span class={`tag ${kind}`}>{children}</span>;
+}
+
+export function Time({ at, clock }: { at: string | number | null | undefined; clock: Clock }) {
+  if (at === null || at === undefined) return <span class="muted">—</span>;
+  const iso = new Date(at).toISOString();
+  return (
+    <time class="nowrap" datetime={iso}>
+      {clock.show(at)}
+    </time>
+  );
+}
+
+/** A JSON value or a text, shown as it is (pre-formatted, escaped). */
+export function Pre({ value, label }: { value: unknown; label: string }) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  // A scrolling region is reachable by keyboard, and named for a screen reader.
+  return (
+    <pre tabindex={0} aria-label={label}>
+      {text}
+    </pre>
+  );
+}
+
+/** A table in a box that scrolls sideways on a narrow screen, so the page itself never does. */
+export function Scroll({ label, children }: { label: string; children?: Child }) {
+  return (
+    <div class="scroll" role="region" aria-label={label} tabindex={0}>
+      {children}
+    </div>
+  );
+}
+
+/** A link to the next page of a list (cursor paging) and back to the first. */
+export function Pager({ path, query, next, first }: { path: string; query: Record<string, string | undefined>; next: string | number | null; first: boolean }) {
+  const href = (after?: string | number) => {
+    const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after'));
+    if (after !== undefined) params.set('after', String(after));
+    const text = params.toString();
+    return text === '' ? path : `${path}?${text}`;
+  };
+  if (next === null && first) return <></>;
+  return (
+    <nav class="pager" aria-label="Pages">
+      {!first && <a href={href()}>First page</a>}
+      {next !== null && <a href={href(next)}>Next page</a>}
+    </nav>
+  );
+}
+
+/** What a form that acts leaves on the page it redirects to: a fixed sentence chosen by code, never text from the URL. */
+export function Done({ messages, code }: { messages: Record<string, string>; code: string | undefined }) {
+  const message = code === undefined ? undefined : messages[code];
+  return message === undefined ? <></> : <Note kind="ok">{message}</Note>;
+}

@@ -1,0 +1,31 @@
+import type { Logger } from 'pino';
+import type { ReceiptsDeps } from '../admin/receipts.js';
+import type { SinksDeps } from '../admin/sinks.js';
+import type { Hook } from '../intake.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from './time.js';
+
+/** What every page's routes read from: the serve's own store, hooks and sinks, and how to show what they hold. */
+export interface WebContext {
+  store: Store;
+  hooks: ReadonlyMap<string, Hook>;
+  sinkNames: readonly string[];
+  sinks: SinksDeps;
+  receipts: ReceiptsDeps;
+  /** Wakes the delivery worker after something became due. */
+  notify: () => void;
+  clock: Clock;
+  /**
+   * A copy of a value with every configured secret masked (contract sections 6 and 11: no page shows one), for
+   * whatever a page shows from the store or an error, before JSX escapes it.
+   */
+  shown: <T>(value: T) => T;
+  /** Bytes with every secret masked, for a body shown in base64. */
+  maskBody: (bytes: Uint8Array) => Uint8Array;
+  phoneRegion: string;
+  workerRunning: () => boolean;
+  accepting: () => boolean;
+  /** Webhook requests refused for a wrong key (401), counted by this process since it started. */
+  wrongKeys: () => number;
+  log: Logger;
+}

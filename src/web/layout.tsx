@@ -1,0 +1,65 @@
+import type { Child } from 'hono/jsx';
+import { jsxRenderer } from 'hono/jsx-renderer';
+
+/** What each page gives the layout: its title (the `<title>` and, by the page itself, its one `<h1>`). */
+export interface PageProps {
+  title: string;
+  /** Which item of the menu this page is under; none on the sign-in page, which has no menu. */
+  section?: Section;
+}
+
+declare module 'hono' {
+  interface ContextRenderer {
+    (content: string | Promise<string>, props: PageProps): Response | Promise<Response>;
+  }
+}
+
+export const SECTIONS = [
+  ['overview', '/ui', 'Overview'],
+  ['calls', '/ui/calls', 'Calls'],
+  ['review', '/ui/review', 'Review'],
+  ['deliveries', '/ui/deliveries', 'Deliveries'],
+  ['sinks', '/ui/sinks', 'Sinks'],
+  ['refused', '/ui/refused', 'Refused'],
+] as const;
+export type Section = (typeof SECTIONS)[number][0];
+
+/** The page around every page: the menu, a sign-out button, and in which zone times are shown. */
+export function layout(zone: string) {
+  return jsxRenderer(({ children, title, section }: PageProps & { children?: Child }) => (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>{`${title} · callhook`}</title>
+        <link rel="stylesheet" href="/ui/assets/style.css" />
+      </head>
+      <body>
+        {section !== undefined && (
+          <header class="top">
+            <a class="brand" href="/ui">
+              callhook
+            </a>
+            <nav aria-label="Main">
+              <ul>
+                {SECTIONS.map(([key, href, label]) => (
+                  <li>
+                    <a href={href} aria-current={key === section ? 'page' : undefined}>
+                      {label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <form method="post" action="/ui/logout">
+              <button type="submit">Sign out</button>
+            </form>
+          </header>
+        )}
+        <main>{children}</main>
+        {section !== undefined && <footer>Times are shown in {zone}.</footer>}
+      </body>
+    </html>
+  ));
+}

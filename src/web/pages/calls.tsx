@@ -1,0 +1,164 @@
+import { Hono } from 'hono';
+import type { CountryCode } from 'libphonenumber-js';
+import { toE164 } from '../../normalize/formats.js';
+import type { ListCallsQuery, StoredCall } from '../../store/store.js';
+import { Note, Pager, Scroll, Tag, Time } from '../components.js';
+import type { WebContext } from '../context.js';
+import { nextDay } from '../time.js';
+
+const PAGE = 50;
+const FILTERS = ['q', 'hook', 'status', 'outcome', 'sentiment', 'phone', 'from', 'to'] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number] | 'after', string>>;
+
+/**
+ * `/ui/calls`: the calls, newest first, with the admin API's filters (contract section 11). The dates are days in
+ * the configured zone, both included: "from 2026-11-20 to 2026-11-21" is those two days where the operator is.
+ */
+export function callsPage(ctx: WebContext): Hono {
+  return new Hono().get('/', async (c) => {
+    const given: Filters = {};
+    for (const name of [...FILTERS, 'after'] as const) {
+      const value = c.req.query(name)?.trim();
+      if (value) given[name] = value;
+    }
+    const { query, error } = storeQuery(ctx, given);
+    const calls = error ? [] : await ctx.store.listCalls(query);
+    const next = calls.length === PAGE ? calls.at(-1)!.record.id : null;
+    return c.render(<Calls ctx={ctx} given={given} calls={ctx.shown(calls)} next={next} error={error} />, { title: 'Calls', section: 'calls' });
+  });
+}
+
+function storeQuery(ctx: WebContext, given: Filters): { query: ListCallsQuery; error?: string } {
+  const from = given.from === undefined ? undefined : ctx.clock.dayStart(given.from);
+  const to = given.to === undefined ? undefined : ctx.clock.dayStart(given.to) && ctx.clock.dayStart(nextDay(given.to));
+  if ((given.from !== undefined && !from) || (given.to !== undefined && !to)) return { query: {}, error: 'A date is a day as YYYY-MM-DD.' };
+  if (given.status !== undefined && given.status !== 'accepted' && given.status !== 'held') return { query: {}, error: 'Status is accepted or held.' };
+  // Any spelling of a number finds the calls stored under its E.164 form, as in the admin API (contract section 6).
+  const phone = given.phone === undefined ? undefined : (toE164(given.phone, ctx.phoneRegion as CountryCode) ?? given.phone);
+  return {
+    query: { text: given.q, hook: given.hook, status: given.status, outcome: given.outcome, sentiment: given.sentiment, phone, from, to, after: given.after, order: 'desc', limit: PAGE },
+  };
+}
+
+function Calls({ ctx, given, calls, next, error }: { ctx: WebContext; given: Filters; calls: StoredCall[]; next: string | null; error?: string }) {
+  const hooks = [...ctx.hooks.values()].filter((h) => h.config.kind === 'end-of-call').map((h) => h.config.name);
+  return (
+    <>
+      <h1>Calls</h1>
+      <form class="filters card" method="get" action="/ui/calls" role="search" aria-label="Filter calls">
+        <div>
+          <label for="q">Search text</label>
+          <input id="q" name="q" type="search" value={given.q ?? ''} placeholder="a name, a word of the summary" />
+        </div>
+        <div>
+          <label for="hook">Hook</label>
+          <select id="hook" name="hook">
+            <option value="">any</option>
+            {hooks.map((name) => (
+              <option value={name} selected={given.hook === name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="status">Status</label>
+          <select id="status" name="status">
+            <option value="">any</option>
+            <option value="accepted" selected={given.status === 'accepted'}>
+              accepted
+            </option>
+            <option value="held" selected={given.status === 'held'}>
+              held
+            </option>
+          </select>
+        </div>
+        <div>
+          <label for="outcome">Outcome</label>
+          <input id="outcome" name="outcome" value={given.outcome ?? ''} />
+        </div>
+        <div>
+          <label for="sentiment">Sentiment</label>
+          <input id="sentiment" name="sentiment" value={given.sentiment ?? ''} />
+        </div>
+        <div>
+          <label for="phone">Phone</label>
+          <input id="phone" name="phone" type="tel" value={given.phone ?? ''} />
+        </div>
+        <div>
+          <label for="from">From (day)</label>
+          <input id="from" name="from" type="date" value={given.from ?? ''} />
+        </div>
+        <div>
+          <label for="to">To (day, included)</label>
+          <input id="to" name="to" type="date" value={given.to ?? ''} />
+        </div>
+        <div class="actions">
+          <button type="submit">Filter</button>
+          <a href="/ui/calls">Clear</a>
+        </div>
+      </form>
+      {error && <Note kind="error">{error}</Note>}
+      {!error && calls.length === 0 && <Note kind="info">No call matches.</Note>}
+      {calls.length > 0 && <CallTable ctx={ctx} calls={calls} label="Calls, newest first" />}
+      <Pager path="/ui/calls" query={given} next={next} first={given.after === undefined} />
+    </>
+  );
+}
+
+/** A table of calls, shared by the calls page and the review queue. */
+export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: StoredCall[]; label: string }) {
+  return (
+    <Scroll label={label}>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Received</th>
+            <th scope="col">Caller</th>
+            <th scope="col">Phone</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Sentiment</th>
+            <th scope="col">Summary</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {calls.map(({ record, status }) => {
+            const name = [record.data.first_name, record.data.last_name].filter((v) => v !== undefined && v !== '').join(' ');
+            return (
+              <tr>
+                <td>
+                  <a href={`/ui/calls/${encodeURIComponent(record.id)}`}>
+                    <Time at={record.received_at} clock={ctx.clock} />
+                  </a>
+                  {record.hook !== 'end-of-call' && <div class="muted">{record.hook}</div>}
+                </td>
+                <td>{name || <span class="muted">unknown</span>}</td>
+                <td class="nowrap">{String(record.data.phone_number ?? '')}</td>
+                <td>{String(record.data.call_outcome ?? '')}</td>
+                <td>{String(record.data.sentiment_analysis ?? '')}</td>
+                <td>{summary(record.data.call_summary)}</td>
+                <td>
+                  {status === 'held' ? <Tag kind="warn">held</Tag> : <Tag kind="plain">accepted</Tag>}
+                  {record.problems.length > 0 && (
+                    <>
+                      {' '}
+                      <Tag kind="bad">
+                        {record.problems.length} problem{record.problems.length === 1 ? '' : 's'}
+                      </Tag>
+                    </>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </Scroll>
+  );
+}
+
+function summary(value: unknown): string {
+  const text = value === undefined ? '' : String(value);
+  return text.length > 140 ? `${text.slice(0, 139)}…` : text;
+}

@@ -1,0 +1,194 @@
+import { Hono, type Context } from 'hono';
+import { CallhookError } from '../../errors.js';
+import type { DeliveryInfo, DeliveryState as State } from '../../store/store.js';
+import { Note, Pager, Scroll, Tag, Time } from '../components.js';
+import type { WebContext } from '../context.js';
+
+const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
+/** What a bulk retry takes (the admin API's `POST /admin/deliveries/retry`): dead ones, or pending ones made due now. */
+const RETRYABLE = ['dead', 'pending'] as const;
+const PAGE = 100;
+
+/**
+ * `/ui/deliveries`: deliveries by state and sink; retry one, or retry all that match after a page that says how
+ * many (contract section 11). The count comes from the store's per-sink counts, the ones /metrics reads.
+ */
+export function deliveriesPage(ctx: WebContext): Hono {
+  const filters = (c: Context) => {
+    const state = c.req.query('state');
+    const sink = c.req.query('sink');
+    return {
+      state: (STATES as readonly string[]).includes(state ?? '') ? (state as State) : undefined,
+      sink: sink !== undefined && ctx.sinkNames.includes(sink) ? sink : undefined,
+    };
+  };
+  const matching = async (state: (typeof RETRYABLE)[number], sink: string | undefined) =>
+    (await ctx.store.deliveryStats()).filter((s) => s.state === state && (sink === undefined || s.sink === sink)).reduce((n, s) => n + s.count, 0);
+  const retryable = (value: unknown) => ((RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined);
+
+  return new Hono()
+    .get('/', async (c) => {
+      const { state, sink } = filters(c);
+      const after = Number(c.req.query('after'));
+      const deliveries = await ctx.store.listDeliveries({ state, sink, limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
+      const n = Number(c.req.query('retried'));
+      const done = Number.isSafeInteger(n) && n >= 0 ? `Retried ${n} ${n === 1 ? 'delivery' : 'deliveries'}.` : undefined;
+      const next = deliveries.length === PAGE ? deliveries.at(-1)!.id : null;
+      return c.render(<Deliveries ctx={ctx} state={state} sink={sink} deliveries={ctx.shown(deliveries)} next={next} first={c.req.query('after') === undefined} done={done} />, {
+        title: 'Deliveries',
+        section: 'deliveries',
+      });
+    })
+    .get('/retry', async (c) => {
+      const { state, sink } = filters(c);
+      const which = retryable(state ?? 'dead');
+      if (!which) return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`, 303);
+      const count = await matching(which, sink);
+      return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, { title: 'Retry deliveries', section: 'deliveries' });
+    })
+    .post('/retry', async (c) => {
+      const form = await c.req.parseBody();
+      const state = retryable(form.state);
+      const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
+      if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
+      if (sink !== undefined && !ctx.sinkNames.includes(sink)) throw new CallhookError('BAD_REQUEST', `no sink is named ${sink}`);
+      const retried = await ctx.store.retryDeliveries({ state, sink });
+      if (retried > 0) ctx.notify();
+      return c.redirect(`/ui/deliveries?${new URLSearchParams({ state: 'pending', ...(sink && { sink }), retried: String(retried) })}`, 303);
+    })
+    .post('/:id/retry', async (c) => {
+      const id = Number(c.req.param('id'));
+      if (!Number.isSafeInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no delivery with id ${c.req.param('id')}`);
+      const retried = await ctx.store.retryDeliveries({ ids: [id], state: 'dead' });
+      if (retried === 0) throw new CallhookError('CONFLICT', `delivery ${id} does not exist or is not dead`);
+      ctx.notify();
+      const back = (await c.req.parseBody()).back;
+      // Only back to a page of the dashboard: the field is the form's, but a form can be forged.
+      if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back)) return c.redirect(`${back}?done=retried&n=${retried}`, 303);
+      return c.redirect(`/ui/deliveries?retried=${retried}`, 303);
+    });
+}
+
+export function DeliveryState({ state }: { state: State }) {
+  const kind = state === 'done' ? 'ok' : state === 'dead' ? 'bad' : 'warn';
+  return <Tag kind={kind}>{state === 'in_flight' ? 'in flight' : state}</Tag>;
+}
+
+function Deliveries(props: { ctx: WebContext; state?: State; sink?: string; deliveries: DeliveryInfo[]; next: number | null; first: boolean; done?: string }) {
+  const { ctx, state, sink, deliveries, done } = props;
+  const retryState = state === undefined || state === 'dead' ? 'dead' : state === 'pending' ? 'pending' : undefined;
+  const retryQuery = new URLSearchParams({ state: retryState ?? 'dead', ...(sink && { sink }) });
+  return (
+    <>
+      <h1>Deliveries</h1>
+      {done && <Note kind="ok">{done}</Note>}
+      <form class="filters card" method="get" action="/ui/deliveries" aria-label="Filter deliveries">
+        <div>
+          <label for="state">State</label>
+          <select id="state" name="state">
+            <option value="">any</option>
+            {STATES.map((s) => (
+              <option value={s} selected={state === s}>
+                {s === 'in_flight' ? 'in flight' : s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="sink">Sink</label>
+          <select id="sink" name="sink">
+            <option value="">any</option>
+            {ctx.sinkNames.map((s) => (
+              <option value={s} selected={sink === s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="actions">
+          <button type="submit">Filter</button>
+        </div>
+      </form>
+      {retryState && (
+        <p>
+          <a class="button secondary" href={`/ui/deliveries/retry?${retryQuery}`}>
+            Retry all {retryState} deliveries{sink ? ` to ${sink}` : ''}…
+          </a>
+        </p>
+      )}
+      {deliveries.length === 0 ? (
+        <Note kind="info">No delivery matches.</Note>
+      ) : (
+        <Scroll label="Deliveries">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Call</th>
+                <th scope="col">Sink</th>
+                <th scope="col">State</th>
+                <th scope="col" class="num">
+                  Attempts
+                </th>
+                <th scope="col">Last change</th>
+                <th scope="col">Last error</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <tr>
+                  <td>
+                    <a href={`/ui/calls/${encodeURIComponent(d.callId)}`}>{d.callId}</a>
+                  </td>
+                  <td>{d.sink}</td>
+                  <td>
+                    <DeliveryState state={d.state} />
+                  </td>
+                  <td class="num">{d.attempts}</td>
+                  <td>
+                    <Time at={d.updatedAt} clock={ctx.clock} />
+                  </td>
+                  <td>{d.lastError ?? ''}</td>
+                  <td>
+                    {d.state === 'dead' && (
+                      <form class="inline" method="post" action={`/ui/deliveries/${d.id}/retry`}>
+                        <button type="submit" class="secondary" aria-label={`Retry delivery ${d.id} to ${d.sink}`}>
+                          Retry
+                        </button>
+                      </form>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Scroll>
+      )}
+      <Pager path="/ui/deliveries" query={{ state, sink }} next={props.next} first={props.first} />
+    </>
+  );
+}
+
+function ConfirmRetry({ state, sink, count }: { state: 'dead' | 'pending'; sink?: string; count: number }) {
+  const what = `${count} ${state} ${count === 1 ? 'delivery' : 'deliveries'}${sink ? ` to ${sink}` : ''}`;
+  return (
+    <>
+      <h1>Retry deliveries</h1>
+      {count === 0 ? (
+        <Note kind="info">There are no {state} deliveries{sink ? ` to ${sink}` : ''} to retry.</Note>
+      ) : (
+        <form method="post" action="/ui/deliveries/retry" class="card">
+          <p>
+            This retries <strong>{what}</strong>: each is sent again now, with a fresh count of attempts (the attempts made so far stay in each call's history).
+          </p>
+          <input type="hidden" name="state" value={state} />
+          {sink && <input type="hidden" name="sink" value={sink} />}
+          <div class="actions">
+            <button type="submit">Retry {what}</button>
+            <a href="/ui/deliveries">Cancel</a>
+          </div>
+        </form>
+      )}
+    </>
+  );
+}

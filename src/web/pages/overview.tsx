@@ -1,0 +1,171 @@
+import { Hono } from 'hono';
+import { listSinks, type SinkView } from '../../admin/sinks.js';
+import { STORE_DEADLINE_MS, withinDeadline } from '../../http/deadline.js';
+import { BarChart, topBars } from '../charts.js';
+import { Note, Scroll, Tag, Time } from '../components.js';
+import type { WebContext } from '../context.js';
+import { overviewCounter, type OverviewCounts } from '../overview-counts.js';
+import { age } from '../time.js';
+
+/** `/ui`: what came in lately, what became of it, and whether the sinks and the store keep up (contract section 11). */
+export function overviewPage(ctx: WebContext): Hono {
+  const counts = overviewCounter(ctx.store);
+  return new Hono().get('/', async (c) => {
+    const [figures, sinks, store] = await Promise.all([counts(), listSinks(ctx.sinks), storeState(ctx)]);
+    return c.render(<Overview ctx={ctx} figures={ctx.shown(figures)} sinks={ctx.shown(sinks)} store={store} />, { title: 'Overview', section: 'overview' });
+  });
+}
+
+async function storeState({ store, log }: WebContext): Promise<'ok' | 'failing'> {
+  try {
+    await withinDeadline(store.ping(), STORE_DEADLINE_MS, 'the store probe');
+    return 'ok';
+  } catch (err) {
+    // As /readyz: the page says that it failed; what failed (hosts, users) is for the log.
+    log.warn({ err, check: 'store' }, 'dashboard: the store probe failed');
+    return 'failing';
+  }
+}
+
+function Overview({ ctx, figures, sinks, store }: { ctx: WebContext; figures: OverviewCounts; sinks: SinkView[]; store: 'ok' | 'failing' }) {
+  const { day, week } = figures;
+  const rows = [
+    ['Accepted', 'accepted'],
+    ['Duplicate', 'duplicate'],
+    ['Held', 'held'],
+    ['Refused (4xx, after the key check)', 'refused'],
+    ['Not stored (5xx)', 'failed'],
+  ] as const;
+  return (
+    <>
+      <h1>Overview</h1>
+      <h2>Calls received</h2>
+      {figures.capped && <Note kind="info">More calls arrived this week than the page counts: the figures cover the newest {figures.cap.toLocaleString('en')}.</Note>}
+      <div class="grid">
+        <div class="card">
+          <BarChart id="outcome-day" title={`Last 24 hours by outcome (${day.outcomes.length})`} bars={topBars(day.outcomes)} />
+        </div>
+        <div class="card">
+          <BarChart id="outcome-week" title={`Last 7 days by outcome (${week.outcomes.length})`} bars={topBars(week.outcomes)} />
+        </div>
+        <div class="card">
+          <BarChart id="sentiment-day" title={`Last 24 hours by sentiment (${day.sentiments.length})`} bars={topBars(day.sentiments)} />
+        </div>
+        <div class="card">
+          <BarChart id="sentiment-week" title={`Last 7 days by sentiment (${week.sentiments.length})`} bars={topBars(week.sentiments)} />
+        </div>
+      </div>
+
+      <h2>Requests</h2>
+      <Scroll label="Requests by what became of them">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Request</th>
+              <th scope="col" class="num">
+                Last 24 hours
+              </th>
+              <th scope="col" class="num">
+                Last 7 days
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(([label, key]) => (
+              <tr>
+                <th scope="row">{key === 'refused' ? <a href="/ui/refused">{label}</a> : label}</th>
+                <td class="num">{day.requests[key]}</td>
+                <td class="num">{week.requests[key]}</td>
+              </tr>
+            ))}
+            <tr>
+              <th scope="row">Wrong key (401), since this process started</th>
+              <td class="num" colspan={2}>
+                {ctx.wrongKeys()}
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </Scroll>
+
+      <h2>Sinks</h2>
+      <Scroll label="Sinks">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Sink</th>
+              <th scope="col" class="num">
+                Pending
+              </th>
+              <th scope="col" class="num">
+                Dead
+              </th>
+              <th scope="col">Oldest pending</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sinks.map((sink) => (
+              <tr>
+                <th scope="row">
+                  <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a> <span class="muted">{sink.type}</span>
+                </th>
+                <td class="num">{sink.deliveries.pending + sink.deliveries.in_flight}</td>
+                <td class="num">{sink.deliveries.dead > 0 ? <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a> : 0}</td>
+                <td>{sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+                <td>
+                  <SinkState sink={sink} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Scroll>
+
+      <h2>Store and intake</h2>
+      <dl class="stats">
+        <div>
+          <dt>Store ({ctx.store.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'})</dt>
+          <dd>{store === 'ok' ? <Tag kind="ok">commits</Tag> : <Tag kind="bad">failing</Tag>}</dd>
+        </div>
+        <div>
+          <dt>Delivery worker</dt>
+          <dd>{ctx.workerRunning() ? <Tag kind="ok">running</Tag> : <Tag kind="bad">stopped</Tag>}</dd>
+        </div>
+        <div>
+          <dt>Intake</dt>
+          <dd>{ctx.accepting() ? <Tag kind="ok">accepting</Tag> : <Tag kind="warn">draining</Tag>}</dd>
+        </div>
+        <div>
+          <dt>Last reconcile run</dt>
+          <dd>
+            <span class="muted">none kept</span>
+          </dd>
+        </div>
+      </dl>
+      <p class="muted">
+        Counted <Time at={figures.countedAt} clock={ctx.clock} />. The store keeps no record of reconcile runs: a scheduled run writes its summary to the log.
+      </p>
+    </>
+  );
+}
+
+export function SinkState({ sink }: { sink: SinkView }) {
+  return (
+    <>
+      {sink.paused ? <Tag kind="warn">paused{sink.paused_by === 'config' ? ' (config)' : ''}</Tag> : <Tag kind="ok">running</Tag>}
+      {sink.rate_limited_until !== null && (
+        <>
+          {' '}
+          <Tag kind="warn">rate limited</Tag>
+        </>
+      )}
+      {sink.last_error !== null && (
+        <>
+          {' '}
+          <Tag kind="bad">last attempt failed</Tag>
+        </>
+      )}
+    </>
+  );
+}

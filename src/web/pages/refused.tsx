@@ -1,0 +1,107 @@
+import { Hono } from 'hono';
+import { ingestReceipt, receiptJson, type ReceiptJson } from '../../admin/receipts.js';
+import { CallhookError } from '../../errors.js';
+import { Note, Pager, Pre, Scroll, Time } from '../components.js';
+import type { WebContext } from '../context.js';
+
+const PAGE = 25;
+
+/**
+ * `/ui/refused`: the requests refused after the key check (contract section 6: the sender never retries, so each
+ * is a lost call until someone acts), newest first, each with its error, its raw body and a form that runs it
+ * through intake again, as it came or corrected: the `body` prefilled with the raw body, a content type, one button.
+ */
+export function refusedPage(ctx: WebContext): Hono {
+  return new Hono()
+    .get('/', async (c) => {
+      const hook = c.req.query('hook') || undefined;
+      const after = Number(c.req.query('after'));
+      const page = await ctx.store.listReceiptPage({ outcome: 'rejected', hook, order: 'desc', limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
+      const receipts = ctx.shown(page.map((r) => receiptJson(r, ctx.maskBody)));
+      const next = page.length === PAGE ? page.at(-1)!.id : null;
+      return c.render(<Refused receipts={receipts} ctx={ctx} hook={hook} next={next} first={c.req.query('after') === undefined} />, { title: 'Refused requests', section: 'refused' });
+    })
+    .post('/:id/ingest', async (c) => {
+      const id = Number(c.req.param('id'));
+      if (!Number.isSafeInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no receipt with id ${c.req.param('id')}`);
+      const form = await c.req.parseBody();
+      // A form posts text; the body is the text area's as the operator left it (a browser sends its line ends as CRLF).
+      const body = typeof form.body === 'string' ? new TextEncoder().encode(form.body) : undefined;
+      const contentType = typeof form.content_type === 'string' ? form.content_type.trim() || null : undefined;
+      const { reply } = await ingestReceipt(ctx.receipts, id, { body, contentType });
+      if (reply.status === 'accepted') ctx.notify();
+      return c.redirect(`/ui/calls/${encodeURIComponent(reply.id)}?done=ingested`, 303);
+    });
+}
+
+function Refused({ ctx, receipts, hook, next, first }: { ctx: WebContext; receipts: ReceiptJson[]; hook?: string; next: number | null; first: boolean }) {
+  return (
+    <>
+      <h1>Refused requests</h1>
+      <p class="muted">
+        Requests that passed the key check but were refused (a body that could not be read, a content type not taken). The sender never retries: fix the body if need be, and ingest it. The call is stored
+        with source "recovered".
+      </p>
+      {receipts.length === 0 && <Note kind="info">No refused request{hook ? ` on ${hook}` : ''}.</Note>}
+      {receipts.map((r) => (
+        <section class="card" aria-labelledby={`receipt-${r.id}`}>
+          <h2 id={`receipt-${r.id}`}>
+            Request {r.id} to {r.hook}
+          </h2>
+          <Scroll label={`Request ${r.id}`}>
+            <table>
+              <tbody>
+                <tr>
+                  <th scope="row">Received</th>
+                  <td>
+                    <Time at={r.receivedAt} clock={ctx.clock} />
+                  </td>
+                </tr>
+                <tr>
+                  <th scope="row">Status</th>
+                  <td>{r.status}</td>
+                </tr>
+                <tr>
+                  <th scope="row">Error</th>
+                  <td class="problem">{r.error ?? ''}</td>
+                </tr>
+                <tr>
+                  <th scope="row">Content type</th>
+                  <td>{r.contentType ?? <span class="muted">none</span>}</td>
+                </tr>
+              </tbody>
+            </table>
+          </Scroll>
+          {r.ingestedAs ? (
+            <p>
+              Ingested as <a href={`/ui/calls/${encodeURIComponent(r.ingestedAs)}`}>call {r.ingestedAs}</a>.
+            </p>
+          ) : r.rawBodyBase64 !== undefined ? (
+            <>
+              <p class="muted">The body is not UTF-8 text; as received, in base64:</p>
+              <Pre value={r.rawBodyBase64} label={`Body of request ${r.id}, base64`} />
+              <p class="muted">Ingest it with the admin API or the CLI (`callhook receipts ingest {r.id}`), which take bytes.</p>
+            </>
+          ) : r.rawBody === undefined ? (
+            <p class="muted">No body was kept (refused before it was read).</p>
+          ) : (
+            <form method="post" action={`/ui/refused/${r.id}/ingest`}>
+              <label for={`body-${r.id}`}>body</label>
+              <textarea id={`body-${r.id}`} name="body" rows={8}>
+                {r.rawBody}
+              </textarea>
+              <div class="actions">
+                <div>
+                  <label for={`type-${r.id}`}>Content type</label>
+                  <input id={`type-${r.id}`} name="content_type" value={r.contentType ?? ''} />
+                </div>
+                <button type="submit">Ingest request {r.id}</button>
+              </div>
+            </form>
+          )}
+        </section>
+      ))}
+      <Pager path="/ui/refused" query={{ hook }} next={next} first={first} />
+    </>
+  );
+}

@@ -1,0 +1,108 @@
+import { Hono, type Context } from 'hono';
+import { listSinks, pauseSink, type SinkView } from '../../admin/sinks.js';
+import { Note, Scroll, Time } from '../components.js';
+import type { WebContext } from '../context.js';
+import { age } from '../time.js';
+import { SinkState } from './overview.js';
+
+/**
+ * `/ui/sinks`: the sinks of `GET /admin/sinks`, with pause and resume (contract sections 9 and 11), through the same
+ * operations as the admin API: a pause is kept in the store, for every replica and every restart.
+ */
+export function sinksPage(ctx: WebContext): Hono {
+  const act = (paused: boolean) =>
+    async function pauseOrResume(c: Context) {
+      const name = c.req.param('name')!;
+      await pauseSink(ctx.sinks, name, paused);
+      // A resume wakes this worker now; another replica's looks at the outbox again within a second.
+      if (!paused) ctx.notify();
+      return c.redirect(`/ui/sinks?${new URLSearchParams({ done: paused ? 'paused' : 'resumed', sink: name })}`, 303);
+    };
+  return new Hono()
+    .get('/', async (c) => {
+      const sinks = ctx.shown(await listSinks(ctx.sinks));
+      const done = c.req.query('done');
+      const sink = sinks.find((s) => s.name === c.req.query('sink'))?.name;
+      const message = sink && (done === 'paused' || done === 'resumed') ? `${done === 'paused' ? 'Paused' : 'Resumed'} ${sink}.` : undefined;
+      return c.render(<Sinks ctx={ctx} sinks={sinks} done={message} />, { title: 'Sinks', section: 'sinks' });
+    })
+    .post('/:name/pause', act(true))
+    .post('/:name/resume', act(false));
+}
+
+function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?: string }) {
+  return (
+    <>
+      <h1>Sinks</h1>
+      {done && <Note kind="ok">{done}</Note>}
+      <p class="muted">A paused sink keeps its deliveries waiting, on every replica and across restarts, until it is resumed.</p>
+      <Scroll label="Sinks">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Sink</th>
+              <th scope="col">State</th>
+              <th scope="col" class="num">
+                Pending
+              </th>
+              <th scope="col" class="num">
+                In flight
+              </th>
+              <th scope="col" class="num">
+                Done
+              </th>
+              <th scope="col" class="num">
+                Dead
+              </th>
+              <th scope="col">Oldest pending</th>
+              <th scope="col">Last success</th>
+              <th scope="col">Last error</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sinks.map((s) => (
+              <tr>
+                <th scope="row">
+                  <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a>
+                  <div class="muted">{s.type}</div>
+                </th>
+                <td>
+                  <SinkState sink={s} />
+                  {s.rate_limited_until && (
+                    <div class="muted">
+                      until <Time at={s.rate_limited_until} clock={ctx.clock} />
+                    </div>
+                  )}
+                </td>
+                <td class="num">{s.deliveries.pending}</td>
+                <td class="num">{s.deliveries.in_flight}</td>
+                <td class="num">{s.deliveries.done}</td>
+                <td class="num">{s.deliveries.dead}</td>
+                <td>{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+                <td>
+                  <Time at={s.last_success_at} clock={ctx.clock} />
+                </td>
+                <td>
+                  {s.last_error ?? ''}
+                  {s.last_error_at && (
+                    <div class="muted">
+                      <Time at={s.last_error_at} clock={ctx.clock} />
+                    </div>
+                  )}
+                </td>
+                <td>
+                  <form class="inline" method="post" action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}>
+                    <button type="submit" class={s.paused ? '' : 'secondary'} aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}>
+                      {s.paused ? 'Resume' : 'Pause'}
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Scroll>
+    </>
+  );
+}
