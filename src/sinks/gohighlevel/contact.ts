@@ -4,6 +4,9 @@ import { caller, type Caller } from '../shared/record-fields.js';
 import type { CompiledMap } from '../shared/template.js';
 import { PermanentError } from '../sink.js';
 import type { GhlClient } from './client.js';
+import { mostRecentlyUpdated, type FoundContact } from '../shared/contact-choice.js';
+
+export type { FoundContact };
 
 /**
  * The caller as a HighLevel contact (contract section 10). The upsert follows the location's "Allow Duplicate
@@ -18,12 +21,6 @@ import type { GhlClient } from './client.js';
 export const CUSTOM_FIELD_PREFIX = 'customFields.';
 
 export type ContactFields = Record<string, unknown>;
-
-export interface FoundContact {
-  id: string;
-  /** Said with the attempt when the search found more than one contact (contract section 10). */
-  note?: string;
-}
 
 interface SearchedContact {
   id: string;
@@ -69,14 +66,8 @@ export async function findContact(client: GhlClient, locationId: string, who: Pi
     filters: [filter],
     sort: [{ field: 'dateUpdated', direction: 'desc' }],
   });
-  const matches = (reply.contacts ?? [])
-    .filter((c) => (who.email ? c.email?.trim().toLowerCase() === who.email.toLowerCase() : samePhone(c.phone ?? undefined, who.phone!)))
-    .sort((a, b) => updated(b) - updated(a));
-  const [latest] = matches;
-  if (!latest) return undefined;
-  if (matches.length === 1) return { id: latest.id };
-  const others = matches.slice(1).map((c) => c.id).join(', ');
-  return { id: latest.id, note: `${matches.length} GoHighLevel contacts have the ${by} ${who.email ?? who.phone}; updated ${latest.id}, the most recently updated (not ${others})` };
+  const matches = (reply.contacts ?? []).filter((c) => (who.email ? c.email?.trim().toLowerCase() === who.email.toLowerCase() : samePhone(c.phone ?? undefined, who.phone!)));
+  return mostRecentlyUpdated(matches, (c) => c.dateUpdated, `GoHighLevel contacts have the ${by} ${who.email ?? who.phone}`);
 }
 
 /**
@@ -103,10 +94,6 @@ export async function addTags(client: GhlClient, contactId: string, tags: readon
   await client.request('POST', `/contacts/${encodeURIComponent(contactId)}/tags`, { tags });
 }
 
-function updated(contact: SearchedContact): number {
-  const at = Date.parse(contact.dateUpdated ?? '');
-  return Number.isNaN(at) ? 0 : at;
-}
 
 function dropUndefined(fields: Record<string, unknown>): ContactFields {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));

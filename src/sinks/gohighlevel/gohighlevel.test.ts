@@ -86,7 +86,7 @@ describe('gohighlevel sink: the caller and the call', () => {
     const old = fake.addContact({ firstName: 'Asha', phone: '+919812345678', dateUpdated: '2026-01-01T00:00:00.000Z' });
     const recent = fake.addContact({ firstName: 'Asha V', phone: '+91 98123 45678', dateUpdated: '2026-06-01T00:00:00.000Z' });
     const result = await (await open()).deliver(byPhone(), context());
-    expect(result).toEqual({ note: `2 GoHighLevel contacts have the phone +919812345678; updated ${recent.id}, the most recently updated (not ${old.id})` });
+    expect(result).toEqual({ note: `2 GoHighLevel contacts have the phone +919812345678 (${recent.id}, ${old.id}); updated ${recent.id}, the most recently updated` });
     expect(fake.requests[1]!.path).toBe(`/contacts/${recent.id}`);
     expect(fake.notesOf(recent.id)).toHaveLength(1);
     expect(fake.notesOf(old.id)).toHaveLength(0);

@@ -1,6 +1,7 @@
 import { phoneSpellings, samePhone } from '../shared/phone.js';
 import { PermanentError } from '../sink.js';
 import type { HubSpotClient } from './client.js';
+import { mostRecentlyUpdated, type FoundContact as Found } from '../shared/contact-choice.js';
 
 /**
  * The caller as a HubSpot contact (contract section 10): by email with one batch upsert, else by phone with a
@@ -16,10 +17,7 @@ interface SimpleObject {
   updatedAt?: string;
 }
 
-export interface FoundContact {
-  id: string;
-  /** Said with the attempt when the search found more than one contact (contract section 10). */
-  note?: string;
+export interface FoundContact extends Found {
   /** Made by this delivery: HubSpot's search will not see it for a few seconds. */
   created?: boolean;
 }
@@ -66,11 +64,8 @@ export async function findByPhone(client: HubSpotClient, phone: string): Promise
     sorts: [{ propertyName: 'lastmodifieddate', direction: 'DESCENDING' }],
     limit: 20,
   });
-  const matches = (reply.results ?? []).filter((c) => matchesPhone(c, phone, national)).sort((a, b) => modified(b) - modified(a));
-  const [latest] = matches;
-  if (!latest) return undefined;
-  if (matches.length === 1) return { id: latest.id };
-  return { id: latest.id, note: `${matches.length} HubSpot contacts have ${phone} (${matches.map((c) => c.id).join(', ')}); updated ${latest.id}, the most recently modified` };
+  const matches = (reply.results ?? []).filter((c) => matchesPhone(c, phone, national));
+  return mostRecentlyUpdated(matches, (c) => c.properties.lastmodifieddate ?? c.updatedAt, `HubSpot contacts have ${phone}`);
 }
 
 /** `PATCH /crm/v3/objects/contacts/{id}` or `POST /crm/v3/objects/contacts` with the caller's properties. */
@@ -89,7 +84,3 @@ function matchesPhone(contact: SimpleObject, phone: string, national: string | u
   return national !== undefined && (p.hs_searchable_calculated_phone_number === national || p.hs_searchable_calculated_mobile_number === national);
 }
 
-function modified(contact: SimpleObject): number {
-  const at = Date.parse(contact.properties.lastmodifieddate ?? contact.updatedAt ?? '');
-  return Number.isNaN(at) ? 0 : at;
-}

@@ -92,7 +92,7 @@ describe('hubspot sink in a running serve', () => {
     const { id } = await (await post(server.url, sampleCall())).json();
     await until(async () => (await deliveriesOf(server)).every((d) => d.state === 'done'));
     expect(await attemptsOf(server, id)).toEqual([
-      expect.objectContaining({ outcome: 'ok', note: `2 HubSpot contacts have +919812345678 (${newer}, ${older}); updated ${newer}, the most recently modified` }),
+      expect.objectContaining({ outcome: 'ok', note: `2 HubSpot contacts have +919812345678 (${newer}, ${older}); updated ${newer}, the most recently updated` }),
     ]);
   });
 

@@ -90,7 +90,7 @@ describe('hubspot sink: the caller as a contact', () => {
     const newer = hubspot.addContact({ firstname: 'Asha V', phone: '9812345678' }, { modifiedAt: '2026-06-01T00:00:00.000Z' });
     hubspot.addContact({ firstname: 'Other', phone: '+919812345679' });
     const result = await (await open()).deliver(withoutEmail(), context());
-    expect(result).toEqual({ note: `2 HubSpot contacts have +919812345678 (${newer}, ${older}); updated ${newer}, the most recently modified` });
+    expect(result).toEqual({ note: `2 HubSpot contacts have +919812345678 (${newer}, ${older}); updated ${newer}, the most recently updated` });
     expect(hubspot.contacts.get(newer)!.properties.lastname).toBe('Verma');
     expect(hubspot.contacts.get(older)!.properties.lastname).toBeUndefined();
     expect(calls()[0]!.associations[0]!.to).toBe(newer);

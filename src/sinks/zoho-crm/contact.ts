@@ -5,6 +5,9 @@ import type { CompiledMap } from '../shared/template.js';
 import { PermanentError } from '../sink.js';
 import type { ZohoClient } from './client.js';
 import { resultId, type ActionReply } from './reply.js';
+import { mostRecentlyUpdated, type FoundContact } from '../shared/contact-choice.js';
+
+export type { FoundContact };
 
 /**
  * The caller as a Zoho CRM contact or lead (contract section 10): by email with an upsert, else by phone with a
@@ -14,12 +17,6 @@ import { resultId, type ActionReply } from './reply.js';
 
 export type Module = 'Contacts' | 'Leads';
 export type Fields = Record<string, unknown>;
-
-export interface FoundContact {
-  id: string;
-  /** Said with the attempt when the search found more than one (contract section 10). */
-  note?: string;
-}
 
 interface ZohoRecord {
   id: string;
@@ -69,13 +66,8 @@ export async function findByPhone(client: ZohoClient, module: Module, phone: str
   const { spellings } = phoneSpellings(phone);
   const criteria = spellings.flatMap((spelling) => ['Phone', 'Mobile'].map((field) => `(${field}:equals:${spelling.replace(/[\\(),]/g, '\\$&')})`));
   const reply = await client.request<{ data?: ZohoRecord[] }>('GET', `/crm/v6/${module}/search`, { query: { criteria: `(${criteria.join('or')})` } });
-  const matches = (reply.body?.data ?? [])
-    .filter((r) => samePhone(r.Phone ?? undefined, phone) || samePhone(r.Mobile ?? undefined, phone))
-    .sort((a, b) => modified(b) - modified(a));
-  const [latest] = matches;
-  if (!latest) return undefined;
-  if (matches.length === 1) return { id: latest.id };
-  return { id: latest.id, note: `${matches.length} Zoho CRM ${module} have ${phone} (${matches.map((r) => r.id).join(', ')}); updated ${latest.id}, the most recently modified` };
+  const matches = (reply.body?.data ?? []).filter((r) => samePhone(r.Phone ?? undefined, phone) || samePhone(r.Mobile ?? undefined, phone));
+  return mostRecentlyUpdated(matches, (r) => r.Modified_Time, `Zoho CRM ${module} have ${phone}`);
 }
 
 /** `PUT /crm/v6/<module>` with the id, or `POST /crm/v6/<module>` for a caller Zoho does not know yet. */
@@ -102,10 +94,6 @@ function missingLastName(err: unknown): boolean {
   return err instanceof PermanentError && /MANDATORY_NOT_FOUND\b.*\(Last_Name\)/.test(err.message);
 }
 
-function modified(record: ZohoRecord): number {
-  const at = Date.parse(record.Modified_Time ?? '');
-  return Number.isNaN(at) ? 0 : at;
-}
 
 function singular(module: Module): string {
   return module === 'Leads' ? 'lead' : 'contact';

@@ -81,7 +81,7 @@ describe('zoho-crm sink: the caller and the call', () => {
     const newer = zoho.add('Contacts', { Last_Name: 'New', Phone: '9812345678' }, '2026-06-01T09:00:00+05:30');
     zoho.add('Contacts', { Last_Name: 'Other', Phone: '9812345679' }, '2026-12-01T09:00:00+05:30');
     const result = await (await open()).deliver(record({ email_address: undefined }), context());
-    expect(result).toEqual({ note: `2 Zoho CRM Contacts have +919812345678 (${newer}, ${older}); updated ${newer}, the most recently modified` });
+    expect(result).toEqual({ note: `2 Zoho CRM Contacts have +919812345678 (${newer}, ${older}); updated ${newer}, the most recently updated` });
     expect(zoho.notesOf(newer)).toHaveLength(1);
     expect(zoho.notesOf(older)).toHaveLength(0);
   });
