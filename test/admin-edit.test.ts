@@ -69,8 +69,8 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_edit'))('editing
     expect(shown.deliveries).toEqual([]);
 
     expect((await admin('POST', `/calls/${held.id}/release`)).body).toEqual({ id: held.id, status: 'accepted', sinks: ['jsonl', 'crm'] });
-    const [line] = await until(() => (lines(held.id).length > 0 ? lines(held.id) : undefined));
-    expect(line).toEqual(patched.body.record);
+    await until(() => lines(held.id).length > 0);
+    expect(lines(held.id)).toEqual([patched.body.record]);
     await until(() => crm.received.some((r) => r.headers['idempotency-key'] === `${held.id}:crm:r2`));
   });
 
@@ -88,7 +88,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_edit'))('editing
     await until(() => lines(call.id).length === 2);
     expect(lines(call.id).map((r) => [r.revision, (r.data as Record<string, unknown>).last_name])).toEqual([[1, 'Verma'], [2, 'Rao']]);
     const sent = await until(() => crm.received.find((r) => r.headers['idempotency-key'] === `${call.id}:crm:r2`));
-    expect(JSON.parse(sent.body)).toMatchObject({ revision: 2, data: { last_name: 'Rao' } });
+    expect(JSON.parse(sent!.body)).toMatchObject({ revision: 2, data: { last_name: 'Rao' } });
 
     // A repeat of the request as it first came is still a duplicate of the call (contract section 4).
     expect(await receive('end-of-call', body)).toMatchObject({ status: 'duplicate', id: call.id });
