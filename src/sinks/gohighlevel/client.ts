@@ -1,5 +1,5 @@
 import { errorForStatus } from '../../delivery/classify.js';
-import { sendRequest } from '../shared/http-response.js';
+import { sendRequest, windowWait } from '../shared/http-response.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
 /**
@@ -57,13 +57,7 @@ export function ghlClient({ apiUrl, token, signal }: ClientOptions): GhlClient {
  * the worker's back-off step, which grows, rather than a 10-second pause that would spend an attempt every 10 s.
  */
 export function ghlRetryAfter(headers: Headers): number | undefined {
-  const number = (name: string) => {
-    const value = headers.get(name)?.trim();
-    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
-  };
-  const interval = number('x-ratelimit-interval-milliseconds');
-  if (number('x-ratelimit-remaining') === 0 && interval !== undefined) return Math.min(interval, 60_000);
-  return undefined;
+  return windowWait(headers, 'x-ratelimit-remaining', 'x-ratelimit-interval-milliseconds');
 }
 
 /**

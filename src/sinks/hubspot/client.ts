@@ -1,4 +1,4 @@
-import { sendRequest } from '../shared/http-response.js';
+import { sendRequest, windowWait } from '../shared/http-response.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
 /**
@@ -97,14 +97,10 @@ function parseBody(message: string): ErrorBody | undefined {
  * 429 is read from the body's `policyName` instead (policyWait).
  */
 export function hubspotRetryAfter(headers: Headers): number | undefined {
-  const number = (name: string) => {
-    const value = headers.get(name)?.trim();
-    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
-  };
-  const interval = number('x-hubspot-ratelimit-interval-milliseconds');
-  if (number('x-hubspot-ratelimit-remaining') === 0 && interval !== undefined) return Math.min(interval, 60_000);
-  if (number('x-hubspot-ratelimit-secondly-remaining') === 0) return 1000;
-  return undefined;
+  return (
+    windowWait(headers, 'x-hubspot-ratelimit-remaining', 'x-hubspot-ratelimit-interval-milliseconds') ??
+    (headers.get('x-hubspot-ratelimit-secondly-remaining')?.trim() === '0' ? 1000 : undefined)
+  );
 }
 
 /**

@@ -106,3 +106,16 @@ function hideUrl(text: string, url: string): string {
   return forms.reduce((out, form) => out.replaceAll(form, '<url>'), text);
 }
 
+/**
+ * The wait a rolling rate-limit window asks for, as HubSpot and HighLevel describe theirs: with `remaining` at 0,
+ * the window of `interval` milliseconds must pass (held to a minute, so a wrong header cannot pause a sink for
+ * hours). Undefined while requests remain, or without the headers.
+ */
+export function windowWait(headers: Headers, remaining: string, interval: string): number | undefined {
+  const number = (name: string) => {
+    const value = headers.get(name)?.trim();
+    return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+  };
+  const ms = number(interval);
+  return number(remaining) === 0 && ms !== undefined ? Math.min(ms, 60_000) : undefined;
+}
