@@ -388,6 +388,31 @@ describe('callhook calls release|redeliver and receipts through the running serv
     }
   });
 
+  it('edits a call through the running serve, printing what changed and the new revision, and refuses in one line', async () => {
+    const server = await startServer({ config: { hooks: { 'end-of-call': { on_problem: 'hold' } } } });
+    try {
+      const held = (await (await post(server.url, sampleCall({ first_name: '', email_address: 'asha@' }))).json()).id as string;
+      const env = { CALLHOOK_DATA_DIR: tempDir(), CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const edited = await callhook(['calls', 'edit', held, '--set', 'first_name=Asha', '--set', 'email_address=', '--set', 'call_date=31/02/2026', '--url', server.url], env);
+      expect(edited).toMatchObject({ code: 0, stderr: '' });
+      expect(edited.stdout).toBe(
+        `edited ${held}: revision 2\n  first_name: (none) -> "Asha"\n  email_address: "asha@" -> (none)\n  call_date: "2026-11-21" -> "31/02/2026"\nproblems: call_date invalid_format\n`,
+      );
+      const refused = await callhook(['calls', 'edit', held, '--set', 'colour=red', '--url', server.url], env);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^callhook: serve at .* answered 400: Bad request: data\.colour: not a parameter of the hook end-of-call \(parameters: .*\)\n$/);
+      const port = await closedPort();
+      const none = await callhook(['calls', 'edit', held, '--set', 'first_name=A', '--url', `http://127.0.0.1:${port}`], env);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/^callhook: no callhook serve answers at .*; start it, or pass --url\n$/);
+      const shown = (await (await fetch(`${server.url}/admin/calls/${held}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { record: { revision: number }; edits: unknown[] };
+      expect(shown.record.revision).toBe(2);
+      expect(shown.edits).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('lists refused requests and ingests one with a corrected body from a file', async () => {
     const server = await startServer();
     try {

@@ -21,7 +21,7 @@ export function withAdminOptions(command: Command): Command {
     .option('-c, --config <file>', 'config file, to find the port and the admin token');
 }
 
-export type AdminCall = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<unknown>;
+export type AdminCall = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) => Promise<unknown>;
 
 export async function adminClient(config: Config, { url }: AdminClientOptions): Promise<AdminCall> {
   const base = (url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');

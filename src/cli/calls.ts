@@ -11,8 +11,8 @@ import { writeOut } from './output.js';
 const EXPORT_PAGE = 1000;
 
 /**
- * `callhook calls list|show|export` read the store directly, without a running server; `release` and `redeliver`
- * change calls through the running serve's admin API (admin-client.ts). Output goes through
+ * `callhook calls list|show|export` read the store directly, without a running server; `release`, `redeliver` and
+ * `edit` change calls through the running serve's admin API (admin-client.ts). Output goes through
  * writeOut, so a reader that stops early (`| head`) stops the command too (contract section 7, output.ts).
  */
 export function callsCommand(): Command {
@@ -100,7 +100,39 @@ export function callsCommand(): Command {
       const note = pending > 0 ? ` (${pending} already pending or in flight)` : '';
       await writeOut(`redelivering ${id} to ${reply.scheduled} of ${reply.sinks.length} ${reply.sinks.length === 1 ? 'sink' : 'sinks'}${note}: ${reply.sinks.join(', ') || 'none'}\n`);
     });
+  // Contract section 11: the running serve normalises the new values with its hook's parameters, as at intake.
+  withAdminOptions(calls.command('edit').description("change fields of a call through the running serve, normalised as at intake; never redelivers"))
+    .argument('<id>')
+    .option('--set <field=value>', 'a declared field and its new value (field= empties it); repeat for more', collectSet, {})
+    .action(async (id: string, opts: AdminOptions & { set: Record<string, string> }) => {
+      if (Object.keys(opts.set).length === 0) throw new Error('name a field to change: --set field=value');
+      const admin = await adminClient(commandConfig(opts.config), opts);
+      const reply = (await admin('PATCH', `/calls/${encodeURIComponent(id)}`, { data: opts.set })) as EditReply;
+      await writeOut(describeEdit(id, reply));
+    });
   return calls;
+}
+
+interface EditReply {
+  record: { revision: number };
+  problems: { field: string; code: string }[];
+  edit: { fields: Record<string, { before?: unknown; after?: unknown }> } | null;
+}
+
+/** `--set field=value`, repeatable: the value is everything after the first `=`, given as text to be normalised. */
+function collectSet(text: string, set: Record<string, string>): Record<string, string> {
+  const at = text.indexOf('=');
+  if (at < 1) throw new Error(`--set takes field=value, not ${JSON.stringify(text)}`);
+  return Object.defineProperty(set, text.slice(0, at), { value: text.slice(at + 1), enumerable: true, writable: true, configurable: true });
+}
+
+/** What changed, field by field (before → after, "(none)" where there was no value), the new revision and the problems left. */
+export function describeEdit(id: string, { record, problems, edit }: EditReply): string {
+  const shown = (change: { before?: unknown; after?: unknown }, side: 'before' | 'after') => (Object.hasOwn(change, side) ? JSON.stringify(change[side]) : '(none)');
+  const left = `problems: ${problems.length === 0 ? 'none' : problems.map((p) => `${p.field} ${p.code}`).join(', ')}\n`;
+  if (!edit) return `nothing changed in ${id} (revision ${record.revision})\n${left}`;
+  const lines = Object.entries(edit.fields).map(([field, change]) => `  ${field}: ${shown(change, 'before')} -> ${shown(change, 'after')}\n`);
+  return `edited ${id}: revision ${record.revision}\n${lines.join('')}${left}`;
 }
 
 interface ListOptions {
