@@ -100,7 +100,7 @@ describe('callhook calls', () => {
     const list = await callhook(['calls', 'list'], env);
     expect(list.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(ids);
     const show = JSON.parse((await callhook(['calls', 'show', ids[0]!], env)).stdout);
-    expect(show).toMatchObject({ status: 'accepted', record: { id: ids[0], data: { first_name: 'Asha' } }, raw: { method: 'POST' } });
+    expect(show).toMatchObject({ status: 'accepted', record: { id: ids[0], data: { first_name: 'Asha' } }, raw: { method: 'POST' }, edits: [] });
     const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(jsonl.map((r) => r.id)).toEqual(ids);
     const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');

@@ -40,14 +40,15 @@ export function callsCommand(): Command {
     });
   calls
     .command('show')
-    .description('one call with its raw request, as JSON')
+    .description('one call with its raw request and its edits, as JSON')
     .argument('<id>')
     .option('-c, --config <file>', 'config file')
     .action(async (id: string, opts: { config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
         const call = await store.getCall(id);
         if (!call) throw new Error(`no call with id ${id}`);
-        await writeOut(`${JSON.stringify(call, null, 2)}\n`);
+        // With its edits and review marks (contract section 11), as GET /admin/calls/<id> shows them.
+        await writeOut(`${JSON.stringify({ ...call, edits: await store.listEdits(id) }, null, 2)}\n`);
       });
     });
   calls
