@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../src/normalize/dedup-key.js';
+import type { CallRecord } from '../src/record.js';
 import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite-admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
@@ -277,6 +279,38 @@ describe('sqlite store', () => {
       expect((await last.claimDeliveries('crm', 10, 60_000)).map((d) => d.id)).toEqual([held!.id]);
     } finally {
       for (const store of opened) await store.close().catch(() => undefined);
+    }
+  });
+
+  it('edits the calls of a database made before migration 8: the queue finds them, an edit keeps what a repeat is compared with, and a serve of the version before still purges them', async () => {
+    const old = join(dir, 'before-8.db');
+    const db = new Database(old);
+    db.unsafeMode(true); // migration 4 changes a table's schema text in place (sqlite.ts migrate)
+    for (const migration of SQLITE_MIGRATIONS.slice(0, 7)) db.exec(migration);
+    db.pragma('user_version = 7');
+    // Stored before records carried a revision, and before calls had a content hash.
+    const problems = [{ field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required but was missing or empty' }];
+    const record = { id: 'e1', hook: 'h', dedup_key: 'order_id:ORD-8', received_at: '2001-11-01T10:00:00.000Z', source: 'webhook', data: { first_name: 'Asha' }, extra: {}, problems };
+    db.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('e1', 'h', 'order_id:ORD-8', 'accepted', 'webhook', ?, ?, '{}')`).run(record.received_at, JSON.stringify(record));
+    db.close();
+    const store = openSqliteStore({ path: old });
+    try {
+      expect((await store.listCalls({ hook: 'h', review: true })).map((c) => c.record.id)).toEqual(['e1']);
+      const edited = { ...record, revision: 2, data: { first_name: 'Asha Rao' }, problems: problems as CallRecord['problems'], source: 'webhook' as const };
+      expect(await store.editCall('e1', { at: new Date().toISOString(), fields: { first_name: { before: 'Asha', after: 'Asha Rao' } }, revision: 2 }, edited)).toBe('edited');
+      const repeat = { ...commitInput('h', 'order_id:ORD-8', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra, problems as CallRecord['problems']) };
+      expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'e1' });
+    } finally {
+      await store.close();
+    }
+    // A serve of the version before deletes the call as it always did: its edits go with it (ON DELETE CASCADE).
+    const before = new Database(old);
+    try {
+      before.pragma('foreign_keys = ON');
+      before.prepare(`DELETE FROM calls WHERE id = 'e1'`).run();
+      expect(before.prepare('SELECT count(*) FROM call_edits').pluck().get()).toBe(0);
+    } finally {
+      before.close();
     }
   });
 
