@@ -9,6 +9,8 @@ import { storeCallsContract } from './store-calls-contract.js';
 import { storeEditsContract } from './store-edits-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 import { commitInput } from './helpers/store-inputs.js';
+import { contentHash } from '../src/normalize/dedup-key.js';
+import type { CallRecord } from '../src/record.js';
 import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 import { serviceUrl } from './helpers/services.js';
 
@@ -109,6 +111,38 @@ describe.skipIf(!url)('postgres store', () => {
       } finally {
         await store.close();
       }
+    });
+
+    it('edits the calls of a schema made before migration 8: the queue finds them, an edit keeps what a repeat is compared with, a delete takes the edits', async () => {
+      const old = freshSchema();
+      dropped.push(old);
+      const problems: CallRecord['problems'] = [{ field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required but was missing or empty' }];
+      // Stored before records carried a revision, by a replica that wrote no content hash; a NUL no json operator reads.
+      const record = { id: 'e1', hook: 'h', dedup_key: 'order_id:ORD-8', received_at: '2001-11-01T10:00:00.000Z', source: 'webhook' as const, data: { first_name: 'Asha' }, extra: { nul: 'a\u0000b' }, problems };
+      await admin.query(`CREATE SCHEMA "${old}"; SET search_path = "${old}"`);
+      try {
+        for (const migration of POSTGRES_MIGRATIONS.slice(0, 7)) await admin.query(migration);
+        await admin.query(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+          INSERT INTO schema_migrations (version) SELECT generate_series(1, 7)`);
+        await admin.query(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('e1', 'h', 'order_id:ORD-8', 'accepted', 'webhook', $1, $2, '{}')`, [record.received_at, JSON.stringify(record)]);
+      } finally {
+        await admin.query('RESET search_path');
+      }
+      const store = await openPostgresStore({ url: url!, schema: old, poolSize: 1 });
+      try {
+        expect((await store.listCalls({ hook: 'h', review: true })).map((c) => c.record.id)).toEqual(['e1']);
+        const edited = { ...record, revision: 2, data: { first_name: 'Asha Rao' } };
+        expect(await store.editCall('e1', { at: new Date().toISOString(), fields: { first_name: { before: 'Asha', after: 'Asha Rao' } }, revision: 2 }, edited)).toBe('edited');
+        expect((await store.getCall('e1'))?.record).toEqual(edited);
+        expect((await store.listCalls({ hook: 'h', review: true })).map((c) => c.record.id)).toEqual(['e1']);
+        const repeat = { ...commitInput('h', 'order_id:ORD-8', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra, problems) };
+        expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'e1' });
+      } finally {
+        await store.close();
+      }
+      // A replica of the version before deletes the call as it always did: its edits go with it (ON DELETE CASCADE).
+      await admin.query(`DELETE FROM "${old}".calls WHERE id = 'e1'`);
+      expect((await admin.query(`SELECT count(*)::int AS n FROM "${old}".call_edits`)).rows[0].n).toBe(0);
     });
 
     it('keeps the calls of a schema made before migration 4 with their keys, revision 1 and the hash of their content', async () => {
