@@ -5,7 +5,7 @@ import type { Clock } from './time.js';
 
 export function Note({ kind, children }: { kind: 'ok' | 'error' | 'info'; children?: Child }) {
   return (
-    <p class={`note ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
+    <p class={`note ${kind}`} role={kind === 'error' ? 'alert' : kind === 'ok' ? 'status' : undefined}>
       {children}
     </p>
   );

@@ -97,6 +97,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
           baseUri: ["'none'"],
           objectSrc: ["'none'"],
         },
+        // Not no-referrer (hono's default): under it a browser sends `Origin: null` on its own forms' POSTs, which
+        // the origin check must refuse. same-origin still tells nothing to other sites.
+        referrerPolicy: 'same-origin',
       }),
     )
     .use(async function noStore(c, next) {

@@ -31,7 +31,6 @@ export function layout(zone: string) {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
         <title>{`${title} · callhook`}</title>
         <link rel="stylesheet" href="/ui/assets/style.css" />
       </head>

@@ -54,7 +54,7 @@ export function deliveriesPage(ctx: WebContext): Hono {
       if (sink !== undefined && !ctx.sinkNames.includes(sink)) throw new CallhookError('BAD_REQUEST', `no sink is named ${sink}`);
       const retried = await ctx.store.retryDeliveries({ state, sink });
       if (retried > 0) ctx.notify();
-      return c.redirect(`/ui/deliveries?${new URLSearchParams({ state: 'pending', ...(sink && { sink }), retried: String(retried) })}`, 303);
+      return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`, 303);
     })
     .post('/:id/retry', async (c) => {
       const id = Number(c.req.param('id'));

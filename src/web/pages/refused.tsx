@@ -86,7 +86,7 @@ function Refused({ ctx, receipts, hook, next, first }: { ctx: WebContext; receip
             <p class="muted">No body was kept (refused before it was read).</p>
           ) : (
             <form method="post" action={`/ui/refused/${r.id}/ingest`}>
-              <label for={`body-${r.id}`}>body</label>
+              <label for={`body-${r.id}`}>Body</label>
               <textarea id={`body-${r.id}`} name="body" rows={8}>
                 {r.rawBody}
               </textarea>
