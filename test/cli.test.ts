@@ -408,6 +408,8 @@ describe('callhook calls release|redeliver and receipts through the running serv
       const shown = (await (await fetch(`${server.url}/admin/calls/${held}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { record: { revision: number }; edits: unknown[] };
       expect(shown.record.revision).toBe(2);
       expect(shown.edits).toHaveLength(1);
+      const queue = await callhook(['calls', 'list', '--review'], { CALLHOOK_DATA_DIR: server.dataDir });
+      expect(queue.stdout.split('\t')[0]).toBe(held);
     } finally {
       await server.close();
     }

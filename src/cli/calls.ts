@@ -24,6 +24,7 @@ export function callsCommand(): Command {
     .addOption(new Option('--status <status>', 'only held or accepted calls').choices(['accepted', 'held']))
     .addOption(new Option('--source <source>', 'only calls from this source').choices(RECORD_SOURCES))
     .option('--phone <number>', "only this caller's calls, the number written any way (read as intake reads it)")
+    .option('--review', 'the review queue: held calls, and calls with problems not marked reviewed')
     .addOption(new Option('--order <order>', 'asc: oldest first; desc: newest first').choices(['asc', 'desc']).default('asc'))
     .option('--limit <n>', 'at most this many', '50')
     .option('--after <id>', 'calls after this id, in the order asked for (cursor)')
@@ -32,8 +33,8 @@ export function callsCommand(): Command {
       const config = commandConfig(opts.config);
       const phone = opts.phone === undefined ? undefined : (toE164(opts.phone, config.phoneRegion as CountryCode) ?? opts.phone.trim());
       await withStore(config, async (store) => {
-        const { hook, status, source, order, after } = opts;
-        const calls = await store.listCalls({ hook, status, source, phone, order, after, limit: positive(opts.limit, '--limit') });
+        const { hook, status, source, order, after, review } = opts;
+        const calls = await store.listCalls({ hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') });
         await writeOut(calls.map(({ record: r, status, duplicates }) =>
           `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`).join(''));
       });
@@ -141,6 +142,7 @@ interface ListOptions {
   status?: 'accepted' | 'held';
   source?: RecordSource;
   phone?: string;
+  review?: boolean;
   order: 'asc' | 'desc';
   limit: string;
   after?: string;
