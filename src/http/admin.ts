@@ -116,7 +116,9 @@ const retryBody = z.strictObject({
 
 /**
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
- * requests, receipts and attempts; deliveries by state and sink; redelivery, release and bulk retry.
+ * requests, receipts, attempts and edits; deliveries by state and sink; edit, review mark, redelivery, release and
+ * bulk retry. The routes parse and answer; what an operation does is the admin/ module's (calls.ts, receipts.ts,
+ * sinks.ts), which the dashboard calls too.
  */
 export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
