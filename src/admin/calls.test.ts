@@ -5,6 +5,7 @@ import type { RawRequest } from '../record.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { callOperations, type CallOperations } from './calls.js';
+import { editableFields } from './edit-rules.js';
 
 /** The call operations and the edit rules (contract section 11) on a real store, with the default hook's parameters. */
 
@@ -125,6 +126,19 @@ describe('editCall', () => {
     const { id } = await receive('end-of-call', body);
     await ops.editCall(id, { data: { first_name: 'Someone' } });
     expect(await receive('end-of-call', body)).toMatchObject({ status: 'duplicate', id });
+  });
+});
+
+describe('editableFields', () => {
+  it('gives one field per declared parameter, prefilled with the value in data or, with a problem, as received', async () => {
+    const { id } = await receive('end-of-call', fields({ first_name: '', email_address: 'asha@' }));
+    const form = editableFields((await ops.showCall(id)).record, hooks.get('end-of-call')!.parameters);
+    expect(form.map((f) => f.parameter.identifier)).toEqual(hooks.get('end-of-call')!.parameters.parameters.map((p) => p.identifier));
+    const byName = new Map(form.map((f) => [f.parameter.identifier, f]));
+    expect(byName.get('first_name')).toMatchObject({ parameter: { required: true }, problem: { code: 'missing_required' } });
+    expect(byName.get('first_name')).not.toHaveProperty('value');
+    expect(byName.get('email_address')).toMatchObject({ value: 'asha@', problem: { code: 'invalid_format' } });
+    expect(byName.get('phone_number')).toEqual({ parameter: expect.objectContaining({ identifier: 'phone_number' }), value: '+919812345678' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { canonicalJson, normalize, type CompiledHook } from '../normalize/index.js';
+import { canonicalJson, normalize, type CompiledHook, type Parameter } from '../normalize/index.js';
 import type { CallRecord, Problem, Scalar } from '../record.js';
 import type { CallEdit, FieldChange } from '../store/store.js';
 
@@ -59,6 +59,23 @@ export function applyEdit(record: CallRecord, parameters: CompiledHook, changes:
     record: { ...record, revision, data: Object.fromEntries(data), problems },
     edit: { at: at.toISOString(), fields: Object.fromEntries(fields), revision },
   };
+}
+
+/** One field of the edit form (contract section 11): a declared parameter, its value now and its problem. */
+export interface EditableField {
+  parameter: Parameter;
+  /** The value in `data`, or the value as received while the field has a problem; absent when it has none. */
+  value?: unknown;
+  problem?: Problem;
+}
+
+/** The edit form's fields, one per declared parameter of the hook in declared order, prefilled as the contract says. */
+export function editableFields(record: CallRecord, parameters: CompiledHook): EditableField[] {
+  return parameters.parameters.map((parameter) => {
+    const state = stateOf(record.data, record.problems, parameter.identifier);
+    const problem = record.problems.find((p) => p.field === parameter.identifier);
+    return { parameter, ...(state.has ? { value: state.value } : {}), ...(problem ? { problem } : {}) };
+  });
 }
 
 /** A field's value (in `data`, or as received while it has a problem) and its problem's code; no value: absent. */
