@@ -1,5 +1,6 @@
 import { errorForStatus } from '../../delivery/classify.js';
 import { sendRequest, windowWait } from '../shared/http-response.js';
+import { replyJson, reworded } from '../shared/refusal.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
 /**
@@ -66,21 +67,13 @@ export function ghlRetryAfter(headers: Headers): number | undefined {
  */
 function inHighLevelWords(err: unknown, method: Method, path: string): unknown {
   if (!(err instanceof RetryableError || err instanceof PermanentError) || err.status === undefined) return err;
-  const excerpt = /^HTTP \d{3}: (.*)$/s.exec(err.message)?.[1];
-  const said = excerpt === undefined ? undefined : errorText(excerpt);
+  const said = errorText(replyJson(err));
   if (said === undefined) return err;
-  const retryAfterMs = err instanceof RetryableError ? err.retryAfterMs : undefined;
-  return errorForStatus(err.status, `HTTP ${err.status}: ${said} (${method} ${path})`, { retryAfterMs, cause: err });
+  return reworded(err, `HTTP ${err.status}: ${said} (${method} ${path})`);
 }
 
 /** The message of a HighLevel error body: `message` (text, or a list from validation), else `msg` or `error`. */
-export function errorText(body: string): string | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+export function errorText(parsed: unknown): string | undefined {
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { message, msg, error } = parsed as { message?: unknown; msg?: unknown; error?: unknown };
   if (Array.isArray(message) && message.length > 0) return message.map(String).join('; ');

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../record.js';
 import { resolveSinks } from '../registry.js';
 import { PermanentError, RetryableError, type Sink } from '../sink.js';
+import { parseJson } from '../shared/refusal.js';
 import { errorText, ghlRetryAfter } from './client.js';
 import { startFakeGoHighLevel, type FakeGoHighLevel } from './fake-gohighlevel.js';
 import { gohighlevelSink } from './gohighlevel.js';
@@ -249,9 +250,9 @@ describe('gohighlevel sink: options and HighLevel\'s headers', () => {
     expect(ghlRetryAfter(headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-interval-milliseconds': '10000' }))).toBe(10_000);
     expect(ghlRetryAfter(headers({ 'x-ratelimit-remaining': '3', 'x-ratelimit-interval-milliseconds': '10000', 'x-ratelimit-daily-remaining': '0' }))).toBeUndefined();
     expect(ghlRetryAfter(headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-interval-milliseconds': 'soon' }))).toBeUndefined();
-    expect(errorText('{"statusCode":422,"message":["property a should not exist","b must be a string"],"error":"Unprocessable Entity"}')).toBe('property a should not exist; b must be a string');
-    expect(errorText('{"msg":"Not authorized"}')).toBe('Not authorized');
-    expect(errorText('<html>bad gateway</html>')).toBeUndefined();
+    expect(errorText(parseJson('{"statusCode":422,"message":["property a should not exist","b must be a string"],"error":"Unprocessable Entity"}'))).toBe('property a should not exist; b must be a string');
+    expect(errorText(parseJson('{"msg":"Not authorized"}'))).toBe('Not authorized');
+    expect(errorText(parseJson('<html>bad gateway</html>'))).toBeUndefined();
   });
 
   it('finds its note however HighLevel kept the line, and the highest revision of several', () => {

@@ -1,6 +1,7 @@
 import { sendRequest } from '../shared/http-response.js';
 import { PermanentError, RetryableError } from '../sink.js';
-import { googleApiError, reworded } from './errors.js';
+import { reworded } from '../shared/refusal.js';
+import { googleApiError } from './errors.js';
 import { SHEETS_SCOPE, type TokenSource } from './token.js';
 
 /**

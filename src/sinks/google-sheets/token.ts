@@ -2,7 +2,7 @@ import { sign } from 'node:crypto';
 import { sendRequest } from '../shared/http-response.js';
 import { PermanentError, RetryableError } from '../sink.js';
 import type { ServiceAccount } from './credentials.js';
-import { replyOf, reworded } from './errors.js';
+import { replyJson, reworded } from '../shared/refusal.js';
 
 /**
  * An access token for the service account, by the OAuth 2.0 JWT bearer grant Google documents for server-to-server
@@ -106,7 +106,7 @@ function base64url(value: unknown): string {
  */
 function tokenError(err: unknown, clientEmail: string): unknown {
   if (!(err instanceof RetryableError || err instanceof PermanentError)) return err;
-  const reply = replyOf(err);
+  const reply = replyJson(err) as { error?: unknown; error_description?: unknown } | undefined;
   const code = typeof reply?.error === 'string' ? reply.error : undefined;
   if (!code) return err;
   const description = typeof reply?.error_description === 'string' && reply.error_description !== '' ? `: ${reply.error_description}` : '';

@@ -1,4 +1,5 @@
 import { sendRequest, windowWait } from '../shared/http-response.js';
+import { replyJson, reworded } from '../shared/refusal.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
 /**
@@ -62,7 +63,8 @@ interface ErrorBody {
  */
 function inHubSpotWords(err: unknown): unknown {
   if (!(err instanceof PermanentError || err instanceof RetryableError) || err.status === undefined) return err;
-  const body = parseBody(err.message);
+  const reply = replyJson(err);
+  const body = reply !== null && typeof reply === 'object' ? (reply as ErrorBody) : undefined;
   if (!body || typeof body.message !== 'string') return err;
   const kind = [body.category, body.errorType].find((v): v is string => typeof v === 'string');
   const scopes = body.errors?.flatMap((e) => Object.values(e.context ?? {}).flat()).filter((s): s is string => typeof s === 'string' && /^[a-z-]+(\.[a-z-]+)+$/.test(s));
@@ -71,22 +73,7 @@ function inHubSpotWords(err: unknown): unknown {
     scopes?.length ? ` (the token needs ${[...new Set(scopes)].join(' or ')})` : '',
     typeof body.correlationId === 'string' ? ` (correlationId ${body.correlationId})` : '',
   ];
-  const message = parts.join('');
-  if (err instanceof PermanentError) return new PermanentError(message, { status: err.status, cause: err });
-  const retryAfterMs = err.retryAfterMs ?? policyWait(body.policyName);
-  return new RetryableError(message, { status: err.status, retryAfterMs, cause: err });
-}
-
-function parseBody(message: string): ErrorBody | undefined {
-  const json = /^HTTP \d{3}: (\{.*\})/.exec(message)?.[1];
-  if (!json) return undefined;
-  try {
-    const parsed = JSON.parse(json) as unknown;
-    return parsed !== null && typeof parsed === 'object' ? (parsed as ErrorBody) : undefined;
-  } catch {
-    // Cut at the excerpt's length, or not JSON at all.
-    return undefined;
-  }
+  return reworded(err, parts.join(''), { retryAfterMs: policyWait(body.policyName) });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { sendRequest } from '../shared/http-response.js';
 import { PermanentError } from '../sink.js';
-import { crmError, parseJson, refusal, zohoError, zohoRetryAfter } from './reply.js';
+import { parseJson } from '../shared/refusal.js';
+import { crmError, refusal, zohoError, zohoRetryAfter } from './reply.js';
 import type { TokenSource } from './token.js';
 
 /**

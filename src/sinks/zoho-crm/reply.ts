@@ -1,4 +1,5 @@
 import { errorForStatus } from '../../delivery/classify.js';
+import { replyJson } from '../shared/refusal.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
 /**
@@ -30,16 +31,7 @@ export interface Refusal {
 export function refusal(err: unknown): Refusal | undefined {
   if (!(err instanceof RetryableError || err instanceof PermanentError) || err.status === undefined) return undefined;
   const retryAfterMs = err instanceof RetryableError ? err.retryAfterMs : undefined;
-  const excerpt = /^HTTP \d+: (.*)$/s.exec(err.message)?.[1];
-  return { status: err.status, retryAfterMs, body: excerpt === undefined ? undefined : parseJson(excerpt) };
-}
-
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  return { status: err.status, retryAfterMs, body: replyJson(err) };
 }
 
 /** The error object of a reply: its own, or the first record's (`{ data: [{ code, status: "error", … }] }`). */

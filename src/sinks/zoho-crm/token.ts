@@ -1,6 +1,7 @@
 import { sendRequest } from '../shared/http-response.js';
 import { PermanentError, RetryableError } from '../sink.js';
-import { parseJson, refusal } from './reply.js';
+import { parseJson } from '../shared/refusal.js';
+import { refusal } from './reply.js';
 
 /**
  * Zoho's access token, from the refresh-token grant (https://www.zoho.com/crm/developer/docs/api/v6/refresh.html):
