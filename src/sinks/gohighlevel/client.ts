@@ -1,4 +1,3 @@
-import { errorForStatus } from '../../delivery/classify.js';
 import { sendRequest, windowWait } from '../shared/http-response.js';
 import { replyJson, reworded } from '../shared/refusal.js';
 import { PermanentError, RetryableError } from '../sink.js';
