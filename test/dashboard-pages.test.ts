@@ -35,6 +35,7 @@ const PAGES: [name: string, path: () => string][] = [
   ['calls', () => '/ui/calls'],
   ['call', () => `/ui/calls/${deadId}`],
   ['review', () => '/ui/review'],
+  ['edit', () => `/ui/calls/${heldId}/edit`],
   ['deliveries', () => '/ui/deliveries'],
   ['sinks', () => '/ui/sinks'],
   ['refused', () => '/ui/refused'],

@@ -38,7 +38,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
     expect((await post(server.url, sampleCall({ first_name: XSS_NAME, call_summary: 'Ordered two kettles.' }))).status).toBe(200);
     expect((await post(server.url, sampleCall({ first_name: 'Meera', call_summary: 'Asked for a refund on the toaster.', call_outcome: 'refund requested', sentiment_analysis: 'negative' }))).status).toBe(200);
     // No duration: a problem, and `on_problem: hold` keeps the call from the sinks until someone releases it.
-    expect((await post(server.url, sampleCall({ first_name: 'Held', call_duration: undefined, call_summary: 'Wants a callback.' }))).status).toBe(200);
+    expect((await post(server.url, sampleCall({ first_name: 'Held', call_duration: undefined, email_address: 'held-at-example', call_summary: 'Wants a callback.' }))).status).toBe(200);
     // Refused after the key check: its body is kept for ingest.
     const refused = await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"first_name": "Ravi", ' });
     expect(refused.status).toBe(400);
@@ -131,15 +131,26 @@ describe('dashboard', { timeout: 180_000 }, () => {
     expect((await adminApi(server, '/sinks')).body.sinks.find((s: { name: string }) => s.name === 'crm')).toMatchObject({ paused: false });
   });
 
-  it('releases a held call to its sinks', async () => {
+  it("corrects a held call's missing and invalid fields, saves and releases it, and the corrected record reaches the jsonl sink", async () => {
     await page.goto(`${server.url}/ui/review`);
     await Promise.all([page.waitForURL(/\/ui\/calls\/[\w-]+$/), page.getByRole('row', { name: /Held Verma/ }).getByRole('link').click()]);
     const id = page.url().split('/').at(-1)!;
     expect(await page.getByRole('row', { name: /^call_duration/ }).textContent()).toContain('missing_required');
+    expect(await page.getByRole('row', { name: /^email_address/ }).textContent()).toContain('invalid_format');
     await look();
-    await Promise.all([page.waitForURL(/done=released/), page.getByRole('button', { name: 'Release to its sinks' }).click()]);
-    expect(await page.getByRole('status').textContent()).toBe('Released to 2 sinks.');
-    await until(() => jsonlRecords(server.dataDir).some((r) => r.id === id), LONG_WAIT);
+    await Promise.all([page.waitForURL(/\/edit$/), page.getByRole('link', { name: 'Edit fields' }).click()]);
+    // Prefilled with the value as received where the field has a problem.
+    expect(await page.getByLabel(/^email_address/).inputValue()).toBe('held-at-example');
+    expect(await page.getByLabel(/^call_duration/).inputValue()).toBe('');
+    await look();
+    await page.getByLabel(/^call_duration/).fill('184');
+    await page.getByLabel(/^email_address/).fill('held@example.com');
+    await Promise.all([page.waitForURL(/done=edited-released/), page.getByRole('button', { name: 'Save and release' }).click()]);
+    expect(await page.getByRole('status').textContent()).toBe('Saved 2 fields; released to 2 sinks.');
+    expect(await page.getByRole('region', { name: 'Edits' }).textContent()).toContain('held-at-example');
+    await look();
+    const record = await until(() => jsonlRecords(server.dataDir).find((r) => r.id === id), LONG_WAIT);
+    expect(record).toMatchObject({ revision: 2, problems: [], data: { email_address: 'held@example.com', call_duration: 184 } });
   });
 
   it('ingests a refused request with a corrected body', async () => {

@@ -11,7 +11,7 @@ export interface Bar {
 
 const WIDTH = 320;
 const ROW = 26;
-const LABEL = 118;
+const LABEL = 128;
 const COUNT = 46;
 
 /** Known words get their own colour (a sentiment's); anything else the accent. */
@@ -38,7 +38,7 @@ export function BarChart({ id, title, bars, empty = 'No calls.' }: { id: string;
           return (
             <g>
               <text x="0" y={y + 16}>
-                {shorten(bar.label, 17)}
+                {shorten(bar.label, 19)}
               </text>
               <rect class="track" x={LABEL} y={y + 3} width={track} height={ROW - 8} rx="3" />
               <rect x={LABEL} y={y + 3} width={width} height={ROW - 8} rx="3" fill={COLOURS[bar.label.toLowerCase()] ?? '#1f5fbf'} />

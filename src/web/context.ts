@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { CallOperations } from '../admin/calls.js';
 import type { ReceiptsDeps } from '../admin/receipts.js';
 import type { SinksDeps } from '../admin/sinks.js';
 import type { Hook } from '../intake.js';
@@ -11,6 +12,8 @@ export interface WebContext {
   hooks: ReadonlyMap<string, Hook>;
   sinkNames: readonly string[];
   sinks: SinksDeps;
+  /** The operations on calls the admin API and the CLI use too (admin/calls.ts): one rule, written once. */
+  calls: CallOperations;
   receipts: ReceiptsDeps;
   /** Wakes the delivery worker after something became due. */
   notify: () => void;

@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Logger } from 'pino';
+import { callOperations } from '../admin/calls.js';
 import type { ReceiptsDeps } from '../admin/receipts.js';
 import type { ConfiguredSink } from '../admin/sinks.js';
 import { CallhookError } from '../errors.js';
@@ -20,6 +21,7 @@ import { overHttps, sameOrigin } from './origin.js';
 import { callPage } from './pages/call.js';
 import { callsPage } from './pages/calls.js';
 import { deliveriesPage } from './pages/deliveries.js';
+import { editPage } from './pages/edit.js';
 import { Login } from './pages/login.js';
 import { overviewPage } from './pages/overview.js';
 import { refusedPage } from './pages/refused.js';
@@ -71,6 +73,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     sinkNames: deps.sinkNames,
     sinks: { store, sinks: deps.sinks ?? deps.sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })) },
     receipts,
+    calls: callOperations({ store, hooks, sinkNames: deps.sinkNames, notify: deps.notify, phoneRegion: deps.phoneRegion }),
     notify: deps.notify,
     clock: createClock(deps.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone),
     shown: (value) => (value === undefined ? value : JSON.parse(mask(JSON.stringify(value)))),
@@ -151,6 +154,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     .route('/', overviewPage(ctx))
     .route('/calls', callsPage(ctx))
     .route('/calls', callPage(ctx))
+    .route('/calls', editPage(ctx))
     .route('/review', reviewPage(ctx))
     .route('/deliveries', deliveriesPage(ctx))
     .route('/sinks', sinksPage(ctx))

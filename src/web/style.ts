@@ -26,6 +26,8 @@ footer { color: var(--muted); font-size: .85rem; padding: 1rem; text-align: cent
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; margin-bottom: 1rem; }
 .grid { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(290px, 1fr)); }
 .grid > .card { margin-bottom: 0; }
+.charts { grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); }
+.card > h2:first-child { margin-top: 0; }
 .scroll { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 6px; margin-bottom: 1rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -33,9 +35,11 @@ thead th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
 tbody th { font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:last-child > td, tr:last-child > th { border-bottom: 0; }
-.scroll table td { overflow-wrap: anywhere; }
+.scroll table td { overflow-wrap: break-word; }
 .nowrap { white-space: nowrap; }
 pre { background: #0f1722; color: #e8edf4; padding: .75rem; border-radius: 6px; overflow: auto; max-height: 24rem; white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font-size: .85rem; }
+.form-fields { display: grid; gap: .75rem 1rem; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); margin-bottom: 1rem; }
+.form-fields .problem, .form-fields .muted { font-size: .85rem; margin-top: .15rem; }
 form.filters { display: grid; gap: .5rem .75rem; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); align-items: end; }
 label { display: block; font-size: .85rem; font-weight: 600; color: var(--muted); }
 input, select, textarea { display: block; width: 100%; margin-top: .15rem; font: inherit; padding: .35rem .45rem; border: 1px solid #8d97a5; border-radius: 4px; background: #fff; color: var(--ink); }
@@ -61,9 +65,11 @@ button.danger { background: var(--bad); border-color: var(--bad); }
 .stats div { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; }
 .stats dt { font-size: .8rem; color: var(--muted); font-weight: 600; }
 .stats dd { margin: 0; font-size: 1.35rem; font-weight: 700; font-variant-numeric: tabular-nums; }
+.stats dd.small { font-size: 1rem; font-weight: 600; overflow-wrap: anywhere; }
+.stats dd.small time { white-space: normal; }
 figure { margin: 0; }
 figcaption { font-weight: 600; margin-bottom: .35rem; }
-svg.chart { display: block; width: 100%; max-width: 520px; height: auto; }
+svg.chart { display: block; width: 100%; max-width: 460px; height: auto; }
 svg.chart text { font: 12px system-ui, sans-serif; fill: #1d2430; }
 svg.chart .track { fill: #eef1f5; }
 .pager { display: flex; gap: 1rem; margin: .5rem 0 1.5rem; }
@@ -74,7 +80,19 @@ svg.chart .track { fill: #eef1f5; }
   body { font-size: 14px; }
   main { padding: .6rem; }
   .top { padding: .4rem .6rem; }
-  .top nav a { padding: .3rem .4rem; }
+  .top nav { order: 3; flex-basis: 100%; }
+  .top nav ul { gap: 0; }
+  .top nav a { padding: .25rem .22rem; font-size: .9rem; }
+  .charts { grid-template-columns: 1fr; }
+  .req { display: block; font-size: .8rem; }
+  /* A table of many columns reads as one card a row: each cell with its column's name before it. */
+  table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.cards tr { display: block; padding: .35rem 0; border-bottom: 1px solid var(--line); }
+  table.cards tr:last-child { border-bottom: 0; }
+  table.cards td, table.cards tbody th { display: flex; gap: .5rem; border: 0; padding: .15rem .6rem; text-align: left; }
+  table.cards td:empty { display: none; }
+  table.cards td > *, table.cards th > * { min-width: 0; }
+  table.cards td::before, table.cards tbody th::before { content: attr(data-label); flex: 0 0 6.5rem; font-weight: 600; color: var(--muted); }
   th, td { padding: .35rem .45rem; }
   h1 { font-size: 1.25rem; }
 }

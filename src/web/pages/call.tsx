@@ -1,9 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { receiptJson, type ReceiptJson } from '../../admin/receipts.js';
-import { CallhookError } from '../../errors.js';
-import { releaseHeld, sinksWanting } from '../../intake.js';
 import type { Problem } from '../../record.js';
-import type { AttemptInfo, DeliveryInfo, StoredCall } from '../../store/store.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/store.js';
 import { Note, Pre, Scroll, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { DeliveryState } from './deliveries.js';
@@ -13,45 +11,44 @@ import { DeliveryState } from './deliveries.js';
  * request, every receipt, every delivery with its attempts; and what can be done to it: redeliver, release.
  */
 export function callPage(ctx: WebContext): Hono {
-  const callOr404 = async (id: string) => {
-    const call = await ctx.store.getCall(id);
-    if (!call) throw new CallhookError('NOT_FOUND', `no call with id ${id}`);
-    return call;
-  };
   const back = (c: Context, id: string, done: string) => c.redirect(`/ui/calls/${encodeURIComponent(id)}?${done}`, 303);
 
   return new Hono()
     .get('/:id', async (c) => {
       const id = c.req.param('id');
-      const call = await callOr404(id);
-      const [receipts, deliveries, attempts] = await Promise.all([ctx.store.listReceipts(id), ctx.store.listDeliveries({ callId: id, limit: 500 }), ctx.store.listAttempts(id)]);
-      const view = ctx.shown({ call, receipts: receipts.map((r) => receiptJson(r, ctx.maskBody)), deliveries, attempts });
+      const { receipts, deliveries, attempts, edits, ...call } = await ctx.calls.showCall(id);
+      const view = ctx.shown({ call, receipts: receipts.map((r) => receiptJson(r, ctx.maskBody)), deliveries, attempts, edits });
       return c.render(<Call ctx={ctx} {...view} done={doneMessage(c)} />, { title: `Call ${id}`, section: 'calls' });
     })
     .post('/:id/redeliver', async (c) => {
       const id = c.req.param('id');
-      const call = await callOr404(id);
       const sink = String((await c.req.parseBody()).sink ?? '');
-      if (sink !== '' && !ctx.sinkNames.includes(sink)) throw new CallhookError('BAD_REQUEST', `no sink is named ${sink}`);
       // Without a name: every sink of the call's hook that wants it, as when it was first stored (as the admin API).
-      const scheduled = (await ctx.store.redeliver(id, sink === '' ? sinksWanting(ctx.hooks, call.record) : [sink])) ?? 0;
-      if (scheduled > 0) ctx.notify();
+      const { scheduled } = await ctx.calls.redeliverCall(id, sink === '' ? undefined : [sink]);
       return back(c, id, `done=redelivered&n=${scheduled}`);
     })
     .post('/:id/release', async (c) => {
       const id = c.req.param('id');
-      const targets = await releaseHeld(ctx.store, ctx.hooks, (await callOr404(id)).record);
-      if (!targets) throw new CallhookError('CONFLICT', `call ${id} is not held`);
-      ctx.notify();
-      return back(c, id, `done=released&n=${targets.length}`);
+      const { sinks } = await ctx.calls.releaseCall(id);
+      return back(c, id, `done=released&n=${sinks.length}`);
     });
 }
 
 function doneMessage(c: Context): string | undefined {
   const n = Number(c.req.query('n') ?? 0);
-  if (!Number.isSafeInteger(n) || n < 0) return undefined;
+  const fields = Number(c.req.query('fields') ?? 0);
+  if (!Number.isSafeInteger(n) || n < 0 || !Number.isSafeInteger(fields) || fields < 0) return undefined;
   const deliveries = `${n} ${n === 1 ? 'delivery' : 'deliveries'}`;
+  const saved = fields === 0 ? 'No field changed' : `Saved ${fields} ${fields === 1 ? 'field' : 'fields'}`;
   switch (c.req.query('done')) {
+    case 'edited':
+      return `${saved}.`;
+    case 'edited-released':
+      return `${saved}; released to ${n} ${n === 1 ? 'sink' : 'sinks'}.`;
+    case 'edited-redelivered':
+      return `${saved}; redelivery scheduled: ${deliveries}.`;
+    case 'reviewed':
+      return 'Marked reviewed: the call leaves the review queue.';
     case 'redelivered':
       return n === 0 ? 'Nothing to redeliver: the deliveries asked for are pending or in flight already.' : `Redelivery scheduled: ${deliveries}.`;
     case 'released':
@@ -70,9 +67,11 @@ interface CallView {
   receipts: ReceiptJson[];
   deliveries: DeliveryInfo[];
   attempts: AttemptInfo[];
+  edits: CallEdit[];
 }
 
-function Call({ ctx, call: { record, status, raw, duplicates }, receipts, deliveries, attempts, done }: CallView & { ctx: WebContext; done?: string }) {
+function Call({ ctx, call: { record, status, raw, duplicates }, receipts, deliveries, attempts, edits, done }: CallView & { ctx: WebContext; done?: string }) {
+  const reviewed = edits.some((e) => e.reviewed && e.revision === record.revision);
   const hook = ctx.hooks.get(record.hook);
   const declared = hook?.config.parameters.map((p) => p.identifier) ?? [];
   const fields = [...new Set([...declared, ...Object.keys(record.data), ...record.problems.map((p) => p.field)])];
@@ -125,6 +124,16 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
 
       <h2>Actions</h2>
       <div class="actions card">
+        <a class="button secondary" href={`/ui/calls/${encodeURIComponent(record.id)}/edit`}>
+          Edit fields
+        </a>
+        {record.problems.length > 0 && !reviewed && (
+          <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/reviewed`}>
+            <button type="submit" class="secondary">
+              Mark reviewed
+            </button>
+          </form>
+        )}
         {status === 'held' && (
           <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/release`}>
             <button type="submit">Release to its sinks</button>
@@ -148,7 +157,7 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
 
       <h2>Fields</h2>
       <Scroll label="Fields">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Field</th>
@@ -159,21 +168,30 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
           <tbody>
             {fields.map((field) => (
               <tr>
-                <th scope="row" class="nowrap">
-                  {field}
-                  {required.has(field) && <span class="muted"> (required)</span>}
+                <th scope="row" data-label="Field">
+                  <span>
+                    {field}
+                    {required.has(field) && <span class="muted req"> (required)</span>}
+                  </span>
                 </th>
-                <td>{field in record.data ? String(record.data[field]) : <span class="muted">—</span>}</td>
-                <td>
-                  {problemsOf(field).map((p) => (
-                    <ProblemText problem={p} />
-                  ))}
+                <td data-label="Value">{field in record.data ? String(record.data[field]) : <span class="muted">—</span>}</td>
+                <td data-label="Problems">
+                  {problemsOf(field).length > 0 && (
+                    <div>
+                      {problemsOf(field).map((p) => (
+                        <ProblemText problem={p} />
+                      ))}
+                    </div>
+                  )}
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       </Scroll>
+
+      <h2>Edits</h2>
+      {edits.length === 0 ? <p class="muted">Not edited: the record is as received.</p> : <EditHistory ctx={ctx} edits={edits} />}
 
       <h2>Extra</h2>
       {Object.keys(record.extra).length === 0 ? <p class="muted">No undeclared fields.</p> : <Pre value={record.extra} label="Extra fields" />}
@@ -187,7 +205,7 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
 
       <h2>Receipts</h2>
       <Scroll label="Receipts">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Received</th>
@@ -205,14 +223,19 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
           <tbody>
             {receipts.map((r) => (
               <tr>
-                <td>
+                <td data-label="Received">
                   <Time at={r.receivedAt} clock={ctx.clock} />
                 </td>
-                <td>{r.outcome}</td>
-                <td class="num">{r.status}</td>
-                <td>{r.contentType ?? ''}</td>
-                <td class="num">{r.size}</td>
-                <td>
+                <td data-label="Outcome">{r.outcome}</td>
+                <td data-label="Status" class="num">
+                  {r.status}
+                </td>
+                <td data-label="Content type">{r.contentType ?? ''}</td>
+                <td data-label="Bytes" class="num">
+                  {r.size}
+                </td>
+                <td data-label="Body or error">
+                  <div>
                   {r.error && <div class="problem">{r.error}</div>}
                   {(r.rawBody ?? r.rawBodyBase64) !== undefined && (
                     <details>
@@ -220,6 +243,7 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
                       <Pre value={r.rawBody ?? r.rawBodyBase64} label={`Body of receipt ${r.id}`} />
                     </details>
                   )}
+                  </div>
                 </td>
               </tr>
             ))}
@@ -233,6 +257,52 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
         <Delivery ctx={ctx} delivery={d} attempts={attempts.filter((a) => a.deliveryId === d.id)} />
       ))}
     </>
+  );
+}
+
+function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
+  const shown = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+  return (
+    <Scroll label="Edits">
+      <table class="cards">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Revision</th>
+            <th scope="col">Field</th>
+            <th scope="col">Before</th>
+            <th scope="col">After</th>
+          </tr>
+        </thead>
+        <tbody>
+          {edits.flatMap((edit) =>
+            edit.reviewed
+              ? [
+                  <tr>
+                    <td data-label="When">
+                      <Time at={edit.at} clock={ctx.clock} />
+                    </td>
+                    <td data-label="Revision">{edit.revision}</td>
+                    <td data-label="Field" colspan={3}>
+                      marked reviewed
+                    </td>
+                  </tr>,
+                ]
+              : Object.entries(edit.fields).map(([field, change]) => (
+                  <tr>
+                    <td data-label="When">
+                      <Time at={edit.at} clock={ctx.clock} />
+                    </td>
+                    <td data-label="Revision">{edit.revision}</td>
+                    <td data-label="Field">{field}</td>
+                    <td data-label="Before">{shown(change.before)}</td>
+                    <td data-label="After">{shown(change.after)}</td>
+                  </tr>
+                )),
+          )}
+        </tbody>
+      </table>
+    </Scroll>
   );
 }
 
@@ -273,7 +343,7 @@ function Delivery({ ctx, delivery: d, attempts }: { ctx: WebContext; delivery: D
       )}
       {attempts.length > 0 && (
         <Scroll label={`Attempts of the delivery to ${d.sink}`}>
-          <table>
+          <table class="cards">
             <thead>
               <tr>
                 <th scope="col" class="num">
@@ -293,14 +363,20 @@ function Delivery({ ctx, delivery: d, attempts }: { ctx: WebContext; delivery: D
             <tbody>
               {attempts.map((a) => (
                 <tr>
-                  <td class="num">{a.attempt}</td>
-                  <td>
+                  <td data-label="#" class="num">
+                    {a.attempt}
+                  </td>
+                  <td data-label="Started">
                     <Time at={a.startedAt} clock={ctx.clock} />
                   </td>
-                  <td class="num">{a.durationMs}</td>
-                  <td>{a.outcome === 'ok' ? <Tag kind="ok">ok</Tag> : a.outcome === 'retry' ? <Tag kind="warn">retry</Tag> : <Tag kind="bad">dead</Tag>}</td>
-                  <td class="num">{a.httpStatus ?? ''}</td>
-                  <td>{a.error ?? a.note ?? ''}</td>
+                  <td data-label="ms" class="num">
+                    {a.durationMs}
+                  </td>
+                  <td data-label="Outcome">{a.outcome === 'ok' ? <Tag kind="ok">ok</Tag> : a.outcome === 'retry' ? <Tag kind="warn">retry</Tag> : <Tag kind="bad">dead</Tag>}</td>
+                  <td data-label="HTTP" class="num">
+                    {a.httpStatus ?? ''}
+                  </td>
+                  <td data-label="Error or note">{a.error ?? a.note ?? ''}</td>
                 </tr>
               ))}
             </tbody>

@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
-import type { CountryCode } from 'libphonenumber-js';
-import { toE164 } from '../../normalize/formats.js';
-import type { ListCallsQuery, StoredCall } from '../../store/store.js';
+import type { CallsQuery } from '../../admin/calls.js';
+import type { StoredCall } from '../../store/store.js';
 import { Note, Pager, Scroll, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { nextDay } from '../time.js';
@@ -22,21 +21,19 @@ export function callsPage(ctx: WebContext): Hono {
       if (value) given[name] = value;
     }
     const { query, error } = storeQuery(ctx, given);
-    const calls = error ? [] : await ctx.store.listCalls(query);
-    const next = calls.length === PAGE ? calls.at(-1)!.record.id : null;
+    const { calls, next } = error ? { calls: [], next: null } : await ctx.calls.listCalls(query);
     return c.render(<Calls ctx={ctx} given={given} calls={ctx.shown(calls)} next={next} error={error} />, { title: 'Calls', section: 'calls' });
   });
 }
 
-function storeQuery(ctx: WebContext, given: Filters): { query: ListCallsQuery; error?: string } {
+function storeQuery(ctx: WebContext, given: Filters): { query: CallsQuery; error?: string } {
   const from = given.from === undefined ? undefined : ctx.clock.dayStart(given.from);
   const to = given.to === undefined ? undefined : ctx.clock.dayStart(given.to) && ctx.clock.dayStart(nextDay(given.to));
-  if ((given.from !== undefined && !from) || (given.to !== undefined && !to)) return { query: {}, error: 'A date is a day as YYYY-MM-DD.' };
-  if (given.status !== undefined && given.status !== 'accepted' && given.status !== 'held') return { query: {}, error: 'Status is accepted or held.' };
-  // Any spelling of a number finds the calls stored under its E.164 form, as in the admin API (contract section 6).
-  const phone = given.phone === undefined ? undefined : (toE164(given.phone, ctx.phoneRegion as CountryCode) ?? given.phone);
+  if ((given.from !== undefined && !from) || (given.to !== undefined && !to)) return { query: { limit: PAGE }, error: 'A date is a day as YYYY-MM-DD.' };
+  if (given.status !== undefined && given.status !== 'accepted' && given.status !== 'held') return { query: { limit: PAGE }, error: 'Status is accepted or held.' };
+  // The phone is read as the admin API reads it (admin/calls.ts): any spelling of the number finds its calls.
   return {
-    query: { text: given.q, hook: given.hook, status: given.status, outcome: given.outcome, sentiment: given.sentiment, phone, from, to, after: given.after, order: 'desc', limit: PAGE },
+    query: { text: given.q, hook: given.hook, status: given.status, outcome: given.outcome, sentiment: given.sentiment, phone: given.phone, from, to, after: given.after, order: 'desc', limit: PAGE },
   };
 }
 
@@ -110,7 +107,7 @@ function Calls({ ctx, given, calls, next, error }: { ctx: WebContext; given: Fil
 export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: StoredCall[]; label: string }) {
   return (
     <Scroll label={label}>
-      <table>
+      <table class="cards">
         <thead>
           <tr>
             <th scope="col">Received</th>
@@ -127,18 +124,18 @@ export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: Store
             const name = [record.data.first_name, record.data.last_name].filter((v) => v !== undefined && v !== '').join(' ');
             return (
               <tr>
-                <td>
+                <td data-label="Received">
                   <a href={`/ui/calls/${encodeURIComponent(record.id)}`}>
                     <Time at={record.received_at} clock={ctx.clock} />
                   </a>
                   {record.hook !== 'end-of-call' && <div class="muted">{record.hook}</div>}
                 </td>
-                <td>{name || <span class="muted">unknown</span>}</td>
-                <td class="nowrap">{String(record.data.phone_number ?? '')}</td>
-                <td>{String(record.data.call_outcome ?? '')}</td>
-                <td>{String(record.data.sentiment_analysis ?? '')}</td>
-                <td>{summary(record.data.call_summary)}</td>
-                <td>
+                <td data-label="Caller">{name || <span class="muted">unknown</span>}</td>
+                <td data-label="Phone" class="nowrap">{String(record.data.phone_number ?? '')}</td>
+                <td data-label="Outcome">{String(record.data.call_outcome ?? '')}</td>
+                <td data-label="Sentiment">{String(record.data.sentiment_analysis ?? '')}</td>
+                <td data-label="Summary">{summary(record.data.call_summary)}</td>
+                <td data-label="Status">
                   {status === 'held' ? <Tag kind="warn">held</Tag> : <Tag kind="plain">accepted</Tag>}
                   {record.problems.length > 0 && (
                     <>

@@ -120,7 +120,7 @@ function Deliveries(props: { ctx: WebContext; state?: State; sink?: string; deli
         <Note kind="info">No delivery matches.</Note>
       ) : (
         <Scroll label="Deliveries">
-          <table>
+          <table class="cards">
             <thead>
               <tr>
                 <th scope="col">Call</th>
@@ -137,19 +137,25 @@ function Deliveries(props: { ctx: WebContext; state?: State; sink?: string; deli
             <tbody>
               {deliveries.map((d) => (
                 <tr>
-                  <td>
-                    <a href={`/ui/calls/${encodeURIComponent(d.callId)}`}>{d.callId}</a>
+                  <td data-label="Call">
+                    <a class="nowrap" href={`/ui/calls/${encodeURIComponent(d.callId)}`}>
+                      {d.callId}
+                    </a>
                   </td>
-                  <td>{d.sink}</td>
-                  <td>
+                  <td data-label="Sink" class="nowrap">
+                    {d.sink}
+                  </td>
+                  <td data-label="State">
                     <DeliveryState state={d.state} />
                   </td>
-                  <td class="num">{d.attempts}</td>
-                  <td>
+                  <td data-label="Attempts" class="num">
+                    {d.attempts}
+                  </td>
+                  <td data-label="Last change">
                     <Time at={d.updatedAt} clock={ctx.clock} />
                   </td>
-                  <td>{d.lastError ?? ''}</td>
-                  <td>
+                  <td data-label="Last error">{d.lastError ?? ''}</td>
+                  <td data-label="Action">
                     {d.state === 'dead' && (
                       <form class="inline" method="post" action={`/ui/deliveries/${d.id}/retry`}>
                         <button type="submit" class="secondary" aria-label={`Retry delivery ${d.id} to ${d.sink}`}>

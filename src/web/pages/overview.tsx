@@ -41,7 +41,7 @@ function Overview({ ctx, figures, sinks, store }: { ctx: WebContext; figures: Ov
       <h1>Overview</h1>
       <h2>Calls received</h2>
       {figures.capped && <Note kind="info">More calls arrived this week than the page counts: the figures cover the newest {figures.cap.toLocaleString('en')}.</Note>}
-      <div class="grid">
+      <div class="grid charts">
         <div class="card">
           <BarChart id="outcome-day" title={`Last 24 hours by outcome (${day.outcomes.length})`} bars={topBars(day.outcomes)} />
         </div>
@@ -90,7 +90,7 @@ function Overview({ ctx, figures, sinks, store }: { ctx: WebContext; figures: Ov
 
       <h2>Sinks</h2>
       <Scroll label="Sinks">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Sink</th>
@@ -107,14 +107,21 @@ function Overview({ ctx, figures, sinks, store }: { ctx: WebContext; figures: Ov
           <tbody>
             {sinks.map((sink) => (
               <tr>
-                <th scope="row">
-                  <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a> <span class="muted">{sink.type}</span>
+                <th scope="row" data-label="Sink">
+                  <span>
+                    <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a> <span class="muted">{sink.type}</span>
+                  </span>
                 </th>
-                <td class="num">{sink.deliveries.pending + sink.deliveries.in_flight}</td>
-                <td class="num">{sink.deliveries.dead > 0 ? <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a> : 0}</td>
-                <td>{sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
-                <td>
-                  <SinkState sink={sink} />
+                <td data-label="Pending" class="num">
+                  {sink.deliveries.pending + sink.deliveries.in_flight}
+                </td>
+                <td data-label="Dead" class="num">
+                  {sink.deliveries.dead > 0 ? <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a> : 0}</td>
+                <td data-label="Oldest pending">{sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+                <td data-label="State">
+                  <div>
+                    <SinkState sink={sink} />
+                  </div>
                 </td>
               </tr>
             ))}

@@ -37,7 +37,7 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
       {done && <Note kind="ok">{done}</Note>}
       <p class="muted">A paused sink keeps its deliveries waiting, on every replica and across restarts, until it is resumed.</p>
       <Scroll label="Sinks">
-        <table>
+        <table class="cards">
           <thead>
             <tr>
               <th scope="col">Sink</th>
@@ -63,35 +63,50 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
           <tbody>
             {sinks.map((s) => (
               <tr>
-                <th scope="row">
-                  <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a>
-                  <div class="muted">{s.type}</div>
+                <th scope="row" data-label="Sink">
+                  <span>
+                    <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a> <span class="muted">{s.type}</span>
+                  </span>
                 </th>
-                <td>
-                  <SinkState sink={s} />
-                  {s.rate_limited_until && (
-                    <div class="muted">
-                      until <Time at={s.rate_limited_until} clock={ctx.clock} />
-                    </div>
-                  )}
+                <td data-label="State">
+                  <div>
+                    <SinkState sink={s} />
+                    {s.rate_limited_until && (
+                      <div class="muted">
+                        until <Time at={s.rate_limited_until} clock={ctx.clock} />
+                      </div>
+                    )}
+                  </div>
                 </td>
-                <td class="num">{s.deliveries.pending}</td>
-                <td class="num">{s.deliveries.in_flight}</td>
-                <td class="num">{s.deliveries.done}</td>
-                <td class="num">{s.deliveries.dead}</td>
-                <td>{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
-                <td>
+                <td data-label="Pending" class="num">
+                  {s.deliveries.pending}
+                </td>
+                <td data-label="In flight" class="num">
+                  {s.deliveries.in_flight}
+                </td>
+                <td data-label="Done" class="num">
+                  {s.deliveries.done}
+                </td>
+                <td data-label="Dead" class="num">
+                  {s.deliveries.dead}
+                </td>
+                <td data-label="Oldest pending">{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+                <td data-label="Last success">
                   <Time at={s.last_success_at} clock={ctx.clock} />
                 </td>
-                <td>
-                  {s.last_error ?? ''}
-                  {s.last_error_at && (
-                    <div class="muted">
-                      <Time at={s.last_error_at} clock={ctx.clock} />
+                <td data-label="Last error">
+                  {s.last_error !== null && (
+                    <div>
+                      {s.last_error}
+                      {s.last_error_at && (
+                        <div class="muted">
+                          <Time at={s.last_error_at} clock={ctx.clock} />
+                        </div>
+                      )}
                     </div>
                   )}
                 </td>
-                <td>
+                <td data-label="Action">
                   <form class="inline" method="post" action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}>
                     <button type="submit" class={s.paused ? '' : 'secondary'} aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}>
                       {s.paused ? 'Resume' : 'Pause'}
