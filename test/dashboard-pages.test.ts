@@ -63,13 +63,13 @@ describe('dashboard pages', { timeout: 300_000 }, () => {
     await until(async () => (await adminApi(server, '/deliveries?state=dead')).body.deliveries.length === 1, { timeoutMs: 60_000, everyMs: 100 });
     deadId = (await adminApi(server, '/deliveries?state=dead')).body.deliveries[0].callId;
     browser = await launchChromium();
-  });
+  }, 240_000);
 
   afterAll(async () => {
     await browser?.close();
     await server?.close();
     await crm?.close();
-  });
+  }, 60_000);
 
   for (const [size, viewport] of [
     ['desktop', DESKTOP],
@@ -81,8 +81,8 @@ describe('dashboard pages', { timeout: 300_000 }, () => {
       beforeAll(async () => {
         context = await newContext(browser, viewport);
         page = await context.newPage();
-      });
-      afterAll(() => context?.close());
+      }, 120_000);
+      afterAll(() => context?.close(), 60_000);
 
       it('sign-in page: accessible', async () => {
         await page.goto(`${server.url}/ui/login`);

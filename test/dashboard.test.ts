@@ -48,13 +48,13 @@ describe('dashboard', { timeout: 180_000 }, () => {
     browser = await launchChromium();
     context = await newContext(browser);
     page = await context.newPage();
-  });
+  }, 240_000);
 
   afterAll(async () => {
     await browser?.close();
     await server?.close();
     await crm?.close();
-  });
+  }, 60_000);
 
   it('refuses a wrong token with 401 and the form again, and signs in with the right one', async () => {
     const first = await page.goto(`${server.url}/ui`);

@@ -92,6 +92,7 @@ svg.chart .track { fill: #eef1f5; }
   table.cards td, table.cards tbody th { display: flex; gap: .5rem; border: 0; padding: .15rem .6rem; text-align: left; }
   table.cards td:empty { display: none; }
   table.cards td > *, table.cards th > * { min-width: 0; }
+  table.cards .nowrap { white-space: normal; overflow-wrap: anywhere; }
   table.cards td::before, table.cards tbody th::before { content: attr(data-label); flex: 0 0 6.5rem; font-weight: 600; color: var(--muted); }
   th, td { padding: .35rem .45rem; }
   h1 { font-size: 1.25rem; }

@@ -33,8 +33,10 @@ export function editPage(ctx: WebContext): Hono {
       // Only the fields the operator changed: a field left as it was prefilled is no part of the edit.
       const data: Record<string, EditValue> = {};
       for (const field of fieldsOf(record)) {
+        // A browser sends a text area's line ends as CRLF (HTML's form submission): read back as they were shown.
         const given = form[`field.${field.parameter.identifier}`];
-        if (typeof given === 'string' && given !== prefilled(field)) data[field.parameter.identifier] = given;
+        const text = typeof given === 'string' ? given.replace(/\r\n/g, '\n') : undefined;
+        if (text !== undefined && text !== prefilled(field)) data[field.parameter.identifier] = text;
       }
       const edited = Object.keys(data).length > 0 ? await ctx.calls.editCall(id, { data }) : undefined;
       const changed = edited?.edit ? Object.keys(edited.edit.fields).length : 0;
@@ -74,21 +76,28 @@ function Edit({ record, status, fields }: { record: CallRecord; status: CallStat
         <div class="form-fields">
           {fields.map((field) => {
             const id = `field-${field.parameter.identifier}`;
+            const about = field.problem || field.parameter.description ? `${id}-about` : undefined;
+            const invalid = field.problem ? 'true' : undefined;
             return (
               <div>
                 <label for={id}>
                   {field.parameter.identifier}
                   {field.parameter.required && <span class="muted"> (required)</span>}
                 </label>
-                <input
-                  id={id}
-                  name={`field.${field.parameter.identifier}`}
-                  value={prefilled(field)}
-                  type={field.parameter.type === 'number' ? 'text' : 'text'}
-                  inputmode={field.parameter.type === 'number' ? 'decimal' : undefined}
-                  aria-describedby={field.problem || field.parameter.description ? `${id}-about` : undefined}
-                  aria-invalid={field.problem ? 'true' : undefined}
-                />
+                {prefilled(field).length > 60 ? (
+                  <textarea id={id} name={`field.${field.parameter.identifier}`} rows={3} aria-describedby={about} aria-invalid={invalid}>
+                    {prefilled(field)}
+                  </textarea>
+                ) : (
+                  <input
+                    id={id}
+                    name={`field.${field.parameter.identifier}`}
+                    value={prefilled(field)}
+                    inputmode={field.parameter.type === 'number' ? 'decimal' : undefined}
+                    aria-describedby={about}
+                    aria-invalid={invalid}
+                  />
+                )}
                 {(field.problem || field.parameter.description) && (
                   <div id={`${id}-about`} class={field.problem ? 'problem' : 'muted'}>
                     {field.problem ? `${field.problem.code}: ${field.problem.message}` : field.parameter.description}
