@@ -36,7 +36,8 @@ export function editPage(ctx: WebContext): Hono {
         // A browser sends a text area's line ends as CRLF (HTML's form submission): read back as they were shown.
         const given = form[`field.${field.parameter.identifier}`];
         const text = typeof given === 'string' ? given.replace(/\r\n/g, '\n') : undefined;
-        if (text !== undefined && text !== prefilled(field)) data[field.parameter.identifier] = text;
+        // Compared with the value as the form showed it: masked, were a secret in it (it stays as stored unless changed).
+        if (text !== undefined && text !== ctx.shown(prefilled(field))) data[field.parameter.identifier] = text;
       }
       const edited = Object.keys(data).length > 0 ? await ctx.calls.editCall(id, { data }) : undefined;
       const changed = edited?.edit ? Object.keys(edited.edit.fields).length : 0;
