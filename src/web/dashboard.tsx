@@ -103,6 +103,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
         // Not no-referrer (hono's default): under it a browser sends `Origin: null` on its own forms' POSTs, which
         // the origin check must refuse. same-origin still tells nothing to other sites.
         referrerPolicy: 'same-origin',
+        // HSTS is the TLS end's to send (a proxy's): from here, with includeSubDomains, it would bind every other
+        // host of the operator's domain to HTTPS for half a year.
+        strictTransportSecurity: false,
       }),
     )
     .use(async function noStore(c, next) {
