@@ -1,5 +1,6 @@
+import { zValidator } from '@hono/zod-validator';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { CallhookError } from '../errors.js';
 import type { Hook } from '../intake.js';
 import type { KeyRing } from '../keys/ring.js';
@@ -7,9 +8,8 @@ import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import { ingestReceipt, receiptJson, type ReceiptsDeps } from '../admin/receipts.js';
 import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
 import { callOperations } from '../admin/calls.js';
-import { RECORD_SOURCES } from '../record.js';
-import { timeBound } from '../store/admin-query.js';
 import type { ReceiptInfo, Store } from '../store/store.js';
+import { adminRequests as on } from './admin-schemas.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
 import { requestHeader } from './node-headers.js';
@@ -45,75 +45,6 @@ export const ADMIN_BODY_LIMIT = 64 * 1024;
 /** The body each admin request carried, read once under its route's limit before any route looks at it. */
 type AdminEnv = { Variables: { body?: Uint8Array } };
 
-const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
-const limit = z.coerce.number().int().min(1).max(500).default(50);
-
-/** A date or an ISO timestamp, checked here so a bad one is a 400 naming the parameter, not a store error. */
-const timeParam = (name: 'from' | 'to') =>
-  z
-    .string()
-    .optional()
-    .superRefine((value, ctx) => {
-      try {
-        timeBound(value, name);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      }
-    });
-
-const order = z.enum(['asc', 'desc']).optional();
-
-const callsQuery = z.strictObject({
-  hook: z.string().optional(),
-  status: z.enum(['accepted', 'held']).optional(),
-  source: z.enum(RECORD_SOURCES).optional(),
-  outcome: z.string().optional(),
-  sentiment: z.string().optional(),
-  phone: z.string().optional(),
-  recording_url: z.string().optional(),
-  from: timeParam('from'),
-  to: timeParam('to'),
-  q: z.string().optional(),
-  // Contract section 11: the review queue, held calls and calls with problems not marked reviewed.
-  review: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
-  after: z.string().optional(),
-  order,
-  limit,
-});
-/** Contract section 11: the fields named and their new values; null (or "") empties one. */
-const editBody = z.strictObject({
-  data: z
-    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-    .refine((data) => Object.keys(data).length > 0, 'name at least one field to change'),
-});
-const receiptsQuery = z.strictObject({
-  outcome: z.enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call']).optional(),
-  hook: z.string().optional(),
-  from: timeParam('from'),
-  to: timeParam('to'),
-  after: z.coerce.number().int().min(0).optional(),
-  order,
-  limit,
-});
-/** Contract section 6: the body as text, or in base64 for bytes that are not UTF-8; the content type as it is to be read. */
-const ingestBody = z
-  .strictObject({ body: z.string().optional(), body_base64: z.base64().optional(), content_type: z.string().nullable().optional() })
-  .refine((b) => b.body === undefined || b.body_base64 === undefined, 'give body or body_base64, not both');
-const deliveriesQuery = z.strictObject({
-  state: z.enum(STATES).optional(),
-  sink: z.string().optional(),
-  call: z.string().optional(),
-  after: z.coerce.number().int().min(0).optional(),
-  limit,
-});
-const redeliverBody = z.strictObject({ sinks: z.array(z.string()).min(1).optional() });
-const retryBody = z.strictObject({
-  state: z.enum(['dead', 'pending']).default('dead'),
-  sink: z.string().optional(),
-  call_id: z.string().optional(),
-  ids: z.array(z.number().int().positive()).min(1).optional(),
-});
-
 /**
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts, attempts and edits; deliveries by state and sink; edit, review mark, redelivery, release and
@@ -138,46 +69,46 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
     .use('/receipts/:id/ingest', bodyUpTo(ingestLimit))
     .use(bodyUpTo(ADMIN_BODY_LIMIT))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
-    .get('/calls', async (c) => {
-      const { q, recording_url: recordingUrl, ...filters } = parseQuery(c, callsQuery);
+    .get('/calls', query(on['get /admin/calls'].query), async (c) => {
+      const { q, recording_url: recordingUrl, ...filters } = c.req.valid('query');
       return reply(await calls.listCalls({ ...filters, recordingUrl, text: q }));
     })
-    .get('/calls/:id', async (c) => {
-      const call = await calls.showCall(c.req.param('id'));
+    .get('/calls/:id', param(on['get /admin/calls/{id}'].params), async (c) => {
+      const call = await calls.showCall(c.req.valid('param').id);
       return reply({ ...call, receipts: call.receipts.map(shown) });
     })
-    // Contract section 11: changes only the fields named, normalised as at intake; never redelivers by itself.
-    .patch('/calls/:id', async (c) => reply(await calls.editCall(c.req.param('id'), await parseBody(c, editBody))))
-    .post('/calls/:id/reviewed', async (c) => reply(await calls.markReviewed(c.req.param('id'))))
-    .post('/calls/:id/redeliver', async (c) => {
-      const { sinks } = await parseBody(c, redeliverBody);
-      return reply(await calls.redeliverCall(c.req.param('id'), sinks));
-    })
-    .post('/calls/:id/release', async (c) => reply(await calls.releaseCall(c.req.param('id'))))
-    .get('/receipts', async (c) => {
-      const { limit: max, ...filters } = parseQuery(c, receiptsQuery);
+    // Contract section 11: changes only the fields named, normalised as at intake; never redelivers.
+    .patch('/calls/:id', param(on['patch /admin/calls/{id}'].params), json(on['patch /admin/calls/{id}'].body), async (c) =>
+      reply(await calls.editCall(c.req.valid('param').id, c.req.valid('json'))))
+    .post('/calls/:id/reviewed', param(on['post /admin/calls/{id}/reviewed'].params), async (c) => reply(await calls.markReviewed(c.req.valid('param').id)))
+    .post('/calls/:id/redeliver', param(on['post /admin/calls/{id}/redeliver'].params), json(on['post /admin/calls/{id}/redeliver'].body), async (c) =>
+      reply(await calls.redeliverCall(c.req.valid('param').id, c.req.valid('json').sinks)))
+    .post('/calls/:id/release', param(on['post /admin/calls/{id}/release'].params), async (c) => reply(await calls.releaseCall(c.req.valid('param').id)))
+    .get('/receipts', query(on['get /admin/receipts'].query), async (c) => {
+      const { limit: max, ...filters } = c.req.valid('query');
       const page = await store.listReceiptPage({ ...filters, limit: max });
       return reply({ receipts: page.map(shown), next: page.length === max ? page.at(-1)!.id : null });
     })
-    .get('/receipts/:id', async (c) => {
-      const receipt = await store.getReceipt(receiptId(c.req.param('id')));
-      if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${c.req.param('id')}`);
+    .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) => {
+      const { id } = c.req.valid('param');
+      const receipt = await store.getReceipt(receiptId(id));
+      if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${id}`);
       return reply(shown(receipt));
     })
-    .post('/receipts/:id/ingest', async (c) => {
-      const { body, body_base64, content_type } = await parseBody(c, ingestBody);
+    .post('/receipts/:id/ingest', param(on['post /admin/receipts/{id}/ingest'].params), json(on['post /admin/receipts/{id}/ingest'].body), async (c) => {
+      const { body, body_base64, content_type } = c.req.valid('json');
       const corrected = body !== undefined ? new TextEncoder().encode(body) : body_base64 !== undefined ? new Uint8Array(Buffer.from(body_base64, 'base64')) : undefined;
-      const { receipt, reply: answer } = await ingestReceipt(receipts, receiptId(c.req.param('id')), { body: corrected, contentType: content_type });
+      const { receipt, reply: answer } = await ingestReceipt(receipts, receiptId(c.req.valid('param').id), { body: corrected, contentType: content_type });
       if (answer.status === 'accepted') notify();
       return reply({ ...answer, receipt });
     })
-    .get('/deliveries', async (c) => {
-      const { call, limit: max, ...filters } = parseQuery(c, deliveriesQuery);
+    .get('/deliveries', query(on['get /admin/deliveries'].query), async (c) => {
+      const { call, limit: max, ...filters } = c.req.valid('query');
       const deliveries = await store.listDeliveries({ ...filters, callId: call, limit: max });
       return reply({ deliveries, next: deliveries.length === max ? deliveries.at(-1)!.id : null });
     })
-    .post('/deliveries/retry', async (c) => {
-      const { call_id, ...query } = await parseBody(c, retryBody);
+    .post('/deliveries/retry', json(on['post /admin/deliveries/retry'].body), async (c) => {
+      const { call_id, ...query } = c.req.valid('json');
       const retried = await store.retryDeliveries({ ...query, callId: call_id });
       if (retried > 0) notify();
       return reply({ retried });
@@ -185,15 +116,16 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
     // Contract section 9: a pause is kept in the store, for every replica and every restart. A resume wakes this
     // process's worker now; another replica's looks at the outbox again within a second (worker.ts idleMs).
     .get('/sinks', async () => reply({ sinks: await listSinks(sinksDeps) }))
-    .post('/sinks/:name/pause', async (c) => reply(await pauseSink(sinksDeps, c.req.param('name'), true)))
-    .post('/sinks/:name/resume', async (c) => {
-      const sink = await pauseSink(sinksDeps, c.req.param('name'), false);
+    .post('/sinks/:name/pause', param(on['post /admin/sinks/{name}/pause'].params), async (c) => reply(await pauseSink(sinksDeps, c.req.valid('param').name, true)))
+    .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) => {
+      const sink = await pauseSink(sinksDeps, c.req.valid('param').name, false);
       notify();
       return reply(sink);
     })
-    .post('/deliveries/:id/retry', async (c) => {
-      const id = Number(c.req.param('id'));
-      if (!Number.isInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no delivery with id ${c.req.param('id')}`);
+    .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) => {
+      const text = c.req.valid('param').id;
+      const id = Number(text);
+      if (!Number.isInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no delivery with id ${text}`);
       const retried = await store.retryDeliveries({ ids: [id], state: 'dead' });
       if (retried === 0) throw new CallhookError('CONFLICT', `delivery ${id} does not exist or is not dead`);
       notify();
@@ -207,12 +139,28 @@ function receiptId(text: string): number {
   return id;
 }
 
-/** A parameter given empty (`?hook=&from=`, as a form leaves a field) is no filter, as if it were not given. */
-function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
-  const given = Object.fromEntries(Object.entries(c.req.query()).filter(([, value]) => value !== ''));
-  const parsed = schema.safeParse(given);
-  if (!parsed.success) throw new CallhookError('BAD_REQUEST', describe(parsed.error));
-  return parsed.data;
+/** A bad request, answered with the Error object naming the parameter (contract section 6), not zod's own reply. */
+function refuse(result: { success: boolean; error?: z.core.$ZodError }): void {
+  if (!result.success) throw new CallhookError('BAD_REQUEST', describe(result.error!));
+}
+
+/**
+ * The query, validated with the route's schema (admin-schemas.ts). A parameter given empty (`?hook=&from=`, as a
+ * form leaves a field) is no filter, as if it were not given; one given twice counts as given once, its first value,
+ * as `c.req.query()` reads it.
+ */
+function query<S extends z.ZodObject>(schema: S) {
+  const validationFunction = (s: z.ZodObject, value: Record<string, string | string[]>) => {
+    const given = Object.entries(value).map(([name, v]) => [name, Array.isArray(v) ? v[0] : v] as const).filter(([, v]) => v !== '' && v !== undefined);
+    return s.safeParseAsync(Object.fromEntries(given));
+  };
+  // The cast: zod-validator types the option's result by a conditional type TypeScript cannot resolve for a generic S.
+  return zValidator('query', schema, refuse, { validationFunction } as { validationFunction: never });
+}
+
+/** The path's parameters, validated with the route's schema. */
+function param<S extends z.ZodObject>(schema: S) {
+  return zValidator('param', schema, refuse);
 }
 
 /**
@@ -228,21 +176,30 @@ function bodyUpTo(limit: number): MiddlewareHandler<AdminEnv> {
   };
 }
 
-async function parseBody<S extends z.ZodType>(c: Context<AdminEnv>, schema: S): Promise<z.output<S>> {
-  // As c.req.text() reads it: a byte-order mark dropped, bytes that are not UTF-8 replaced.
-  const text = new TextDecoder().decode(c.get('body'));
-  let json: unknown = {};
-  try {
-    if (text.trim() !== '') json = JSON.parse(text);
-  } catch (cause) {
-    throw new CallhookError('BAD_REQUEST', 'the body is not JSON', { cause });
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new CallhookError('BAD_REQUEST', describe(parsed.error));
-  return parsed.data;
+/**
+ * The JSON body, validated with the route's schema and handed to the route as `c.req.valid('json')`. Not
+ * zValidator('json'): that reads a body only when it is labelled JSON, and a body sent without the label (curl -d
+ * says form-urlencoded) would be taken as `{}`, a redelivery to named sinks as one to every sink. This reads the
+ * body bodyUpTo already read under its limit, whatever its label, as the admin API always has.
+ */
+function json<S extends z.ZodType>(schema: S): MiddlewareHandler<AdminEnv, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
+  return async function adminJson(c, next) {
+    // As c.req.text() reads it: a byte-order mark dropped, bytes that are not UTF-8 replaced.
+    const text = new TextDecoder().decode(c.get('body'));
+    let body: unknown = {};
+    try {
+      if (text.trim() !== '') body = JSON.parse(text);
+    } catch (cause) {
+      throw new CallhookError('BAD_REQUEST', 'the body is not JSON', { cause });
+    }
+    const parsed = await schema.safeParseAsync(body);
+    refuse(parsed);
+    c.req.addValidatedData('json', parsed.data as object);
+    await next();
+  };
 }
 
-function describe(error: z.ZodError): string {
+function describe(error: z.core.$ZodError): string {
   const issue = error.issues[0]!;
   const path = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.join('.');
   return `${path}: ${issue.code === 'unrecognized_keys' ? 'unknown parameter' : issue.message}`;

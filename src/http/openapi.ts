@@ -1,9 +1,11 @@
 /**
- * The OpenAPI 3.1 document of the webhook, admin and operating routes, served at `/admin/openapi.json`.
- * Written by hand beside the routes it describes: a route that changes changes here in the same commit.
+ * The OpenAPI 3.1 document of the webhook, admin and operating routes, served at `/admin/openapi.json`. The admin
+ * routes' parameters and request bodies are generated from the zod schemas the router validates with
+ * (admin-schemas.ts); their summaries and replies are written here, one per route of that table.
  */
 
 import { RECORD_SOURCES } from '../record.js';
+import { adminRequests, jsonSchemaOf, parametersOf, type AdminRequest, type AdminRouteKey } from './admin-schemas.js';
 
 const json = (schema: object) => ({ 'application/json': { schema } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -11,8 +13,101 @@ const error = (description: string) => ({ description, content: json(ref('Error'
 const admin = { security: [{ adminToken: [] }] };
 const ITEMS: Record<string, string> = { calls: 'Call', deliveries: 'Delivery', receipts: 'Receipt' };
 const page = (item: string, cursor: object) => ({ type: 'object', properties: { [item]: { type: 'array', items: ref(ITEMS[item]!) }, next: cursor } });
-const order = () => query('order', 'asc (oldest first, the default) or desc (newest first); `after` follows it', { type: 'string', enum: ['asc', 'desc'] });
-const query = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+
+interface Described {
+  summary: string;
+  responses: Record<number, object>;
+}
+
+const sinkAction = (summary: string): Described => ({
+  summary,
+  responses: { 200: { description: 'The sink as it is now', content: json(ref('Sink')) }, 404: error('No sink of that name is configured') },
+});
+
+/** What the schemas cannot say of each admin route: what it is for and what it answers. */
+const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
+  'get /admin/openapi.json': { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
+  'get /admin/calls': {
+    summary: 'List calls, oldest first unless order=desc, with cursor pagination',
+    responses: { 200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) }, 400: error('Bad filter'), 401: error('Missing or wrong admin token') },
+  },
+  'get /admin/calls/{id}': {
+    summary: 'One call with its raw request, receipts, deliveries, attempts and edits',
+    responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') },
+  },
+  'patch /admin/calls/{id}': {
+    summary: "Edit a call: change only the fields named, normalised with the hook's parameters as at intake, problems recomputed, a new revision; never redelivers",
+    responses: {
+      200: { description: 'The record as it is now; `edit` is null when no field came out other than it was', content: json(ref('EditReply')) },
+      400: error('Not JSON, no field named, or a field the hook does not declare'),
+      404: error('No such call'),
+      409: error("The call's hook is no longer configured, or other edits kept coming first"),
+    },
+  },
+  'post /admin/calls/{id}/reviewed': {
+    summary: 'Mark a call with problems as needing no change: it leaves the review queue (a held call once released too); kept in its edits',
+    responses: {
+      200: { description: 'The mark (the one kept already when the call was marked at this revision)', content: json({ type: 'object', properties: { record: ref('Record'), edit: ref('CallEdit') } }) },
+      404: error('No such call'),
+      409: error('The call has no problems'),
+    },
+  },
+  'post /admin/calls/{id}/redeliver': {
+    summary: 'Send a call again to some or all sinks',
+    responses: {
+      200: { description: 'Scheduled', content: json({ type: 'object', properties: { id: { type: 'string' }, sinks: { type: 'array', items: { type: 'string' } }, scheduled: { type: 'integer' } } }) },
+      400: error('Unknown sink'),
+      404: error('No such call'),
+    },
+  },
+  'post /admin/calls/{id}/release': {
+    summary: 'Release a held call to its sinks',
+    responses: { 200: { description: 'Released' }, 404: error('No such call'), 409: error('The call is not held') },
+  },
+  'get /admin/receipts': {
+    summary: 'List receipts: what every authenticated request left behind; outcome=rejected lists the refused requests',
+    responses: { 200: { description: 'A page of receipts', content: json(page('receipts', { type: ['integer', 'null'] })) }, 400: error('Bad filter') },
+  },
+  'get /admin/receipts/{id}': { summary: 'One receipt', responses: { 200: { description: 'The receipt', content: json(ref('Receipt')) }, 404: error('No such receipt') } },
+  'post /admin/receipts/{id}/ingest': {
+    summary: 'Ingest a refused request again, as it came or corrected; the call is stored with source recovered, and the receipt marked with it',
+    responses: {
+      200: { description: 'Stored (or a duplicate of a stored call)', content: json({ allOf: [ref('Reply'), { type: 'object', properties: { receipt: { type: 'integer' } } }] }) },
+      400: error('Still unreadable, as at first'),
+      404: error('No such receipt'),
+      409: error('Not a refused request, ingested already, or for a hook that stores no calls'),
+      413: error('Body over the limit'),
+      415: error('Unsupported content type'),
+    },
+  },
+  'get /admin/deliveries': {
+    summary: 'List deliveries by state and sink',
+    responses: { 200: { description: 'A page of deliveries', content: json(page('deliveries', { type: ['integer', 'null'] })) }, 400: error('Bad filter') },
+  },
+  'post /admin/deliveries/retry': {
+    summary: 'Retry deliveries in bulk: dead ones by default, narrowed by sink, call or ids',
+    responses: { 200: { description: 'How many', content: json({ type: 'object', properties: { retried: { type: 'integer' } } }) } },
+  },
+  'post /admin/deliveries/{id}/retry': { summary: 'Retry one dead delivery', responses: { 200: { description: 'Retried' }, 404: error('No such delivery'), 409: error('Not dead') } },
+  'get /admin/sinks': {
+    summary: 'Every configured sink: paused or not, deliveries by state, oldest pending age, last success and last error',
+    responses: { 200: { description: 'The sinks, in config order', content: json({ type: 'object', properties: { sinks: { type: 'array', items: ref('Sink') } } }) } },
+  },
+  'post /admin/sinks/{name}/pause': sinkAction('Pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt'),
+  'post /admin/sinks/{name}/resume': sinkAction('Resume a paused sink: its pending deliveries are due now'),
+};
+
+/** The admin paths: each route of the table, its parameters and body from its schemas, its words from above. */
+function adminPaths(): Record<string, Record<string, object>> {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const [key, request] of Object.entries(adminRequests) as [AdminRouteKey, AdminRequest][]) {
+    const [method, path] = key.split(' ') as [string, string];
+    const parameters = parametersOf(request);
+    const body = request.body && { requestBody: { ...(request.bodyRequired ? { required: true } : {}), content: json(jsonSchemaOf(request.body)) } };
+    (paths[path] ??= {})[method] = { ...admin, summary: ADMIN_OPERATIONS[key].summary, ...(parameters.length > 0 ? { parameters } : {}), ...body, responses: ADMIN_OPERATIONS[key].responses };
+  }
+  return paths;
+}
 
 export function openApiDocument(hooks: readonly string[]): object {
   const webhook = (method: string) => ({
@@ -47,13 +142,6 @@ export function openApiDocument(hooks: readonly string[]): object {
       504: error('In-call hook: its handler did not answer in time'),
     },
   });
-  const idParam = (what: string) => [{ name: 'id', in: 'path', required: true, description: what, schema: { type: 'string' } }];
-  const sinkAction = (summary: string) => ({
-    ...admin,
-    summary,
-    parameters: [{ name: 'name', in: 'path', required: true, description: 'Sink name', schema: { type: 'string' } }],
-    responses: { 200: { description: 'The sink as it is now', content: json(ref('Sink')) }, 404: error('No sink of that name is configured') },
-  });
 
   return {
     openapi: '3.1.0',
@@ -63,154 +151,7 @@ export function openApiDocument(hooks: readonly string[]): object {
       '/healthz': { get: { summary: 'The process runs', responses: { 200: { description: 'Alive' } } } },
       '/readyz': { get: { summary: 'Store commits and delivery runs', responses: { 200: { description: 'Ready' }, 503: error('Not ready, with the failing check') } } },
       '/metrics': { get: { summary: 'Prometheus text', responses: { 200: { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
-      '/admin/openapi.json': { get: { ...admin, summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } } },
-      '/admin/calls': {
-        get: {
-          ...admin,
-          summary: 'List calls, oldest first unless order=desc, with cursor pagination',
-          parameters: [
-            query('hook', 'Only this hook'),
-            query('status', 'accepted or held', { type: 'string', enum: ['accepted', 'held'] }),
-            query('source', 'Where the call came from', { type: 'string', enum: [...RECORD_SOURCES] }),
-            query('outcome', 'data.call_outcome, ignoring case'),
-            query('sentiment', 'data.sentiment_analysis, ignoring case'),
-            query('phone', 'The caller, the number written any way: read as intake reads it, then compared in E.164'),
-            query('recording_url', 'data.recording_url, exactly'),
-            query('from', 'Received at or after (ISO date or timestamp)'),
-            query('to', 'Received before (ISO date or timestamp)'),
-            query('q', 'Text anywhere in the record'),
-            query('review', 'true: the review queue, held calls and calls with problems not marked reviewed at their revision (use the default order, oldest first)', { type: 'string', enum: ['true', 'false'] }),
-            query('after', 'Cursor: the `next` of the previous page'),
-            order(),
-            query('limit', '1 to 500, default 50', { type: 'integer' }),
-          ],
-          responses: { 200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) }, 400: error('Bad filter'), 401: error('Missing or wrong admin token') },
-        },
-      },
-      '/admin/calls/{id}': {
-        get: { ...admin, summary: 'One call with its raw request, receipts, deliveries, attempts and edits', parameters: idParam('Record id'), responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') } },
-        patch: {
-          ...admin,
-          summary: "Edit a call: change only the fields named, normalised with the hook's parameters as at intake, problems recomputed, a new revision; never redelivers",
-          parameters: idParam('Record id'),
-          requestBody: {
-            required: true,
-            content: json({
-              type: 'object',
-              required: ['data'],
-              properties: { data: { type: 'object', minProperties: 1, additionalProperties: { type: ['string', 'number', 'boolean', 'null'] }, description: 'Declared fields of the hook and their new values; null or "" empties one' } },
-            }),
-          },
-          responses: {
-            200: { description: 'The record as it is now; `edit` is null when no field came out other than it was', content: json(ref('EditReply')) },
-            400: error('Not JSON, no field named, or a field the hook does not declare'),
-            404: error('No such call'),
-            409: error("The call's hook is no longer configured, or other edits kept coming first"),
-          },
-        },
-      },
-      '/admin/calls/{id}/reviewed': {
-        post: {
-          ...admin,
-          summary: 'Mark a call with problems as needing no change: it leaves the review queue (a held call once released too); kept in its edits',
-          parameters: idParam('Record id'),
-          responses: {
-            200: { description: 'The mark (the one kept already when the call was marked at this revision)', content: json({ type: 'object', properties: { record: ref('Record'), edit: ref('CallEdit') } }) },
-            404: error('No such call'),
-            409: error('The call has no problems'),
-          },
-        },
-      },
-      '/admin/calls/{id}/redeliver': {
-        post: {
-          ...admin,
-          summary: 'Send a call again to some or all sinks',
-          parameters: idParam('Record id'),
-          requestBody: { content: json({ type: 'object', properties: { sinks: { type: 'array', items: { type: 'string' }, description: 'Default: every sink of the hook that wants the call' } } }) },
-          responses: { 200: { description: 'Scheduled', content: json({ type: 'object', properties: { id: { type: 'string' }, sinks: { type: 'array', items: { type: 'string' } }, scheduled: { type: 'integer' } } }) }, 400: error('Unknown sink'), 404: error('No such call') },
-        },
-      },
-      '/admin/calls/{id}/release': {
-        post: { ...admin, summary: 'Release a held call to its sinks', parameters: idParam('Record id'), responses: { 200: { description: 'Released' }, 404: error('No such call'), 409: error('The call is not held') } },
-      },
-      '/admin/receipts': {
-        get: {
-          ...admin,
-          summary: 'List receipts: what every authenticated request left behind; outcome=rejected lists the refused requests',
-          parameters: [
-            query('outcome', 'accepted, held, duplicate, rejected or in-call', { type: 'string', enum: ['accepted', 'held', 'duplicate', 'rejected', 'in-call'] }),
-            query('hook', 'Only this hook'),
-            query('from', 'Received at or after (ISO date or timestamp)'),
-            query('to', 'Received before (ISO date or timestamp)'),
-            query('after', 'Cursor: the `next` of the previous page', { type: 'integer' }),
-            order(),
-            query('limit', '1 to 500, default 50', { type: 'integer' }),
-          ],
-          responses: { 200: { description: 'A page of receipts', content: json(page('receipts', { type: ['integer', 'null'] })) }, 400: error('Bad filter') },
-        },
-      },
-      '/admin/receipts/{id}': {
-        get: { ...admin, summary: 'One receipt', parameters: idParam('Receipt id'), responses: { 200: { description: 'The receipt', content: json(ref('Receipt')) }, 404: error('No such receipt') } },
-      },
-      '/admin/receipts/{id}/ingest': {
-        post: {
-          ...admin,
-          summary: 'Ingest a refused request again, as it came or corrected; the call is stored with source recovered, and the receipt marked with it',
-          parameters: idParam('Receipt id'),
-          requestBody: {
-            content: json({
-              type: 'object',
-              properties: {
-                body: { type: 'string', description: 'The corrected body, as text' },
-                body_base64: { type: 'string', description: 'The corrected body, for bytes that are not UTF-8' },
-                content_type: { type: ['string', 'null'], description: 'The content type to read the body as' },
-              },
-            }),
-          },
-          responses: {
-            200: { description: 'Stored (or a duplicate of a stored call)', content: json({ allOf: [ref('Reply'), { type: 'object', properties: { receipt: { type: 'integer' } } }] }) },
-            400: error('Still unreadable, as at first'),
-            404: error('No such receipt'),
-            409: error('Not a refused request, ingested already, or for a hook that stores no calls'),
-            413: error('Body over the limit'),
-            415: error('Unsupported content type'),
-          },
-        },
-      },
-      '/admin/deliveries': {
-        get: {
-          ...admin,
-          summary: 'List deliveries by state and sink',
-          parameters: [
-            query('state', 'pending, in_flight, done or dead', { type: 'string', enum: ['pending', 'in_flight', 'done', 'dead'] }),
-            query('sink', 'Only this sink'),
-            query('call', 'Only this call'),
-            query('after', 'Cursor: the `next` of the previous page', { type: 'integer' }),
-            query('limit', '1 to 500, default 50', { type: 'integer' }),
-          ],
-          responses: { 200: { description: 'A page of deliveries', content: json(page('deliveries', { type: ['integer', 'null'] })) } },
-        },
-      },
-      '/admin/deliveries/retry': {
-        post: {
-          ...admin,
-          summary: 'Retry deliveries in bulk: dead ones by default, narrowed by sink, call or ids',
-          requestBody: { content: json({ type: 'object', properties: { state: { enum: ['dead', 'pending'] }, sink: { type: 'string' }, call_id: { type: 'string' }, ids: { type: 'array', items: { type: 'integer' } } } }) },
-          responses: { 200: { description: 'How many', content: json({ type: 'object', properties: { retried: { type: 'integer' } } }) } },
-        },
-      },
-      '/admin/deliveries/{id}/retry': {
-        post: { ...admin, summary: 'Retry one dead delivery', parameters: idParam('Delivery id'), responses: { 200: { description: 'Retried' }, 409: error('Not dead') } },
-      },
-      '/admin/sinks': {
-        get: {
-          ...admin,
-          summary: 'Every configured sink: paused or not, deliveries by state, oldest pending age, last success and last error',
-          responses: { 200: { description: 'The sinks, in config order', content: json({ type: 'object', properties: { sinks: { type: 'array', items: ref('Sink') } } }) } },
-        },
-      },
-      '/admin/sinks/{name}/pause': { post: sinkAction('Pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt') },
-      '/admin/sinks/{name}/resume': { post: sinkAction('Resume a paused sink: its pending deliveries are due now') },
+      ...adminPaths(),
     },
     components: {
       securitySchemes: {
