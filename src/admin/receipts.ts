@@ -1,13 +1,14 @@
 import { CallhookError } from '../errors.js';
 import type { Hook, IntakeReply } from '../intake.js';
 import type { IngestRequest } from '../http/request-intake.js';
-import type { ReceiptInfo, Store } from '../store/store.js';
+import type { ListReceiptsQuery, ReceiptInfo, Store } from '../store/store.js';
 
 /**
  * Refused requests are recoverable (contract section 6). The sender never retries, so a request refused with 400
  * or 415 is a lost call unless someone acts on it: its receipt keeps the raw body, and once the sender's mistake
  * is understood it is run through intake again, as it came or corrected, and stored with `source: recovered`.
- * Shared by the admin API and the CLI (which asks the running serve: the hooks and sinks are its own).
+ * Shared by the admin API, the dashboard and the CLI (which lists receipts from the store, and ingests through the
+ * running serve: the hooks and sinks are its own).
  */
 
 export interface ReceiptsDeps {
@@ -16,6 +17,35 @@ export interface ReceiptsDeps {
   /** The webhook route's own intake, so a recovered call is normalised, deduplicated and routed as any other. */
   ingest: IngestRequest;
   bodyLimitBytes: number;
+  /** Wakes the delivery worker once an ingested call is accepted, and has deliveries due. */
+  notify?: () => void;
+}
+
+export type ReceiptsQuery = Omit<ListReceiptsQuery, 'limit'> & { limit: number };
+
+export interface ReceiptsPage {
+  receipts: ReceiptInfo[];
+  /** The cursor (`after`) of the next page, null on the last. */
+  next: number | null;
+}
+
+/** A receipt's id as given in a path or on a command line; one that is no receipt's is a 404, not a bad request. */
+export function receiptId(id: string | number): number {
+  const n = Number(id);
+  if (!Number.isSafeInteger(n) || n < 1) throw new CallhookError('NOT_FOUND', `no receipt with id ${id}`);
+  return n;
+}
+
+/** Receipts by outcome (`rejected`: the refused requests), hook and time, a page at a time. */
+export async function listReceipts({ store }: Pick<ReceiptsDeps, 'store'>, query: ReceiptsQuery): Promise<ReceiptsPage> {
+  const receipts = await store.listReceiptPage(query);
+  return { receipts, next: receipts.length === query.limit ? receipts.at(-1)!.id : null };
+}
+
+export async function showReceipt({ store }: Pick<ReceiptsDeps, 'store'>, id: string | number): Promise<ReceiptInfo> {
+  const receipt = await store.getReceipt(receiptId(id));
+  if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${id}`);
+  return receipt;
 }
 
 /** A receipt as the admin API shows it: the body as text where it is UTF-8, else in base64. */
@@ -54,6 +84,15 @@ export interface Correction {
   contentType?: string | null;
 }
 
+/**
+ * A correction as the admin API takes it (contract section 6): the body as text, or in base64 for bytes that are
+ * not UTF-8, and the content type to read it as; what is not given is taken as it came.
+ */
+export function correctionOf({ body, body_base64, content_type }: { body?: string; body_base64?: string; content_type?: string | null }): Correction {
+  const bytes = body !== undefined ? new TextEncoder().encode(body) : body_base64 !== undefined ? new Uint8Array(Buffer.from(body_base64, 'base64')) : undefined;
+  return { ...(bytes === undefined ? {} : { body: bytes }), ...(content_type === undefined ? {} : { contentType: content_type }) };
+}
+
 export interface Ingested {
   receipt: number;
   reply: IntakeReply;
@@ -64,9 +103,9 @@ export interface Ingested {
  * marked with the call it became in the same transaction (CommitInput.ingests), so a receipt is ingested once.
  * A request that is still unreadable is refused with the same error as at first, and nothing changes.
  */
-export async function ingestReceipt({ store, hooks, ingest, bodyLimitBytes }: ReceiptsDeps, id: number, correction: Correction = {}): Promise<Ingested> {
-  const receipt = await store.getReceipt(id);
-  if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${id}`);
+export async function ingestReceipt({ store, hooks, ingest, bodyLimitBytes, notify }: ReceiptsDeps, given: string | number, correction: Correction = {}): Promise<Ingested> {
+  const receipt = await showReceipt({ store }, given);
+  const { id } = receipt;
   if (receipt.outcome !== 'rejected') throw new CallhookError('CONFLICT', `receipt ${id} is not a refused request (it was ${receipt.outcome})`);
   if (receipt.ingestedAs !== null) throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${receipt.ingestedAs}`);
   const hook = hooks.get(receipt.hook);
@@ -93,5 +132,6 @@ export async function ingestReceipt({ store, hooks, ingest, bodyLimitBytes }: Re
     throw err;
   });
   if ('refused' in outcome) throw new CallhookError(outcome.refused.code, outcome.refused.detail);
+  if (outcome.reply.status === 'accepted') notify?.();
   return { receipt: id, reply: outcome.reply };
 }

@@ -21,6 +21,8 @@ export interface ConfiguredSink {
 export interface SinksDeps {
   store: Store;
   sinks: readonly ConfiguredSink[];
+  /** Wakes this process's delivery worker after a resume; another replica's looks again within a second. */
+  notify?: () => void;
 }
 
 /** One sink in the admin API's words; times are ISO 8601, null when there is none. */
@@ -66,6 +68,7 @@ export async function pauseSink(deps: SinksDeps, name: string, paused: boolean):
     throw new CallhookError('NOT_FOUND', `no sink is named ${name} (sinks: ${deps.sinks.map((s) => s.name).join(', ')})`);
   }
   await deps.store.setSinkPaused(name, paused);
+  if (!paused) deps.notify?.();
   return (await listSinks(deps)).find((s) => s.name === name)!;
 }
 

@@ -5,9 +5,10 @@ import { CallhookError } from '../errors.js';
 import type { Hook } from '../intake.js';
 import type { KeyRing } from '../keys/ring.js';
 import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
-import { ingestReceipt, receiptJson, type ReceiptsDeps } from '../admin/receipts.js';
-import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
 import { callOperations } from '../admin/calls.js';
+import { deliveryOperations } from '../admin/deliveries.js';
+import { correctionOf, ingestReceipt, listReceipts, receiptJson, showReceipt, type ReceiptsDeps } from '../admin/receipts.js';
+import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
 import type { ReceiptInfo, Store } from '../store/store.js';
 import { adminRequests as on } from './admin-schemas.js';
 import type { AuthLimiter } from './auth-limit.js';
@@ -48,19 +49,20 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
 /**
  * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
  * requests, receipts, attempts and edits; deliveries by state and sink; edit, review mark, redelivery, release and
- * bulk retry. The routes parse and answer; what an operation does is the admin/ module's (calls.ts, receipts.ts,
- * sinks.ts), which the dashboard calls too.
+ * bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the admin/
+ * module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
 export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
-  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes };
-  const sinksDeps: SinksDeps = { store, sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })) };
+  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes, notify };
+  const sinksDeps: SinksDeps = { store, sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })), notify };
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
   const calls = callOperations({ store, hooks, sinkNames, notify, phoneRegion });
+  const deliveries = deliveryOperations({ store, notify });
 
   return new Hono<AdminEnv>()
     .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter, trustProxy))
@@ -85,61 +87,29 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
       reply(await calls.redeliverCall(c.req.valid('param').id, c.req.valid('json').sinks)))
     .post('/calls/:id/release', param(on['post /admin/calls/{id}/release'].params), async (c) => reply(await calls.releaseCall(c.req.valid('param').id)))
     .get('/receipts', query(on['get /admin/receipts'].query), async (c) => {
-      const { limit: max, ...filters } = c.req.valid('query');
-      const page = await store.listReceiptPage({ ...filters, limit: max });
-      return reply({ receipts: page.map(shown), next: page.length === max ? page.at(-1)!.id : null });
+      const page = await listReceipts(receipts, c.req.valid('query'));
+      return reply({ ...page, receipts: page.receipts.map(shown) });
     })
-    .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) => {
-      const { id } = c.req.valid('param');
-      const receipt = await store.getReceipt(receiptId(id));
-      if (!receipt) throw new CallhookError('NOT_FOUND', `no receipt with id ${id}`);
-      return reply(shown(receipt));
-    })
+    .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) => reply(shown(await showReceipt(receipts, c.req.valid('param').id))))
     .post('/receipts/:id/ingest', param(on['post /admin/receipts/{id}/ingest'].params), json(on['post /admin/receipts/{id}/ingest'].body), async (c) => {
-      const { body, body_base64, content_type } = c.req.valid('json');
-      const corrected = body !== undefined ? new TextEncoder().encode(body) : body_base64 !== undefined ? new Uint8Array(Buffer.from(body_base64, 'base64')) : undefined;
-      const { receipt, reply: answer } = await ingestReceipt(receipts, receiptId(c.req.valid('param').id), { body: corrected, contentType: content_type });
-      if (answer.status === 'accepted') notify();
+      const { receipt, reply: answer } = await ingestReceipt(receipts, c.req.valid('param').id, correctionOf(c.req.valid('json')));
       return reply({ ...answer, receipt });
     })
     .get('/deliveries', query(on['get /admin/deliveries'].query), async (c) => {
-      const { call, limit: max, ...filters } = c.req.valid('query');
-      const deliveries = await store.listDeliveries({ ...filters, callId: call, limit: max });
-      return reply({ deliveries, next: deliveries.length === max ? deliveries.at(-1)!.id : null });
+      const { call, ...filters } = c.req.valid('query');
+      return reply(await deliveries.listDeliveries({ ...filters, callId: call }));
     })
     .post('/deliveries/retry', json(on['post /admin/deliveries/retry'].body), async (c) => {
       const { call_id, ...query } = c.req.valid('json');
-      const retried = await store.retryDeliveries({ ...query, callId: call_id });
-      if (retried > 0) notify();
-      return reply({ retried });
+      return reply(await deliveries.retryDeliveries({ ...query, callId: call_id }));
     })
-    // Contract section 9: a pause is kept in the store, for every replica and every restart. A resume wakes this
-    // process's worker now; another replica's looks at the outbox again within a second (worker.ts idleMs).
+    // Contract section 9: a pause is kept in the store, for every replica and every restart; a resume wakes the worker.
     .get('/sinks', async () => reply({ sinks: await listSinks(sinksDeps) }))
     .post('/sinks/:name/pause', param(on['post /admin/sinks/{name}/pause'].params), async (c) => reply(await pauseSink(sinksDeps, c.req.valid('param').name, true)))
-    .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) => {
-      const sink = await pauseSink(sinksDeps, c.req.valid('param').name, false);
-      notify();
-      return reply(sink);
-    })
-    .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) => {
-      const text = c.req.valid('param').id;
-      const id = Number(text);
-      if (!Number.isInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no delivery with id ${text}`);
-      const retried = await store.retryDeliveries({ ids: [id], state: 'dead' });
-      if (retried === 0) throw new CallhookError('CONFLICT', `delivery ${id} does not exist or is not dead`);
-      notify();
-      return reply({ retried });
-    });
+    .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) => reply(await pauseSink(sinksDeps, c.req.valid('param').name, false)))
+    .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) => reply(await deliveries.retryDelivery(c.req.valid('param').id)));
 }
 
-function receiptId(text: string): number {
-  const id = Number(text);
-  if (!Number.isSafeInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no receipt with id ${text}`);
-  return id;
-}
-
-/** A bad request, answered with the Error object naming the parameter (contract section 6), not zod's own reply. */
 function refuse(result: { success: boolean; error?: z.core.$ZodError }): void {
   if (!result.success) throw new CallhookError('BAD_REQUEST', describe(result.error!));
 }
