@@ -101,6 +101,8 @@ describe('callhook calls', () => {
     expect(list.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(ids);
     const show = JSON.parse((await callhook(['calls', 'show', ids[0]!], env)).stdout);
     expect(show).toMatchObject({ status: 'accepted', record: { id: ids[0], data: { first_name: 'Asha' } }, raw: { method: 'POST' }, edits: [] });
+    // As GET /admin/calls/<id> shows it: the same operation (admin/calls.ts showCall).
+    expect(show).toMatchObject({ receipts: [{ callId: ids[0], outcome: 'accepted', status: 200 }], deliveries: expect.any(Array), attempts: expect.any(Array) });
     const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(jsonl.map((r) => r.id)).toEqual(ids);
     const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');

@@ -26,6 +26,9 @@ export interface CallsDeps {
   now?: () => Date;
 }
 
+/** What the reading operations need: the CLI opens the store itself for them, with no serve running (contract section 7). */
+export type ReadDeps = Pick<CallsDeps, 'store' | 'phoneRegion'>;
+
 /** The calls list's filters: the store's, with the phone number written any way. */
 export type CallsQuery = Omit<ListCallsQuery, 'limit'> & { limit: number };
 
@@ -72,7 +75,7 @@ export interface RedeliveredCall {
 /** How often an edit is made again from the stored record when another edit of the call came first. */
 const EDIT_TRIES = 10;
 
-export async function listCalls({ store, phoneRegion = 'IN' }: CallsDeps, { phone, ...query }: CallsQuery): Promise<CallsPage> {
+export async function listCalls({ store, phoneRegion = 'IN' }: ReadDeps, { phone, ...query }: CallsQuery): Promise<CallsPage> {
   // Any spelling of a number finds the calls stored under its E.164 form; text that is no number is used as it is.
   const e164 = phone === undefined ? undefined : (toE164(phone, phoneRegion as CountryCode) ?? phone.trim());
   const calls = await store.listCalls({ ...query, phone: e164 });
@@ -80,11 +83,11 @@ export async function listCalls({ store, phoneRegion = 'IN' }: CallsDeps, { phon
 }
 
 /** The review queue (contract section 11): held calls and calls with problems not marked reviewed, oldest first. */
-export function reviewQueue(deps: CallsDeps, query: Omit<CallsQuery, 'review' | 'order'>): Promise<CallsPage> {
+export function reviewQueue(deps: ReadDeps, query: Omit<CallsQuery, 'review' | 'order'>): Promise<CallsPage> {
   return listCalls(deps, { ...query, review: true, order: 'asc' });
 }
 
-export async function showCall({ store }: CallsDeps, id: string): Promise<CallDetail> {
+export async function showCall({ store }: Pick<CallsDeps, 'store'>, id: string): Promise<CallDetail> {
   const call = await callOr404(store, id);
   const [receipts, deliveries, attempts, edits] = await Promise.all([
     store.listReceipts(id),

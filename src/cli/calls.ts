@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
-import type { CountryCode } from 'libphonenumber-js';
-import { toE164 } from '../normalize/formats.js';
+import { listCalls, showCall } from '../admin/calls.js';
+import { receiptJson } from '../admin/receipts.js';
 import { RECORD_SOURCES, type RecordSource } from '../record.js';
 import { callPages } from '../store/call-pages.js';
 import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
@@ -11,7 +11,8 @@ import { writeOut } from './output.js';
 const EXPORT_PAGE = 1000;
 
 /**
- * `callhook calls list|show|export` read the store directly, without a running server; `release`, `redeliver` and
+ * `callhook calls list|show|export` read the store directly, without a running server, list and show through the
+ * same operations as the admin API and the dashboard (admin/calls.ts); `release`, `redeliver` and
  * `edit` change calls through the running serve's admin API (admin-client.ts). Output goes through
  * writeOut, so a reader that stops early (`| head`) stops the command too (contract section 7, output.ts).
  */
@@ -31,25 +32,24 @@ export function callsCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: ListOptions) => {
       const config = commandConfig(opts.config);
-      const phone = opts.phone === undefined ? undefined : (toE164(opts.phone, config.phoneRegion as CountryCode) ?? opts.phone.trim());
       await withStore(config, async (store) => {
-        const { hook, status, source, order, after, review } = opts;
-        const calls = await store.listCalls({ hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') });
+        const { hook, status, source, phone, order, after, review } = opts;
+        // The phone is read as intake reads it, in the config's region, as the admin API reads it.
+        const { calls } = await listCalls({ store, phoneRegion: config.phoneRegion }, { hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') });
         await writeOut(calls.map(({ record: r, status, duplicates }) =>
           `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`).join(''));
       });
     });
   calls
     .command('show')
-    .description('one call with its raw request and its edits, as JSON')
+    .description('one call with its raw request, receipts, deliveries, attempts and edits, as JSON')
     .argument('<id>')
     .option('-c, --config <file>', 'config file')
     .action(async (id: string, opts: { config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
-        const call = await store.getCall(id);
-        if (!call) throw new Error(`no call with id ${id}`);
-        // With its edits and review marks (contract section 11), as GET /admin/calls/<id> shows them.
-        await writeOut(`${JSON.stringify({ ...call, edits: await store.listEdits(id) }, null, 2)}\n`);
+        // As GET /admin/calls/<id> shows it (contract sections 6 and 11), a receipt's body as text or base64.
+        const call = await showCall({ store }, id);
+        await writeOut(`${JSON.stringify({ ...call, receipts: call.receipts.map((r) => receiptJson(r)) }, null, 2)}\n`);
       });
     });
   calls

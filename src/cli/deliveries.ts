@@ -1,10 +1,15 @@
 import { Command, Option } from 'commander';
+import { listDeliveries, retryDeliveries } from '../admin/deliveries.js';
 import type { DeliveryState } from '../store/store.js';
 import { commandConfig, positive, withStore } from './context.js';
 
 const STATES: DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];
 
-/** `callhook deliveries list|retry`: the outbox, read and retried straight from the store. */
+/**
+ * `callhook deliveries list|retry`: the outbox, read and retried on the store the config names, through the same
+ * operations as the admin API and the dashboard (admin/deliveries.ts). A retry wakes no worker here: a running
+ * serve finds the deliveries due within a second.
+ */
 export function deliveriesCommand(): Command {
   const deliveries = new Command('deliveries').description('inspect and retry deliveries');
   deliveries
@@ -18,7 +23,7 @@ export function deliveriesCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { state?: DeliveryState; sink?: string; call?: string; limit: string; after?: string; config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
-        const rows = await store.listDeliveries({
+        const { deliveries: rows } = await listDeliveries({ store }, {
           state: opts.state,
           sink: opts.sink,
           callId: opts.call,
@@ -42,7 +47,7 @@ export function deliveriesCommand(): Command {
     .action(async (opts: { state: 'dead' | 'pending'; sink?: string; call?: string; id?: string[]; config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
         const ids = opts.id?.map((id) => positive(id, '--id'));
-        const retried = await store.retryDeliveries({ state: opts.state, sink: opts.sink, callId: opts.call, ids });
+        const { retried } = await retryDeliveries({ store, notify: () => {} }, { state: opts.state, sink: opts.sink, callId: opts.call, ids });
         console.log(`retried ${retried} ${retried === 1 ? 'delivery' : 'deliveries'}`);
       });
     });

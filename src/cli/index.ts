@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { CallhookError } from '../errors.js';
 import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
 import { deliveriesCommand } from './deliveries.js';
@@ -32,6 +33,8 @@ try {
 } catch (err) {
   if (err instanceof OutputClosed) process.exit(0);
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  process.stderr.write(`callhook: ${await maskedForCli(err instanceof Error ? err.message : String(err), process.argv, process.env)}\n`);
+  // An operation's refusal (admin/) is worded for an HTTP reply, "Not found: no call with id x": the CLI says what follows.
+  const message = err instanceof CallhookError ? (err.detail ?? err.message) : err instanceof Error ? err.message : String(err);
+  process.stderr.write(`callhook: ${await maskedForCli(message, process.argv, process.env)}\n`);
   process.exit(2);
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { textOrBase64 } from '../admin/receipts.js';
+import { listReceipts, textOrBase64 } from '../admin/receipts.js';
 import type { ReceiptInfo } from '../store/store.js';
 import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
 import { commandConfig, positive, withStore } from './context.js';
@@ -22,7 +22,7 @@ export function receiptsCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { rejected?: boolean; hook?: string; limit: string; after?: string; config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
-        const page = await store.listReceiptPage({
+        const { receipts: page } = await listReceipts({ store }, {
           outcome: opts.rejected ? 'rejected' : undefined,
           hook: opts.hook,
           limit: positive(opts.limit, '--limit'),
