@@ -1,5 +1,5 @@
 import { zValidator } from '@hono/zod-validator';
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import { CallhookError } from '../errors.js';
 import type { Hook } from '../intake.js';
