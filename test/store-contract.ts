@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import { contentHash } from '../src/normalize/dedup-key.js';
 import type { Scalar } from '../src/record.js';
-import type { Store } from '../src/store/store.js';
+import type { ReconcileRun, Store } from '../src/store/store.js';
 import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js';
 
 /**
@@ -398,6 +398,24 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
         'rejected', 'rejected ingested as held',
       ]);
       expect(await kept()).toEqual(['purged', 'call_id:dead', 'call_id:in-flight', 'call_id:pending', 'call_id:held', 'purged', 'call_id:young']);
+    });
+
+    it('keeps the last reconcile run, each run in place of the one before, for every connection to read', async () => {
+      expect(await b.lastReconcileRun()).toBeUndefined();
+      const first: ReconcileRun = {
+        startedAt: '2026-11-26T10:00:00.000Z', finishedAt: '2026-11-26T10:00:04.500Z', trigger: 'cli', since: '2026-11-01', dryRun: true,
+        campaigns: 3, calls: 12, stored: 2, alreadyReceived: 10, deferred: 0, errors: 0, error: null,
+      };
+      await a.recordReconcileRun(first);
+      expect(await b.lastReconcileRun()).toEqual(first);
+      // A failed run is kept too, with its error as given (masked by the caller); text a store may not hold as is,
+      // a NUL, comes back as it went in.
+      const failed: ReconcileRun = {
+        ...first, startedAt: '2026-11-26T11:00:00.000Z', finishedAt: '2026-11-26T11:00:01.000Z', trigger: 'serve', since: null, dryRun: false,
+        campaigns: 1, calls: 0, stored: 0, alreadyReceived: 0, deferred: 1, errors: 1, error: 'the calling service answered 502 Bad Gateway \u0000 "quoted" <b>',
+      };
+      await b.recordReconcileRun(failed);
+      expect(await a.lastReconcileRun()).toEqual(failed);
     });
 
     it('pings with a write', async () => {

@@ -7,6 +7,7 @@ import { postgresKeptKeys } from './postgres-kept-keys.js';
 import { postgresPurge } from './postgres-purge.js';
 import { finishSinkStateSql, heldSql, postgresSinkState } from './postgres-sink-state.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
+import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
 
 export interface PostgresStoreOptions {
@@ -88,6 +89,16 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
       return Math.max(0, at - now, (until ?? 0) - now);
     },
     ...postgresSinkState(pool),
+    recordReconcileRun: async (run) => {
+      await pool.query(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [
+        RECONCILE_RUN_KEY,
+        pgText(reconcileRunJson(run)),
+      ]);
+    },
+    lastReconcileRun: async () => {
+      const { rows } = await pool.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [RECONCILE_RUN_KEY]);
+      return parseReconcileRun(rows[0]?.value);
+    },
     countDeliveries: () => countDeliveries(pool),
     ...postgresAdmin(pool),
     ...postgresPurge(pool),

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { recordContentHash } from '../normalize/dedup-key.js';
 import { storedRecord, type CallRecord } from '../record.js';
+import { RECONCILE_RUN_KEY } from './reconcile-run.js';
 import { heldUntil } from './sink-state.js';
 import { sqliteSinkStateWrites } from './sqlite-sink-state.js';
 import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt } from './store.js';
@@ -61,6 +62,8 @@ export interface SqliteWrites {
   /** Contract section 9: an operator's pause or resume of a sink. */
   setSinkPaused(sink: string, paused: boolean): void;
   recordSinkError(sink: string, error: string): void;
+  /** Contract section 11: the last reconcile run, as the JSON of reconcile-run.ts, in place of the one before. */
+  recordReconcileRun(json: string): void;
   /** Writes and removes a row larger than a page: a database that cannot grow fails here as a call would. */
   ping(): void;
 }
@@ -236,6 +239,7 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
 
     setSinkPaused: (sink, paused) => sinks.setPaused(sink, paused, Date.now()),
     recordSinkError: (sink, error) => sinks.recordError(sink, error, Date.now()),
+    recordReconcileRun: (json) => void stmts.setMeta.run(RECONCILE_RUN_KEY, json),
 
     ping() {
       stmts.heartbeat.run(new Date().toISOString());
@@ -289,5 +293,6 @@ function prepareStatements(db: Database.Database) {
     probe: db.prepare(`INSERT INTO meta (key, value) VALUES ('probe', ?)`),
     unprobe: db.prepare(`DELETE FROM meta WHERE key = 'probe'`),
     heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
+    setMeta: db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
   };
 }

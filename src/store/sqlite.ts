@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ownerOnly, prepareDataDir } from '../data-dir.js';
 import { sqliteAdmin } from './sqlite-admin.js';
+import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
 import { sqlitePurge } from './sqlite-purge.js';
 import { sqliteReader } from './sqlite-reader.js';
 import { heldUntil } from './sink-state.js';
@@ -91,6 +92,9 @@ export function sqliteStoreOn(
     sinkStates: async () => sinkStates.all(),
     setSinkPaused: (sink, paused) => writer.run('setSinkPaused', sink, paused),
     recordSinkError: (sink, error) => writer.run('recordSinkError', sink, error),
+    recordReconcileRun: (run) => writer.run('recordReconcileRun', reconcileRunJson(run)),
+    // One row by its key: read in place, as the sinks' state is.
+    lastReconcileRun: async () => parseReconcileRun(stmts.meta.get(RECONCILE_RUN_KEY) as string | undefined),
     countDeliveries: async () => countDeliveries(stmts),
     ...sqliteAdmin(db, reader),
     ...sqlitePurge(db),
@@ -131,6 +135,7 @@ function prepareStatements(db: Db) {
       SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE sink = @sink AND state = 'pending'
       UNION ALL SELECT MIN(lease_until) FROM deliveries WHERE sink = @sink AND state = 'in_flight')`),
     countDeliveries: db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state'),
+    meta: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
   };
 }
 

@@ -254,6 +254,37 @@ export interface PurgeOptions {
   onProgress?: (purged: PurgeCounts) => void;
 }
 
+/**
+ * One `reconcile` run, kept for the dashboard's overview (contract section 11: "the last reconcile run"). Only the
+ * last is kept, as one `meta` row (reconcile-run.ts); its error is masked before it is kept (no secret, no phone
+ * number).
+ */
+export interface ReconcileRun {
+  /** ISO 8601. */
+  startedAt: string;
+  finishedAt: string;
+  /** `cli`: `callhook reconcile`; `serve`: the config's schedule. */
+  trigger: 'cli' | 'serve';
+  /** The first day of campaigns read (YYYY-MM-DD); null when every campaign was. */
+  since: string | null;
+  /** Stored nothing: `stored` is what it would have stored. */
+  dryRun: boolean;
+  /** Campaigns read (those skipped as not started or too old left out). */
+  campaigns: number;
+  /** Placed calls found in their audiences. */
+  calls: number;
+  /** Calls it stored whose webhook never arrived (in a dry run: would have). */
+  stored: number;
+  /** Placed calls found already received. */
+  alreadyReceived: number;
+  /** Missing calls left for the next run (a scheduled run stores one on its second sighting). */
+  deferred: number;
+  /** Errors the run met; a run stops at its first, so 0 or 1, and the counts are what it had done by then. */
+  errors: number;
+  /** The first error's text, masked; null without one. */
+  error: string | null;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Inserts the record and its outbox rows in one transaction keyed on (hook, dedup_key), with its receipt. */
@@ -297,6 +328,10 @@ export interface Store {
   setSinkPaused(sink: string, paused: boolean): Promise<void>;
   /** The sink's last error when there was no attempt to record it with: a sink that could not be opened. */
   recordSinkError(sink: string, error: string): Promise<void>;
+  /** Keeps `run` as the last reconcile run, in place of the one kept before (contract section 11). */
+  recordReconcileRun(run: ReconcileRun): Promise<void>;
+  /** The last reconcile run kept, or undefined when none was (or what is kept is not one: a row edited by hand). */
+  lastReconcileRun(): Promise<ReconcileRun | undefined>;
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
   /**
