@@ -66,12 +66,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const ring = isKeyRing(deps.adminToken) ? deps.adminToken : createKeyRing([deps.adminToken]);
   const sessions = createSessions(ring);
   const mask = secretMasker(deps.secrets);
-  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes: deps.bodyLimitBytes };
+  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes: deps.bodyLimitBytes, notify: deps.notify };
   const ctx: WebContext = {
     store,
     hooks,
     sinkNames: deps.sinkNames,
-    sinks: { store, sinks: deps.sinks ?? deps.sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })) },
+    sinks: { store, sinks: deps.sinks ?? deps.sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })), notify: deps.notify },
     receipts,
     calls: callOperations({ store, hooks, sinkNames: deps.sinkNames, notify: deps.notify, phoneRegion: deps.phoneRegion }),
     notify: deps.notify,

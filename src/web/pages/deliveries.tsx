@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { deliveryOperations } from '../../admin/deliveries.js';
 import { CallhookError } from '../../errors.js';
 import type { DeliveryInfo, DeliveryState as State } from '../../store/store.js';
 import { Note, Pager, Scroll, Tag, Time } from '../components.js';
@@ -22,18 +23,17 @@ export function deliveriesPage(ctx: WebContext): Hono {
       sink: sink !== undefined && ctx.sinkNames.includes(sink) ? sink : undefined,
     };
   };
-  const matching = async (state: (typeof RETRYABLE)[number], sink: string | undefined) =>
-    (await ctx.store.deliveryStats()).filter((s) => s.state === state && (sink === undefined || s.sink === sink)).reduce((n, s) => n + s.count, 0);
+  // The admin API's operations (admin/deliveries.ts): what a retry takes and resets is decided there, once.
+  const operations = deliveryOperations({ store: ctx.store, notify: ctx.notify });
   const retryable = (value: unknown) => ((RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined);
 
   return new Hono()
     .get('/', async (c) => {
       const { state, sink } = filters(c);
       const after = Number(c.req.query('after'));
-      const deliveries = await ctx.store.listDeliveries({ state, sink, limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
+      const { deliveries, next } = await operations.listDeliveries({ state, sink, limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
       const n = Number(c.req.query('retried'));
       const done = Number.isSafeInteger(n) && n >= 0 ? `Retried ${n} ${n === 1 ? 'delivery' : 'deliveries'}.` : undefined;
-      const next = deliveries.length === PAGE ? deliveries.at(-1)!.id : null;
       return c.render(<Deliveries ctx={ctx} state={state} sink={sink} deliveries={ctx.shown(deliveries)} next={next} first={c.req.query('after') === undefined} done={done} />, {
         title: 'Deliveries',
         section: 'deliveries',
@@ -43,7 +43,7 @@ export function deliveriesPage(ctx: WebContext): Hono {
       const { state, sink } = filters(c);
       const which = retryable(state ?? 'dead');
       if (!which) return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`, 303);
-      const count = await matching(which, sink);
+      const count = await operations.countRetryable({ state: which, sink });
       return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, { title: 'Retry deliveries', section: 'deliveries' });
     })
     .post('/retry', async (c) => {
@@ -52,16 +52,11 @@ export function deliveriesPage(ctx: WebContext): Hono {
       const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
       if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
       if (sink !== undefined && !ctx.sinkNames.includes(sink)) throw new CallhookError('BAD_REQUEST', `no sink is named ${sink}`);
-      const retried = await ctx.store.retryDeliveries({ state, sink });
-      if (retried > 0) ctx.notify();
+      const { retried } = await operations.retryDeliveries({ state, sink });
       return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`, 303);
     })
     .post('/:id/retry', async (c) => {
-      const id = Number(c.req.param('id'));
-      if (!Number.isSafeInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no delivery with id ${c.req.param('id')}`);
-      const retried = await ctx.store.retryDeliveries({ ids: [id], state: 'dead' });
-      if (retried === 0) throw new CallhookError('CONFLICT', `delivery ${id} does not exist or is not dead`);
-      ctx.notify();
+      const { retried } = await operations.retryDelivery(c.req.param('id'));
       const back = (await c.req.parseBody()).back;
       // Only back to a page of the dashboard: the field is the form's, but a form can be forged.
       if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back)) return c.redirect(`${back}?done=retried&n=${retried}`, 303);

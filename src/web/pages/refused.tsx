@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
-import { ingestReceipt, receiptJson, type ReceiptJson } from '../../admin/receipts.js';
-import { CallhookError } from '../../errors.js';
+import { ingestReceipt, listReceipts, receiptJson, type ReceiptJson } from '../../admin/receipts.js';
 import { Note, Pager, Pre, Scroll, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 
@@ -16,20 +15,19 @@ export function refusedPage(ctx: WebContext): Hono {
     .get('/', async (c) => {
       const hook = c.req.query('hook') || undefined;
       const after = Number(c.req.query('after'));
-      const page = await ctx.store.listReceiptPage({ outcome: 'rejected', hook, order: 'desc', limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
-      const receipts = ctx.shown(page.map((r) => receiptJson(r, ctx.maskBody)));
-      const next = page.length === PAGE ? page.at(-1)!.id : null;
+      const page = await listReceipts(ctx.receipts, { outcome: 'rejected', hook, order: 'desc', limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
+      const receipts = ctx.shown(page.receipts.map((r) => receiptJson(r, ctx.maskBody)));
+      const { next } = page;
       return c.render(<Refused receipts={receipts} ctx={ctx} hook={hook} next={next} first={c.req.query('after') === undefined} />, { title: 'Refused requests', section: 'refused' });
     })
     .post('/:id/ingest', async (c) => {
-      const id = Number(c.req.param('id'));
-      if (!Number.isSafeInteger(id) || id < 1) throw new CallhookError('NOT_FOUND', `no receipt with id ${c.req.param('id')}`);
+      const id = c.req.param('id');
       const form = await c.req.parseBody();
       // A form posts text; the body is the text area's as the operator left it (a browser sends its line ends as CRLF).
       const body = typeof form.body === 'string' ? new TextEncoder().encode(form.body) : undefined;
       const contentType = typeof form.content_type === 'string' ? form.content_type.trim() || null : undefined;
+      // ingestReceipt wakes the delivery worker itself (ctx.receipts carries notify).
       const { reply } = await ingestReceipt(ctx.receipts, id, { body, contentType });
-      if (reply.status === 'accepted') ctx.notify();
       return c.redirect(`/ui/calls/${encodeURIComponent(reply.id)}?done=ingested`, 303);
     });
 }

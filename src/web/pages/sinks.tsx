@@ -13,9 +13,9 @@ export function sinksPage(ctx: WebContext): Hono {
   const act = (paused: boolean) =>
     async function pauseOrResume(c: Context) {
       const name = c.req.param('name')!;
+      // A resume wakes this worker now (pauseSink, through ctx.sinks' notify); another replica's looks at the outbox
+      // again within a second.
       await pauseSink(ctx.sinks, name, paused);
-      // A resume wakes this worker now; another replica's looks at the outbox again within a second.
-      if (!paused) ctx.notify();
       return c.redirect(`/ui/sinks?${new URLSearchParams({ done: paused ? 'paused' : 'resumed', sink: name })}`, 303);
     };
   return new Hono()
