@@ -22,8 +22,6 @@ export type AppDeps = WebhookDeps &
     metrics?: Metrics;
     /** Contract section 6: when set, `/metrics` answers only a request bearing it. */
     metricsToken?: string;
-    /** Contract section 11: the zone the dashboard shows times in (the server's by default). */
-    timezone?: string;
     /** Contract section 11: the dashboard's session cookie is `Secure` whatever the request's scheme. */
     secureCookies?: boolean;
   };

@@ -54,3 +54,27 @@ describe('the admin list of calls', () => {
     expect(await res.json()).toEqual({ error: 404, message: 'Not found: no call with id ***' });
   });
 });
+
+/** Contract section 11: a date given to the admin API's `from` / `to` is that day in the configured `timezone`. */
+describe('a date in from and to', () => {
+  it('is the day in the configured timezone, not in UTC', async () => {
+    // A zone far from UTC, chosen by the hour so that UTC's reading of the same date would give the other answer:
+    // 14 hours ahead after noon UTC (its date is UTC's tomorrow), 11 hours behind before (its date is UTC's yesterday).
+    const ahead = new Date().getUTCHours() >= 12;
+    const timezone = ahead ? 'Pacific/Kiritimati' : 'Pacific/Pago_Pago';
+    const server = await startServer({ config: { timezone } });
+    try {
+      const { id } = (await (await post(server.url, sampleCall())).json()) as { id: string };
+      const day = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+      const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      const query = ahead ? `from=${day}` : `to=${next}`;
+      const res = await fetch(`${server.url}/admin/calls?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(((await res.json()) as { calls: StoredCall[] }).calls.map((c) => c.record.id)).toEqual([id]);
+      const receipts = await fetch(`${server.url}/admin/receipts?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(((await receipts.json()) as { receipts: unknown[] }).receipts).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+

@@ -17,6 +17,7 @@ import { requestHeader } from './node-headers.js';
 import { openApiDocument } from './openapi.js';
 import { readBody } from './read-body.js';
 import { requestIntakeOn } from './request-intake.js';
+import { createClock } from '../web/time.js';
 
 export interface AdminDeps {
   store: Store;
@@ -38,6 +39,11 @@ export interface AdminDeps {
   bodyLimitBytes: number;
   /** The phone filter reads a number as intake does (contract section 6), in this region when it has no country code. */
   phoneRegion?: string;
+  /**
+   * Contract section 11: the operator's zone (the server's own by default): the dashboard shows times in it, and a
+   * date given as `from` / `to` here and on the pages is that day in it.
+   */
+  timezone?: string;
 }
 
 /** Contract section 6: an admin request body over 64 KiB is refused with 413 before it is parsed. */
@@ -52,11 +58,14 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
  * bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the admin/
  * module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN' }: AdminDeps): Hono<AdminEnv> {
+export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN', timezone }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
   const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes, notify };
+  // A date (YYYY-MM-DD) is that day where the operator is, from its midnight there; a time is taken as written.
+  const clock = createClock(timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
+  const inZone = (value: string | undefined) => (value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value) ? (clock.dayStart(value) ?? value) : value);
   const sinksDeps: SinksDeps = { store, sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })), notify };
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
@@ -72,8 +81,8 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
     .use(bodyUpTo(ADMIN_BODY_LIMIT))
     .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
     .get('/calls', query(on['get /admin/calls'].query), async (c) => {
-      const { q, recording_url: recordingUrl, ...filters } = c.req.valid('query');
-      return reply(await calls.listCalls({ ...filters, recordingUrl, text: q }));
+      const { q, recording_url: recordingUrl, from, to, ...filters } = c.req.valid('query');
+      return reply(await calls.listCalls({ ...filters, from: inZone(from), to: inZone(to), recordingUrl, text: q }));
     })
     .get('/calls/:id', param(on['get /admin/calls/{id}'].params), async (c) => {
       const call = await calls.showCall(c.req.valid('param').id);
@@ -87,7 +96,8 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
       reply(await calls.redeliverCall(c.req.valid('param').id, c.req.valid('json').sinks)))
     .post('/calls/:id/release', param(on['post /admin/calls/{id}/release'].params), async (c) => reply(await calls.releaseCall(c.req.valid('param').id)))
     .get('/receipts', query(on['get /admin/receipts'].query), async (c) => {
-      const page = await listReceipts(receipts, c.req.valid('query'));
+      const { from, to, ...filters } = c.req.valid('query');
+      const page = await listReceipts(receipts, { ...filters, from: inZone(from), to: inZone(to) });
       return reply({ ...page, receipts: page.receipts.map(shown) });
     })
     .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) => reply(shown(await showReceipt(receipts, c.req.valid('param').id))))
