@@ -90,6 +90,18 @@ describe('callhook keys', () => {
 });
 
 describe('callhook calls', () => {
+  it('shows a call with every secret of the config masked, as the admin API does, in the record and the raw body', async () => {
+    const server = await startServer();
+    const { id } = await (await post(server.url, sampleCall({ call_summary: `caller read out ${KEY}` }))).json();
+    await server.close();
+    const show = await callhook(['calls', 'show', id], { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_API_KEYS: KEY });
+    expect(show.code).toBe(0);
+    expect(show.stdout).not.toContain(KEY);
+    const shown = JSON.parse(show.stdout);
+    expect(shown.record.data.call_summary).toBe('caller read out ***');
+    expect(JSON.stringify(shown.raw)).toContain('caller read out ***');
+  });
+
   it('lists, shows and exports what the store holds', async () => {
     const server = await startServer();
     const ids: string[] = [];

@@ -5,7 +5,8 @@ import { RECORD_SOURCES, type RecordSource } from '../record.js';
 import { callPages } from '../store/call-pages.js';
 import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
 import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
-import { commandConfig, positive, withStore } from './context.js';
+import { maskBytes, maskSecrets } from '../secrets.js';
+import { commandConfig, configSecrets, positive, withStore } from './context.js';
 import { writeOut } from './output.js';
 
 const EXPORT_PAGE = 1000;
@@ -46,10 +47,14 @@ export function callsCommand(): Command {
     .argument('<id>')
     .option('-c, --config <file>', 'config file')
     .action(async (id: string, opts: { config?: string }) => {
-      await withStore(commandConfig(opts.config), async (store) => {
-        // As GET /admin/calls/<id> shows it (contract sections 6 and 11), a receipt's body as text or base64.
+      const config = commandConfig(opts.config);
+      const secrets = await configSecrets(config);
+      await withStore(config, async (store) => {
+        // As GET /admin/calls/<id> shows it (contract sections 6 and 11), a receipt's body as text or base64, and
+        // masked as the admin API masks it.
         const call = await showCall({ store }, id);
-        await writeOut(`${JSON.stringify({ ...call, receipts: call.receipts.map((r) => receiptJson(r)) }, null, 2)}\n`);
+        const shown = maskSecrets({ ...call, receipts: call.receipts.map((r) => receiptJson(r, (bytes) => maskBytes(bytes, secrets))) }, secrets);
+        await writeOut(`${JSON.stringify(shown, null, 2)}\n`);
       });
     });
   calls

@@ -2,6 +2,8 @@ import { type Config, loadConfig } from '../config.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE } from '../keys/file.js';
 import { keptKeys, type KeptKeys, type KeyName } from '../keys/kept.js';
 import { openStore } from '../store/open.js';
+import { secretValues } from '../secret-values.js';
+import { resolveConfiguredSinks } from '../sinks/registry.js';
 import type { Store } from '../store/store.js';
 
 /** What most commands start from: the config as `serve` would load it, with the keys it would use. */
@@ -66,4 +68,15 @@ export function progressLine(): { show(text: string): void; clear(): void } | un
     show: (text) => void process.stderr.write(`\r\x1b[K${text}`),
     clear: () => void process.stderr.write('\r\x1b[K'),
   };
+}
+
+/**
+ * Every secret `serve` would mask for this config (contract section 6): the config's own, with the options its sink
+ * types declare, and the keys and admin token callhook keeps. For the commands that print what the store holds
+ * (a raw body is the sender's and may carry anything), as the admin API masks it.
+ */
+export async function configSecrets(config: Config): Promise<string[]> {
+  const specs = await resolveConfiguredSinks(config).catch(() => []);
+  const kept = await Promise.all(([API_KEYS_FILE, ADMIN_TOKEN_FILE] as const).map((name) => withKeptKeys(config, name, (k) => k.read()).catch(() => undefined)));
+  return [...secretValues(config, specs), ...kept.flatMap((keys) => keys ?? [])];
 }
