@@ -117,7 +117,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   });
 
   const reconciler = config.reconcile?.intervalMs
-    ? scheduleReconcile({ config: config.reconcile, log, store, hook: hooks.get(config.reconcile.hook)!, ingest, region: config.phoneRegion as CountryCode })
+    ? scheduleReconcile({ config: config.reconcile, log, secrets, store, hook: hooks.get(config.reconcile.hook)!, ingest, region: config.phoneRegion as CountryCode })
     : undefined;
 
   // Everything but the listener, in the order it must stop: what feeds deliveries, the deliveries, then the store.

@@ -6,11 +6,12 @@ import { loadConfig } from '../src/config.js';
 import { compileHooks, createIntake } from '../src/intake.js';
 import { reconcile } from '../src/reconcile/reconcile.js';
 import { secondSighting } from '../src/reconcile/schedule.js';
+import { parseReconcileRun } from '../src/store/reconcile-run.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { CallRecord } from '../src/record.js';
 import { callhook } from './helpers/cli.js';
 import { startFakeService, type FakeService } from './helpers/fake-service.js';
-import { ADMIN, KEY, closedPort, tempDir, jsonlRecords, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, closedPort, tempDir, jsonlRecords, post, readStoreFile, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
 
 /**
  * `callhook reconcile` against a local fake of the calling service: it recovers exactly the calls whose webhook
@@ -48,6 +49,10 @@ function serviceState() {
     },
   };
 }
+
+/** The last run as the store keeps it (store/reconcile-run.ts), read from the file. */
+const lastRun = (server: TestServer) =>
+  parseReconcileRun(readStoreFile(server.dataDir, (db) => db.prepare(`SELECT value FROM meta WHERE key = 'last-reconcile'`).pluck().get() as string | undefined));
 
 async function storedCalls(server: TestServer): Promise<CallRecord[]> {
   const res = await fetch(`${server.url}/admin/calls?limit=500`, { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -87,6 +92,8 @@ describe('callhook reconcile', () => {
     ]);
     expect(summary.skipped.map((s: { campaign: string }) => s.campaign)).toEqual(['Draft', 'Last month']);
     expect(await storedCalls(server)).toHaveLength(2);
+    // Kept for the dashboard's overview, marked as a dry run (contract section 11).
+    expect(lastRun(server)).toMatchObject({ trigger: 'cli', since: '2026-11-01', dryRun: true, campaigns: 2, calls: 5, stored: 3, alreadyReceived: 2, errors: 0, error: null });
   });
 
   it('stores exactly the lost calls, normalised, and delivers them to the sinks', async () => {
@@ -130,6 +137,10 @@ describe('callhook reconcile', () => {
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(/refused the API key \(HTTP 401/);
     expect(stderr).not.toContain(wrong);
+    const failed = lastRun(server)!;
+    expect(failed).toMatchObject({ dryRun: false, since: null, campaigns: 0, calls: 0, stored: 0, errors: 1 });
+    expect(failed.error).toMatch(/refused the API key \(HTTP 401/);
+    expect(failed.error).not.toContain(wrong);
   });
 
   it('exits non-zero with one clear line when the service cannot be reached', async () => {
@@ -198,6 +209,9 @@ describe('reconcile on a schedule inside serve', () => {
       }, { timeoutMs: 20_000, everyMs: 200 }))!;
       expect(new Set(recovered.map((r) => r.data.recording_url ?? r.data.phone_number)).size).toBe(6);
       expect(service.requests.every((r) => r.headers['x-api-key'] === service.apiKey)).toBe(true);
+      // The scheduled run is kept for the overview as the command's is, once it has ended.
+      const kept = await until(() => lastRun(server), { timeoutMs: 20_000, everyMs: 200 });
+      expect(kept).toMatchObject({ trigger: 'serve', dryRun: false, calls: 6, stored: 6, alreadyReceived: 0, errors: 0 });
     } finally {
       await server.close();
       await service.close();

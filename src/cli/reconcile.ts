@@ -5,7 +5,9 @@ import { readDuration } from '../duration.js';
 import { compileHooks, createIntake } from '../intake.js';
 import { toCalendarDate } from '../normalize/formats.js';
 import { describeServiceError } from '../reconcile/describe-error.js';
+import { keptRun, maskedRunError } from '../reconcile/kept-run.js';
 import { reconcile, type ReconcileSummary } from '../reconcile/reconcile.js';
+import { secretValues, urlSecrets } from '../secret-values.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { commandConfig, progressLine, withStore } from './context.js';
 
@@ -42,22 +44,33 @@ export function reconcileCommand(): Command {
       const since = opts.since === undefined ? undefined : parseSince(opts.since, new Date());
       const client = createClient({ baseUrl: apiUrl, apiKey });
       const hookName = opts.hook ?? config.reconcile?.hook ?? 'end-of-call';
-      const hook = compileHooks(config, await resolveConfiguredSinks(config)).get(hookName);
+      const specs = await resolveConfiguredSinks(config);
+      const hook = compileHooks(config, specs).get(hookName);
       if (!hook) throw new Error(`--hook: no hook is named "${hookName}" (hooks: ${[...config.hooks.keys()].join(', ')})`);
       if (hook.config.kind === 'in-call') throw new Error(`--hook: "${hookName}" is an in-call hook, which stores nothing`);
 
       await withStore(config, async (store) => {
         const line = progressLine();
+        // Kept for the dashboard's overview, a dry run too, marked as such (contract section 11).
+        const secrets = [...secretValues(config, specs), ...(apiKey.length >= 4 ? [apiKey] : []), ...urlSecrets(apiUrl)];
+        const keeping = {
+          store, trigger: 'cli', since, dryRun: Boolean(opts.dryRun), secrets,
+          onKeepError: (err: unknown) => console.error(`reconcile: the run could not be kept for the dashboard: ${maskedRunError(err instanceof Error ? err.message : String(err), secrets)}`),
+        } as const;
         let summary: ReconcileSummary;
         try {
-          summary = await reconcile({
-            client, store, hook, since, dryRun: opts.dryRun,
-            ingest: createIntake({ store }),
-            region: config.phoneRegion as CountryCode,
-            onProgress: line && ((done, total, name) => line.show(`reconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)),
+          summary = await keptRun(keeping, async (into) => {
+            try {
+              return await reconcile({
+                client, store, hook, since, dryRun: opts.dryRun, summary: into,
+                ingest: createIntake({ store }),
+                region: config.phoneRegion as CountryCode,
+                onProgress: line && ((done, total, name) => line.show(`reconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)),
+              });
+            } catch (err) {
+              throw new Error(describeServiceError(err, apiUrl), { cause: err });
+            }
           });
-        } catch (err) {
-          throw new Error(describeServiceError(err, apiUrl), { cause: err });
         } finally {
           line?.clear();
         }

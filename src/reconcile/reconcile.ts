@@ -43,6 +43,8 @@ export interface ReconcileOptions {
    * lists a call as soon as it ends, when its webhook may still be on its way.
    */
   defer?: (callId: string) => boolean;
+  /** The summary to fill as the run goes (emptySummary()), so a caller still has the counts of a run that failed. */
+  summary?: ReconcileSummary;
 }
 
 export interface RecoveredCall {
@@ -70,9 +72,10 @@ export interface ReconcileSummary {
   skipped: { campaign: string; reason: string }[];
 }
 
+export const emptySummary = (): ReconcileSummary => ({ campaigns: 0, entries: 0, calls: 0, matched: 0, recovered: [], deferred: 0, skipped: [] });
+
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileSummary> {
-  const { client, store, hook, ingest, region, since, dryRun = false, onProgress, now = () => new Date(), defer } = options;
-  const summary: ReconcileSummary = { campaigns: 0, entries: 0, calls: 0, matched: 0, recovered: [], deferred: 0, skipped: [] };
+  const { client, store, hook, ingest, region, since, dryRun = false, onProgress, now = () => new Date(), defer, summary = emptySummary() } = options;
   const claimed = new Set<string>();
   const campaigns = await client.listCampaigns();
 

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { createClient } from '../client/index.js';
 import type { ReconcileConfig } from '../config.js';
+import type { Store } from '../store/store.js';
 import { describeServiceError } from './describe-error.js';
+import { keptRun } from './kept-run.js';
 import { reconcile, type ReconcileOptions } from './reconcile.js';
 
 /**
@@ -38,25 +40,44 @@ export function scheduleEvery(
 }
 
 /** The `reconcile` block of the config, run inside serve: each run looks back `lookback` from its start. */
-export function scheduleReconcile(
-  { config, log, ...deps }: { config: ReconcileConfig; log: Logger } & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress'>,
-): { stop(): Promise<void> } {
+export function scheduleReconcile({
+  config,
+  log,
+  secrets,
+  ...deps
+}: {
+  config: ReconcileConfig;
+  log: Logger;
+  /** The serve's secrets, masked out of a failed run's error as kept for the overview (kept-run.ts). */
+  secrets: Iterable<string>;
+  store: Pick<Store, 'listCalls' | 'recordReconcileRun'>;
+} & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress' | 'defer' | 'summary' | 'store'>): { stop(): Promise<void> } {
   const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
   const every = config.intervalMs!;
   const sightings = secondSighting();
   return scheduleEvery({ intervalMs: every, log }, async () => {
     const since = new Date(Date.now() - config.lookbackMs).toISOString().slice(0, 10);
-    try {
-      const summary = await reconcile({ ...deps, client, since, defer: sightings.defer });
-      sightings.endRun();
-      const recovered = summary.recovered.length;
-      log[recovered > 0 ? 'warn' : 'info'](
-        { campaigns: summary.campaigns, calls: summary.calls, matched: summary.matched, recovered, deferred: summary.deferred, since },
-        recovered > 0 ? 'reconcile recovered calls whose webhook never arrived' : 'reconcile found no lost calls',
-      );
-    } catch (err) {
-      throw new Error(describeServiceError(err, config.apiUrl), { cause: err });
-    }
+    const keeping = {
+      store: deps.store,
+      trigger: 'serve',
+      since,
+      dryRun: false,
+      secrets,
+      onKeepError: (err: unknown) => log.warn({ err }, 'reconcile: the run could not be kept for the dashboard'),
+    } as const;
+    const summary = await keptRun(keeping, async (into) => {
+      try {
+        return await reconcile({ ...deps, client, since, defer: sightings.defer, summary: into });
+      } catch (err) {
+        throw new Error(describeServiceError(err, config.apiUrl), { cause: err });
+      }
+    });
+    sightings.endRun();
+    const recovered = summary.recovered.length;
+    log[recovered > 0 ? 'warn' : 'info'](
+      { campaigns: summary.campaigns, calls: summary.calls, matched: summary.matched, recovered, deferred: summary.deferred, since },
+      recovered > 0 ? 'reconcile recovered calls whose webhook never arrived' : 'reconcile found no lost calls',
+    );
   });
 }
 
