@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, newContext, signIn } from './helpers/browser.js';
+import { callhook } from './helpers/cli.js';
+import { startFakeService } from './helpers/fake-service.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { ADMIN, adminApi, jsonlRecords, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { ADMIN, adminApi, closedPort, jsonlRecords, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
 
 /**
  * The dashboard end to end (contract section 11, issue 23): a real serve with a jsonl sink and an http sink that
@@ -11,6 +14,7 @@ import { ADMIN, adminApi, jsonlRecords, KEY, post, sampleCall, startServer, unti
  */
 
 const CRM_SECRET = 'crm-secret-token-5f2a9c7e11';
+const URL_SECRET = 'url-secret-pass-8d1e0b4a';
 const XSS_NAME = '<script>window.__xss = 1</script>';
 const LONG_WAIT = { timeoutMs: 60_000, everyMs: 100 };
 
@@ -87,6 +91,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
     await page.goto(`${server.url}/ui`);
     const wrongKeys = page.getByRole('row', { name: /Wrong key \(401\)/ });
     expect(await wrongKeys.getByRole('cell').textContent()).toBe('1');
+    expect(await page.locator('#last-reconcile').textContent()).toBe('never run');
     await page.goto(`${server.url}/ui/calls`);
     await page.getByText(`${XSS_NAME} Verma`).waitFor();
     expect(await page.evaluate('typeof window.__xss')).toBe('undefined');
@@ -166,6 +171,47 @@ describe('dashboard', { timeout: 180_000 }, () => {
     void form;
   });
 
+  it('shows the last reconcile run, a failed one with its error masked, then one that stored a lost call', async () => {
+    const service = await startFakeService({
+      state: {
+        campaigns: [{ id: 'c1', campaigns_name: 'Diwali offers', started_at: '2026-11-20T09:00:00.000Z', is_started: true }],
+        audiences: {
+          c1: [
+            // Lost: stored, held (the service knows no outcome or summary, and the hook holds calls with problems).
+            { first_name: 'Meera', last_name: 'Iyer', phone: '09811122233', status: 'completed', call_duration_in_sec: '95', recording_url: 'https://rec.example/r3.mp3' },
+            { first_name: 'Nobody', last_name: 'Home', phone: '9800000001', status: 'no-answer', call_duration_in_sec: '0', recording_url: '' },
+          ],
+        },
+      },
+    });
+    const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_CONFIG: join(server.dataDir, 'config.json'), CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN };
+    const lastRun = page.locator('#last-reconcile');
+    try {
+      // The error names the service's URL, whose credentials are a secret: kept, and shown, masked.
+      const unreachable = `http://operator:${URL_SECRET}@127.0.0.1:${await closedPort()}/api/v1`;
+      expect((await callhook(['reconcile', '--api-url', unreachable, '--api-key', service.apiKey], env)).code).not.toBe(0);
+      await page.goto(`${server.url}/ui`);
+      expect(await lastRun.getByText('failed').count()).toBe(1);
+      expect(await lastRun.textContent()).toContain('1 error');
+      expect(await lastRun.textContent()).toContain('127.0.0.1');
+      expect(await lastRun.textContent()).not.toContain(URL_SECRET);
+      await look();
+
+      const { code, stdout } = await callhook(['reconcile', '--api-url', service.baseUrl, '--api-key', service.apiKey, '--since', '2026-11-01', '--json'], env);
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ calls: 1, matched: 0, recovered: [{ name: 'Meera Iyer' }] });
+      await page.goto(`${server.url}/ui`);
+      const text = (await lastRun.textContent())!;
+      expect(await lastRun.getByText('finished').count()).toBe(1);
+      expect(text).toContain('1 stored, 0 already received, of 1 calls found in 1 campaign; 0 errors (campaigns since 2026-11-01); callhook reconcile');
+      expect(text).not.toContain('dry run');
+      expect(await lastRun.locator('time').count()).toBe(1);
+      await look();
+    } finally {
+      await service.close();
+    }
+  });
+
   it('refuses a POST from another origin, or from a null one, with 403', async () => {
     const [cookie] = await context.cookies(server.url + '/ui');
     for (const origin of ['https://evil.example', 'null', `${server.url.replace('127.0.0.1', 'localhost')}`]) {
@@ -178,7 +224,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
   it('shows no admin token, webhook key or configured secret on any page', () => {
     expect(seen.size).toBeGreaterThanOrEqual(8);
     for (const [url, html] of seen) {
-      for (const secret of [ADMIN, KEY, CRM_SECRET]) expect(html.includes(secret), `${url} shows ${secret}`).toBe(false);
+      for (const secret of [ADMIN, KEY, CRM_SECRET, URL_SECRET]) expect(html.includes(secret), `${url} shows ${secret}`).toBe(false);
     }
   });
 

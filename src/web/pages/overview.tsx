@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { listSinks, type SinkView } from '../../admin/sinks.js';
 import { STORE_DEADLINE_MS, withinDeadline } from '../../http/deadline.js';
+import type { ReconcileRun } from '../../store/store.js';
 import { BarChart, topBars } from '../charts.js';
 import { Note, Scroll, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
@@ -11,8 +12,8 @@ import { age } from '../time.js';
 export function overviewPage(ctx: WebContext): Hono {
   const counts = overviewCounter(ctx.store);
   return new Hono().get('/', async (c) => {
-    const [figures, sinks, store] = await Promise.all([counts(), listSinks(ctx.sinks), storeState(ctx)]);
-    return c.render(<Overview ctx={ctx} figures={ctx.shown(figures)} sinks={ctx.shown(sinks)} store={store} />, { title: 'Overview', section: 'overview' });
+    const [figures, sinks, store, run] = await Promise.all([counts(), listSinks(ctx.sinks), storeState(ctx), lastRun(ctx)]);
+    return c.render(<Overview ctx={ctx} figures={ctx.shown(figures)} sinks={ctx.shown(sinks)} store={store} run={ctx.shown(run)} />, { title: 'Overview', section: 'overview' });
   });
 }
 
@@ -27,7 +28,17 @@ async function storeState({ store, log }: WebContext): Promise<'ok' | 'failing'>
   }
 }
 
-function Overview({ ctx, figures, sinks, store }: { ctx: WebContext; figures: OverviewCounts; sinks: SinkView[]; store: 'ok' | 'failing' }) {
+/** The last reconcile run the store keeps (kept-run.ts); 'failing' when it cannot be read, which the store's state says too. */
+async function lastRun({ store, log }: WebContext): Promise<ReconcileRun | undefined | 'failing'> {
+  try {
+    return await withinDeadline(store.lastReconcileRun(), STORE_DEADLINE_MS, 'the last reconcile run');
+  } catch (err) {
+    log.warn({ err }, 'dashboard: cannot read the last reconcile run');
+    return 'failing';
+  }
+}
+
+function Overview({ ctx, figures, sinks, store, run }: { ctx: WebContext; figures: OverviewCounts; sinks: SinkView[]; store: 'ok' | 'failing'; run: ReconcileRun | undefined | 'failing' }) {
   const { day, week } = figures;
   const rows = [
     ['Accepted', 'accepted'],
@@ -145,14 +156,44 @@ function Overview({ ctx, figures, sinks, store }: { ctx: WebContext; figures: Ov
         </div>
         <div>
           <dt>Last reconcile run</dt>
-          <dd>
-            <span class="muted">none kept</span>
+          <dd class="small" id="last-reconcile">
+            <LastReconcileRun run={run} ctx={ctx} />
           </dd>
         </div>
       </dl>
       <p class="muted">
-        Counted <Time at={figures.countedAt} clock={ctx.clock} />. The store keeps no record of reconcile runs: a scheduled run writes its summary to the log.
+        Counted <Time at={figures.countedAt} clock={ctx.clock} />. Only the last reconcile run is kept; the log has each run's summary.
       </p>
+    </>
+  );
+}
+
+/** When it ended, whether it failed, what it stored (or would have, in a dry run) of what it found, and its error. */
+function LastReconcileRun({ run, ctx }: { run: ReconcileRun | undefined | 'failing'; ctx: WebContext }) {
+  if (run === 'failing') return <Tag kind="bad">cannot be read</Tag>;
+  if (run === undefined) return <span class="muted">never run</span>;
+  return (
+    <>
+      <Time at={run.finishedAt} clock={ctx.clock} /> {run.errors > 0 ? <Tag kind="bad">failed</Tag> : <Tag kind="ok">finished</Tag>}
+      {run.dryRun && (
+        <>
+          {' '}
+          <Tag kind="plain">dry run</Tag>
+        </>
+      )}
+      <br />
+      <span class="muted">
+        {run.dryRun ? `${run.stored} would be stored` : `${run.stored} stored`}, {run.alreadyReceived} already received, of {run.calls} calls found in{' '}
+        {run.campaigns} {run.campaigns === 1 ? 'campaign' : 'campaigns'}
+        {run.deferred > 0 && `; ${run.deferred} left for the next run`}; {run.errors} {run.errors === 1 ? 'error' : 'errors'}
+        {run.since !== null && ` (campaigns since ${run.since})`}; {run.trigger === 'serve' ? 'scheduled' : 'callhook reconcile'}
+      </span>
+      {run.error !== null && (
+        <>
+          <br />
+          <span class="muted">{run.error}</span>
+        </>
+      )}
     </>
   );
 }
