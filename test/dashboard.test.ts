@@ -203,7 +203,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
       await page.goto(`${server.url}/ui`);
       const text = (await lastRun.textContent())!;
       expect(await lastRun.getByText('finished').count()).toBe(1);
-      expect(text).toContain('1 stored, 0 already received, of 1 calls found in 1 campaign; 0 errors (campaigns since 2026-11-01); callhook reconcile');
+      expect(text).toContain('1 stored, 0 already received, of 1 call found in 1 campaign; 0 errors (campaigns since 2026-11-01); callhook reconcile');
       expect(text).not.toContain('dry run');
       expect(await lastRun.locator('time').count()).toBe(1);
       await look();

@@ -183,7 +183,7 @@ function LastReconcileRun({ run, ctx }: { run: ReconcileRun | undefined | 'faili
       )}
       <br />
       <span class="muted">
-        {run.dryRun ? `${run.stored} would be stored` : `${run.stored} stored`}, {run.alreadyReceived} already received, of {run.calls} calls found in{' '}
+        {run.dryRun ? `${run.stored} would be stored` : `${run.stored} stored`}, {run.alreadyReceived} already received, of {run.calls} {run.calls === 1 ? 'call' : 'calls'} found in{' '}
         {run.campaigns} {run.campaigns === 1 ? 'campaign' : 'campaigns'}
         {run.deferred > 0 && `; ${run.deferred} left for the next run`}; {run.errors} {run.errors === 1 ? 'error' : 'errors'}
         {run.since !== null && ` (campaigns since ${run.since})`}; {run.trigger === 'serve' ? 'scheduled' : 'callhook reconcile'}
