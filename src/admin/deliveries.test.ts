@@ -66,6 +66,14 @@ describe('retryDeliveries', () => {
     expect(await ops.countRetryable()).toBe(0);
   });
 
+  it('refuses a retry naming a sink the serve does not have, naming the ones it has; without the list any name is taken', async () => {
+    await call({ crm: 'dead' });
+    const known = deliveryOperations({ store, notify: () => woken++, sinkNames: ['crm', 'file'] });
+    await expect(known.retryDeliveries({ sink: 'cmr' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('no sink is named cmr (sinks: crm, file)') });
+    expect(await known.retryDeliveries({ sink: 'crm' })).toEqual({ retried: 1 });
+    expect(await ops.retryDeliveries({ sink: 'cmr' })).toEqual({ retried: 0 });
+  });
+
   it('does not wake the worker when nothing matched', async () => {
     await call({ crm: 'ok' });
     expect(await ops.retryDeliveries({ state: 'dead' })).toEqual({ retried: 0 });

@@ -13,6 +13,11 @@ export interface DeliveriesDeps {
   store: Store;
   /** Wakes the delivery worker after something became due; the CLI, which runs none, gives a no-op. */
   notify: () => void;
+  /**
+   * The running serve's sinks: a retry naming another is refused (a typo would otherwise retry nothing and say
+   * so quietly). Without it (the CLI, on a store whose sinks its config may not know) any name is taken.
+   */
+  sinkNames?: readonly string[];
 }
 
 export type DeliveriesQuery = Omit<ListDeliveriesQuery, 'limit'> & { limit: number };
@@ -33,7 +38,10 @@ export async function listDeliveries({ store }: Pick<DeliveriesDeps, 'store'>, q
 }
 
 /** Retries what matches: dead deliveries unless `state` says pending (made due now), narrowed by sink, call or ids. */
-export async function retryDeliveries({ store, notify }: DeliveriesDeps, { state = 'dead', ...query }: RetryQuery = {}): Promise<Retried> {
+export async function retryDeliveries({ store, notify, sinkNames }: DeliveriesDeps, { state = 'dead', ...query }: RetryQuery = {}): Promise<Retried> {
+  if (query.sink !== undefined && sinkNames !== undefined && !sinkNames.includes(query.sink)) {
+    throw new CallhookError('BAD_REQUEST', `no sink is named ${query.sink} (sinks: ${sinkNames.join(', ')})`);
+  }
   const retried = await store.retryDeliveries({ ...query, state });
   if (retried > 0) notify();
   return { retried };

@@ -71,7 +71,7 @@ export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sink
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
   const calls = callOperations({ store, hooks, sinkNames, notify, phoneRegion });
-  const deliveries = deliveryOperations({ store, notify });
+  const deliveries = deliveryOperations({ store, notify, sinkNames });
 
   return new Hono<AdminEnv>()
     .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter, trustProxy))

@@ -24,7 +24,7 @@ export function deliveriesPage(ctx: WebContext): Hono {
     };
   };
   // The admin API's operations (admin/deliveries.ts): what a retry takes and resets is decided there, once.
-  const operations = deliveryOperations({ store: ctx.store, notify: ctx.notify });
+  const operations = deliveryOperations({ store: ctx.store, notify: ctx.notify, sinkNames: ctx.sinkNames });
   const retryable = (value: unknown) => ((RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined);
 
   return new Hono()
@@ -51,7 +51,6 @@ export function deliveriesPage(ctx: WebContext): Hono {
       const state = retryable(form.state);
       const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
       if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
-      if (sink !== undefined && !ctx.sinkNames.includes(sink)) throw new CallhookError('BAD_REQUEST', `no sink is named ${sink}`);
       const { retried } = await operations.retryDeliveries({ state, sink });
       return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`, 303);
     })
