@@ -6,6 +6,7 @@ import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { callOperations, type CallOperations } from './calls.js';
 import { editableFields } from './edit-rules.js';
+import { sampleCall } from '../../test/helpers/server.js';
 
 /** The call operations and the edit rules (contract section 11) on a real store, with the default hook's parameters. */
 
@@ -29,17 +30,6 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-const fields = (overrides: Record<string, unknown> = {}) => ({
-  call_id: `c-${Math.random().toString(36).slice(2)}`,
-  first_name: 'Asha',
-  last_name: 'Verma',
-  phone_number: '+91 98123 45678',
-  call_date: '2026-11-21',
-  call_duration: '184',
-  call_outcome: 'order placed',
-  call_summary: 'Ordered two kettles.',
-  ...overrides,
-});
 
 async function receive(hook: string, body: Record<string, unknown>) {
   const ingest = createIntake({ store });
@@ -49,7 +39,7 @@ async function receive(hook: string, body: Record<string, unknown>) {
 
 describe('editCall', () => {
   it('changes only the fields named, normalised as at intake, and keeps before and after in a new revision', async () => {
-    const { id } = await receive('end-of-call', fields({ sentiment_analysis: 'positive' }));
+    const { id } = await receive('end-of-call', sampleCall({ sentiment_analysis: 'positive' }));
     const before = (await ops.showCall(id)).record;
     const reply = await ops.editCall(id, { data: { phone_number: '098123 45679', call_date: '22/11/2026', call_duration: '2 lakh' } });
     expect(reply.record.data).toEqual({ ...before.data, phone_number: '+919812345679', call_date: '2026-11-22', call_duration: 200000 });
@@ -72,7 +62,7 @@ describe('editCall', () => {
   });
 
   it('takes a problem away from a field fixed and gives one, with the value as received, to a field made invalid', async () => {
-    const { id } = await receive('end-of-call', fields({ email_address: 'asha@', first_name: '' }));
+    const { id } = await receive('end-of-call', sampleCall({ email_address: 'asha@', first_name: '' }));
     expect((await ops.showCall(id)).record.problems.map((p) => [p.field, p.code])).toEqual([['first_name', 'missing_required'], ['email_address', 'invalid_format']]);
     const reply = await ops.editCall(id, { data: { first_name: 'Asha', email_address: 'asha@example.com', call_date: '31/02/2026' } });
     expect(reply.problems).toEqual([
@@ -95,7 +85,7 @@ describe('editCall', () => {
   });
 
   it('counts a revision per edit that changes something, and stores nothing when no field comes out other than it was', async () => {
-    const { id } = await receive('end-of-call', fields());
+    const { id } = await receive('end-of-call', sampleCall());
     const same = await ops.editCall(id, { data: { first_name: ' Asha ', phone_number: '98123 45678' } });
     expect(same.edit).toBeNull();
     expect(same.record.revision).toBe(1);
@@ -110,7 +100,7 @@ describe('editCall', () => {
   });
 
   it('refuses a field the hook does not declare (400, naming it), an unknown call (404), and loses no edit to a race', async () => {
-    const { id } = await receive('end-of-call', fields({ call_duration: '0' }));
+    const { id } = await receive('end-of-call', sampleCall({ call_duration: '0' }));
     await expect(ops.editCall(id, { data: { first_name: 'A', call_id: 'x' } })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^Bad request: data\.call_id: not a parameter of the hook end-of-call \(parameters: first_name, /) });
     await expect(ops.editCall('0190-nope', { data: { first_name: 'A' } })).rejects.toMatchObject({ status: 404, message: 'Not found: no call with id 0190-nope' });
     expect((await ops.showCall(id)).record.revision).toBe(1);
@@ -122,7 +112,7 @@ describe('editCall', () => {
   });
 
   it('leaves what a repeat is compared with as first received: the original request is still a duplicate', async () => {
-    const body = fields({ call_id: 'dup-1' });
+    const body = sampleCall({ call_id: 'dup-1' });
     const { id } = await receive('end-of-call', body);
     await ops.editCall(id, { data: { first_name: 'Someone' } });
     expect(await receive('end-of-call', body)).toMatchObject({ status: 'duplicate', id });
@@ -131,7 +121,7 @@ describe('editCall', () => {
 
 describe('editableFields', () => {
   it('gives one field per declared parameter, prefilled with the value in data or, with a problem, as received', async () => {
-    const { id } = await receive('end-of-call', fields({ first_name: '', email_address: 'asha@' }));
+    const { id } = await receive('end-of-call', sampleCall({ first_name: '', email_address: 'asha@' }));
     const form = editableFields((await ops.showCall(id)).record, hooks.get('end-of-call')!.parameters);
     expect(form.map((f) => f.parameter.identifier)).toEqual(hooks.get('end-of-call')!.parameters.parameters.map((p) => p.identifier));
     const byName = new Map(form.map((f) => [f.parameter.identifier, f]));
@@ -144,9 +134,9 @@ describe('editableFields', () => {
 
 describe('markReviewed and reviewQueue', () => {
   it('lists held calls and calls with problems not reviewed, oldest first; a mark is kept with the edits', async () => {
-    const clean = await receive('end-of-call', fields());
-    const flawed = await receive('end-of-call', fields({ email_address: 'nope' }));
-    const held = await receive('held', fields({ first_name: '' }));
+    const clean = await receive('end-of-call', sampleCall());
+    const flawed = await receive('end-of-call', sampleCall({ email_address: 'nope' }));
+    const held = await receive('held', sampleCall({ first_name: '' }));
     expect(held.status).toBe('held');
     const queue = async () => (await ops.reviewQueue({ limit: 50 })).calls.map((c) => c.record.id);
     expect(await queue()).toEqual([flawed.id, held.id]);
@@ -164,7 +154,7 @@ describe('markReviewed and reviewQueue', () => {
 
 describe('releaseCall and redeliverCall', () => {
   it('releases a held call with its corrected fields to the sinks that want it, once', async () => {
-    const held = await receive('held', fields({ first_name: '', phone_number: '12' }));
+    const held = await receive('held', sampleCall({ first_name: '', phone_number: '12' }));
     const edited = await ops.editCall(held.id, { data: { first_name: 'Asha', phone_number: '98123 45678' } });
     expect(edited.problems).toEqual([]);
     expect((await ops.showCall(held.id)).status).toBe('held');
@@ -177,7 +167,7 @@ describe('releaseCall and redeliverCall', () => {
   });
 
   it('redelivers the record as it is now, to its sinks or the ones named, refusing an unknown sink', async () => {
-    const { id } = await receive('end-of-call', fields());
+    const { id } = await receive('end-of-call', sampleCall());
     const [first] = await store.claimDeliveries('jsonl', 1, 60_000);
     await store.finishAttempt(first!.id, first!.attempt, { startedAt: new Date().toISOString(), durationMs: 1, outcome: 'ok' });
     await ops.editCall(id, { data: { last_name: 'Rao' } });
