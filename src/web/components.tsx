@@ -45,6 +45,36 @@ export function Scroll({ label, children }: { label: string; children?: Child })
   );
 }
 
+/** A column of a CardTable: its header, right-aligned (`num`) when it holds figures. */
+export type Column = string | { text: string; num: true };
+
+/**
+ * A table in a region of its own that scrolls sideways on a narrow screen and reads as one card a row on a phone
+ * (style.ts `table.cards`): its header cells from `columns`, its rows the children.
+ */
+export function CardTable({ label, columns, children }: { label: string; columns: readonly Column[]; children?: Child }) {
+  return (
+    <Scroll label={label}>
+      <table class="cards">
+        <thead>
+          <tr>
+            {columns.map((column) =>
+              typeof column === 'string' ? (
+                <th scope="col">{column}</th>
+              ) : (
+                <th scope="col" class="num">
+                  {column.text}
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </Scroll>
+  );
+}
+
 /** A link to the next page of a list (cursor paging) and back to the first. */
 export function Pager({ path, query, next, first }: { path: string; query: Record<string, string | undefined>; next: string | number | null; first: boolean }) {
   const href = (after?: string | number) => {

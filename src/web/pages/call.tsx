@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { receiptJson, type ReceiptJson } from '../../admin/receipts.js';
 import type { Problem } from '../../record.js';
 import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/store.js';
-import { Note, Pre, Scroll, Tag, Time } from '../components.js';
+import { CardTable, Note, Pre, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { DeliveryState } from './deliveries.js';
 
@@ -156,39 +156,28 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
       </div>
 
       <h2>Fields</h2>
-      <Scroll label="Fields">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Value</th>
-              <th scope="col">Problems</th>
-            </tr>
-          </thead>
-          <tbody>
-            {fields.map((field) => (
-              <tr>
-                <th scope="row" data-label="Field">
-                  <span>
-                    {field}
-                    {required.has(field) && <span class="muted req"> (required)</span>}
-                  </span>
-                </th>
-                <td data-label="Value">{field in record.data ? String(record.data[field]) : <span class="muted">—</span>}</td>
-                <td data-label="Problems">
-                  {problemsOf(field).length > 0 && (
-                    <div>
-                      {problemsOf(field).map((p) => (
-                        <ProblemText problem={p} />
-                      ))}
-                    </div>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Scroll>
+      <CardTable label="Fields" columns={['Field', 'Value', 'Problems']}>
+        {fields.map((field) => (
+          <tr>
+            <th scope="row" data-label="Field">
+              <span>
+                {field}
+                {required.has(field) && <span class="muted req"> (required)</span>}
+              </span>
+            </th>
+            <td data-label="Value">{field in record.data ? String(record.data[field]) : <span class="muted">—</span>}</td>
+            <td data-label="Problems">
+              {problemsOf(field).length > 0 && (
+                <div>
+                  {problemsOf(field).map((p) => (
+                    <ProblemText problem={p} />
+                  ))}
+                </div>
+              )}
+            </td>
+          </tr>
+        ))}
+      </CardTable>
 
       <h2>Edits</h2>
       {edits.length === 0 ? <p class="muted">Not edited: the record is as received.</p> : <EditHistory ctx={ctx} edits={edits} />}
@@ -204,52 +193,34 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
       <Pre value={raw.body} label="Raw request body" />
 
       <h2>Receipts</h2>
-      <Scroll label="Receipts">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Outcome</th>
-              <th scope="col" class="num">
-                Status
-              </th>
-              <th scope="col">Content type</th>
-              <th scope="col" class="num">
-                Bytes
-              </th>
-              <th scope="col">Body or error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {receipts.map((r) => (
-              <tr>
-                <td data-label="Received">
-                  <Time at={r.receivedAt} clock={ctx.clock} />
-                </td>
-                <td data-label="Outcome">{r.outcome}</td>
-                <td data-label="Status" class="num">
-                  {r.status}
-                </td>
-                <td data-label="Content type">{r.contentType ?? ''}</td>
-                <td data-label="Bytes" class="num">
-                  {r.size}
-                </td>
-                <td data-label="Body or error">
-                  <div>
-                  {r.error && <div class="problem">{r.error}</div>}
-                  {(r.rawBody ?? r.rawBodyBase64) !== undefined && (
-                    <details>
-                      <summary>{r.rawBody !== undefined ? 'Body as received' : 'Body as received (base64)'}</summary>
-                      <Pre value={r.rawBody ?? r.rawBodyBase64} label={`Body of receipt ${r.id}`} />
-                    </details>
-                  )}
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Scroll>
+      <CardTable label="Receipts" columns={['Received', 'Outcome', { text: 'Status', num: true }, 'Content type', { text: 'Bytes', num: true }, 'Body or error']}>
+        {receipts.map((r) => (
+          <tr>
+            <td data-label="Received">
+              <Time at={r.receivedAt} clock={ctx.clock} />
+            </td>
+            <td data-label="Outcome">{r.outcome}</td>
+            <td data-label="Status" class="num">
+              {r.status}
+            </td>
+            <td data-label="Content type">{r.contentType ?? ''}</td>
+            <td data-label="Bytes" class="num">
+              {r.size}
+            </td>
+            <td data-label="Body or error">
+              <div>
+              {r.error && <div class="problem">{r.error}</div>}
+              {(r.rawBody ?? r.rawBodyBase64) !== undefined && (
+                <details>
+                  <summary>{r.rawBody !== undefined ? 'Body as received' : 'Body as received (base64)'}</summary>
+                  <Pre value={r.rawBody ?? r.rawBodyBase64} label={`Body of receipt ${r.id}`} />
+                </details>
+              )}
+              </div>
+            </td>
+          </tr>
+        ))}
+      </CardTable>
 
       <h2>Deliveries</h2>
       {deliveries.length === 0 && <p class="muted">No delivery{status === 'held' ? ': a held call goes to its sinks when it is released.' : '.'}</p>}
@@ -263,46 +234,33 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
 function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
   const shown = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
   return (
-    <Scroll label="Edits">
-      <table class="cards">
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Revision</th>
-            <th scope="col">Field</th>
-            <th scope="col">Before</th>
-            <th scope="col">After</th>
-          </tr>
-        </thead>
-        <tbody>
-          {edits.flatMap((edit) =>
-            edit.reviewed
-              ? [
-                  <tr>
-                    <td data-label="When">
-                      <Time at={edit.at} clock={ctx.clock} />
-                    </td>
-                    <td data-label="Revision">{edit.revision}</td>
-                    <td data-label="Field" colspan={3}>
-                      marked reviewed
-                    </td>
-                  </tr>,
-                ]
-              : Object.entries(edit.fields).map(([field, change]) => (
-                  <tr>
-                    <td data-label="When">
-                      <Time at={edit.at} clock={ctx.clock} />
-                    </td>
-                    <td data-label="Revision">{edit.revision}</td>
-                    <td data-label="Field">{field}</td>
-                    <td data-label="Before">{shown(change.before)}</td>
-                    <td data-label="After">{shown(change.after)}</td>
-                  </tr>
-                )),
-          )}
-        </tbody>
-      </table>
-    </Scroll>
+    <CardTable label="Edits" columns={['When', 'Revision', 'Field', 'Before', 'After']}>
+      {edits.flatMap((edit) =>
+        edit.reviewed
+          ? [
+              <tr>
+                <td data-label="When">
+                  <Time at={edit.at} clock={ctx.clock} />
+                </td>
+                <td data-label="Revision">{edit.revision}</td>
+                <td data-label="Field" colspan={3}>
+                  marked reviewed
+                </td>
+              </tr>,
+            ]
+          : Object.entries(edit.fields).map(([field, change]) => (
+              <tr>
+                <td data-label="When">
+                  <Time at={edit.at} clock={ctx.clock} />
+                </td>
+                <td data-label="Revision">{edit.revision}</td>
+                <td data-label="Field">{field}</td>
+                <td data-label="Before">{shown(change.before)}</td>
+                <td data-label="After">{shown(change.after)}</td>
+              </tr>
+            )),
+      )}
+    </CardTable>
   );
 }
 
@@ -342,46 +300,26 @@ function Delivery({ ctx, delivery: d, attempts }: { ctx: WebContext; delivery: D
         </form>
       )}
       {attempts.length > 0 && (
-        <Scroll label={`Attempts of the delivery to ${d.sink}`}>
-          <table class="cards">
-            <thead>
-              <tr>
-                <th scope="col" class="num">
-                  #
-                </th>
-                <th scope="col">Started</th>
-                <th scope="col" class="num">
-                  ms
-                </th>
-                <th scope="col">Outcome</th>
-                <th scope="col" class="num">
-                  HTTP
-                </th>
-                <th scope="col">Error or note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {attempts.map((a) => (
-                <tr>
-                  <td data-label="#" class="num">
-                    {a.attempt}
-                  </td>
-                  <td data-label="Started">
-                    <Time at={a.startedAt} clock={ctx.clock} />
-                  </td>
-                  <td data-label="ms" class="num">
-                    {a.durationMs}
-                  </td>
-                  <td data-label="Outcome">{a.outcome === 'ok' ? <Tag kind="ok">ok</Tag> : a.outcome === 'retry' ? <Tag kind="warn">retry</Tag> : <Tag kind="bad">dead</Tag>}</td>
-                  <td data-label="HTTP" class="num">
-                    {a.httpStatus ?? ''}
-                  </td>
-                  <td data-label="Error or note">{a.error ?? a.note ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </Scroll>
+        <CardTable label={`Attempts of the delivery to ${d.sink}`} columns={[{ text: '#', num: true }, 'Started', { text: 'ms', num: true }, 'Outcome', { text: 'HTTP', num: true }, 'Error or note']}>
+          {attempts.map((a) => (
+            <tr>
+              <td data-label="#" class="num">
+                {a.attempt}
+              </td>
+              <td data-label="Started">
+                <Time at={a.startedAt} clock={ctx.clock} />
+              </td>
+              <td data-label="ms" class="num">
+                {a.durationMs}
+              </td>
+              <td data-label="Outcome">{a.outcome === 'ok' ? <Tag kind="ok">ok</Tag> : a.outcome === 'retry' ? <Tag kind="warn">retry</Tag> : <Tag kind="bad">dead</Tag>}</td>
+              <td data-label="HTTP" class="num">
+                {a.httpStatus ?? ''}
+              </td>
+              <td data-label="Error or note">{a.error ?? a.note ?? ''}</td>
+            </tr>
+          ))}
+        </CardTable>
       )}
     </section>
   );

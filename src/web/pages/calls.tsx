@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { CallsQuery } from '../../admin/calls.js';
 import type { StoredCall } from '../../store/store.js';
-import { Note, Pager, Scroll, Tag, Time } from '../components.js';
+import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { nextDay } from '../time.js';
 
@@ -106,52 +106,37 @@ function Calls({ ctx, given, calls, next, error }: { ctx: WebContext; given: Fil
 /** A table of calls, shared by the calls page and the review queue. */
 export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: StoredCall[]; label: string }) {
   return (
-    <Scroll label={label}>
-      <table class="cards">
-        <thead>
+    <CardTable label={label} columns={['Received', 'Caller', 'Phone', 'Outcome', 'Sentiment', 'Summary', 'Status']}>
+      {calls.map(({ record, status }) => {
+        const name = [record.data.first_name, record.data.last_name].filter((v) => v !== undefined && v !== '').join(' ');
+        return (
           <tr>
-            <th scope="col">Received</th>
-            <th scope="col">Caller</th>
-            <th scope="col">Phone</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Sentiment</th>
-            <th scope="col">Summary</th>
-            <th scope="col">Status</th>
+            <td data-label="Received">
+              <a href={`/ui/calls/${encodeURIComponent(record.id)}`}>
+                <Time at={record.received_at} clock={ctx.clock} />
+              </a>
+              {record.hook !== 'end-of-call' && <div class="muted">{record.hook}</div>}
+            </td>
+            <td data-label="Caller">{name || <span class="muted">unknown</span>}</td>
+            <td data-label="Phone" class="nowrap">{String(record.data.phone_number ?? '')}</td>
+            <td data-label="Outcome">{String(record.data.call_outcome ?? '')}</td>
+            <td data-label="Sentiment">{String(record.data.sentiment_analysis ?? '')}</td>
+            <td data-label="Summary">{summary(record.data.call_summary)}</td>
+            <td data-label="Status">
+              {status === 'held' ? <Tag kind="warn">held</Tag> : <Tag kind="plain">accepted</Tag>}
+              {record.problems.length > 0 && (
+                <>
+                  {' '}
+                  <Tag kind="bad">
+                    {record.problems.length} problem{record.problems.length === 1 ? '' : 's'}
+                  </Tag>
+                </>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {calls.map(({ record, status }) => {
-            const name = [record.data.first_name, record.data.last_name].filter((v) => v !== undefined && v !== '').join(' ');
-            return (
-              <tr>
-                <td data-label="Received">
-                  <a href={`/ui/calls/${encodeURIComponent(record.id)}`}>
-                    <Time at={record.received_at} clock={ctx.clock} />
-                  </a>
-                  {record.hook !== 'end-of-call' && <div class="muted">{record.hook}</div>}
-                </td>
-                <td data-label="Caller">{name || <span class="muted">unknown</span>}</td>
-                <td data-label="Phone" class="nowrap">{String(record.data.phone_number ?? '')}</td>
-                <td data-label="Outcome">{String(record.data.call_outcome ?? '')}</td>
-                <td data-label="Sentiment">{String(record.data.sentiment_analysis ?? '')}</td>
-                <td data-label="Summary">{summary(record.data.call_summary)}</td>
-                <td data-label="Status">
-                  {status === 'held' ? <Tag kind="warn">held</Tag> : <Tag kind="plain">accepted</Tag>}
-                  {record.problems.length > 0 && (
-                    <>
-                      {' '}
-                      <Tag kind="bad">
-                        {record.problems.length} problem{record.problems.length === 1 ? '' : 's'}
-                      </Tag>
-                    </>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </Scroll>
+        );
+      })}
+    </CardTable>
   );
 }
 

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { deliveryOperations } from '../../admin/deliveries.js';
 import { CallhookError } from '../../errors.js';
 import type { DeliveryInfo, DeliveryState as State } from '../../store/store.js';
-import { Note, Pager, Scroll, Tag, Time } from '../components.js';
+import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
@@ -113,56 +113,39 @@ function Deliveries(props: { ctx: WebContext; state?: State; sink?: string; deli
       {deliveries.length === 0 ? (
         <Note kind="info">No delivery matches.</Note>
       ) : (
-        <Scroll label="Deliveries">
-          <table class="cards">
-            <thead>
-              <tr>
-                <th scope="col">Call</th>
-                <th scope="col">Sink</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Attempts
-                </th>
-                <th scope="col">Last change</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((d) => (
-                <tr>
-                  <td data-label="Call">
-                    <a class="nowrap" href={`/ui/calls/${encodeURIComponent(d.callId)}`}>
-                      {d.callId}
-                    </a>
-                  </td>
-                  <td data-label="Sink" class="nowrap">
-                    {d.sink}
-                  </td>
-                  <td data-label="State">
-                    <DeliveryState state={d.state} />
-                  </td>
-                  <td data-label="Attempts" class="num">
-                    {d.attempts}
-                  </td>
-                  <td data-label="Last change">
-                    <Time at={d.updatedAt} clock={ctx.clock} />
-                  </td>
-                  <td data-label="Last error">{d.lastError ?? ''}</td>
-                  <td data-label="Action">
-                    {d.state === 'dead' && (
-                      <form class="inline" method="post" action={`/ui/deliveries/${d.id}/retry`}>
-                        <button type="submit" class="secondary" aria-label={`Retry delivery ${d.id} to ${d.sink}`}>
-                          Retry
-                        </button>
-                      </form>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </Scroll>
+        <CardTable label="Deliveries" columns={['Call', 'Sink', 'State', { text: 'Attempts', num: true }, 'Last change', 'Last error', 'Action']}>
+          {deliveries.map((d) => (
+            <tr>
+              <td data-label="Call">
+                <a class="nowrap" href={`/ui/calls/${encodeURIComponent(d.callId)}`}>
+                  {d.callId}
+                </a>
+              </td>
+              <td data-label="Sink" class="nowrap">
+                {d.sink}
+              </td>
+              <td data-label="State">
+                <DeliveryState state={d.state} />
+              </td>
+              <td data-label="Attempts" class="num">
+                {d.attempts}
+              </td>
+              <td data-label="Last change">
+                <Time at={d.updatedAt} clock={ctx.clock} />
+              </td>
+              <td data-label="Last error">{d.lastError ?? ''}</td>
+              <td data-label="Action">
+                {d.state === 'dead' && (
+                  <form class="inline" method="post" action={`/ui/deliveries/${d.id}/retry`}>
+                    <button type="submit" class="secondary" aria-label={`Retry delivery ${d.id} to ${d.sink}`}>
+                      Retry
+                    </button>
+                  </form>
+                )}
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       <Pager path="/ui/deliveries" query={{ state, sink }} next={props.next} first={props.first} />
     </>

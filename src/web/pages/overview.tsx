@@ -3,7 +3,7 @@ import { listSinks, type SinkView } from '../../admin/sinks.js';
 import { STORE_DEADLINE_MS, withinDeadline } from '../../http/deadline.js';
 import type { ReconcileRun } from '../../store/store.js';
 import { BarChart, topBars } from '../charts.js';
-import { Note, Scroll, Tag, Time } from '../components.js';
+import { CardTable, Note, Scroll, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { overviewCounter, type OverviewCounts } from '../overview-counts.js';
 import { age } from '../time.js';
@@ -100,45 +100,28 @@ function Overview({ ctx, figures, sinks, store, run }: { ctx: WebContext; figure
       </Scroll>
 
       <h2>Sinks</h2>
-      <Scroll label="Sinks">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Sink</th>
-              <th scope="col" class="num">
-                Pending
-              </th>
-              <th scope="col" class="num">
-                Dead
-              </th>
-              <th scope="col">Oldest pending</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sinks.map((sink) => (
-              <tr>
-                <th scope="row" data-label="Sink">
-                  <span>
-                    <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a> <span class="muted">{sink.type}</span>
-                  </span>
-                </th>
-                <td data-label="Pending" class="num">
-                  {sink.deliveries.pending + sink.deliveries.in_flight}
-                </td>
-                <td data-label="Dead" class="num">
-                  {sink.deliveries.dead > 0 ? <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a> : 0}</td>
-                <td data-label="Oldest pending">{sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
-                <td data-label="State">
-                  <div>
-                    <SinkState sink={sink} />
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Scroll>
+      <CardTable label="Sinks" columns={['Sink', { text: 'Pending', num: true }, { text: 'Dead', num: true }, 'Oldest pending', 'State']}>
+        {sinks.map((sink) => (
+          <tr>
+            <th scope="row" data-label="Sink">
+              <span>
+                <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a> <span class="muted">{sink.type}</span>
+              </span>
+            </th>
+            <td data-label="Pending" class="num">
+              {sink.deliveries.pending + sink.deliveries.in_flight}
+            </td>
+            <td data-label="Dead" class="num">
+              {sink.deliveries.dead > 0 ? <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a> : 0}</td>
+            <td data-label="Oldest pending">{sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+            <td data-label="State">
+              <div>
+                <SinkState sink={sink} />
+              </div>
+            </td>
+          </tr>
+        ))}
+      </CardTable>
 
       <h2>Store and intake</h2>
       <dl class="stats">

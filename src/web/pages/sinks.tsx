@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { listSinks, pauseSink, type SinkView } from '../../admin/sinks.js';
-import { Note, Scroll, Time } from '../components.js';
+import { CardTable, Note, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { age } from '../time.js';
 import { SinkState } from './overview.js';
@@ -36,88 +36,62 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
       <h1>Sinks</h1>
       {done && <Note kind="ok">{done}</Note>}
       <p class="muted">A paused sink keeps its deliveries waiting, on every replica and across restarts, until it is resumed.</p>
-      <Scroll label="Sinks">
-        <table class="cards">
-          <thead>
-            <tr>
-              <th scope="col">Sink</th>
-              <th scope="col">State</th>
-              <th scope="col" class="num">
-                Pending
-              </th>
-              <th scope="col" class="num">
-                In flight
-              </th>
-              <th scope="col" class="num">
-                Done
-              </th>
-              <th scope="col" class="num">
-                Dead
-              </th>
-              <th scope="col">Oldest pending</th>
-              <th scope="col">Last success</th>
-              <th scope="col">Last error</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sinks.map((s) => (
-              <tr>
-                <th scope="row" data-label="Sink">
-                  <span>
-                    <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a> <span class="muted">{s.type}</span>
-                  </span>
-                </th>
-                <td data-label="State">
-                  <div>
-                    <SinkState sink={s} />
-                    {s.rate_limited_until && (
-                      <div class="muted">
-                        until <Time at={s.rate_limited_until} clock={ctx.clock} />
-                      </div>
-                    )}
+      <CardTable label="Sinks" columns={['Sink', 'State', { text: 'Pending', num: true }, { text: 'In flight', num: true }, { text: 'Done', num: true }, { text: 'Dead', num: true }, 'Oldest pending', 'Last success', 'Last error', 'Action']}>
+        {sinks.map((s) => (
+          <tr>
+            <th scope="row" data-label="Sink">
+              <span>
+                <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a> <span class="muted">{s.type}</span>
+              </span>
+            </th>
+            <td data-label="State">
+              <div>
+                <SinkState sink={s} />
+                {s.rate_limited_until && (
+                  <div class="muted">
+                    until <Time at={s.rate_limited_until} clock={ctx.clock} />
                   </div>
-                </td>
-                <td data-label="Pending" class="num">
-                  {s.deliveries.pending}
-                </td>
-                <td data-label="In flight" class="num">
-                  {s.deliveries.in_flight}
-                </td>
-                <td data-label="Done" class="num">
-                  {s.deliveries.done}
-                </td>
-                <td data-label="Dead" class="num">
-                  {s.deliveries.dead}
-                </td>
-                <td data-label="Oldest pending">{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
-                <td data-label="Last success">
-                  <Time at={s.last_success_at} clock={ctx.clock} />
-                </td>
-                <td data-label="Last error">
-                  {s.last_error !== null && (
-                    <div>
-                      {s.last_error}
-                      {s.last_error_at && (
-                        <div class="muted">
-                          <Time at={s.last_error_at} clock={ctx.clock} />
-                        </div>
-                      )}
+                )}
+              </div>
+            </td>
+            <td data-label="Pending" class="num">
+              {s.deliveries.pending}
+            </td>
+            <td data-label="In flight" class="num">
+              {s.deliveries.in_flight}
+            </td>
+            <td data-label="Done" class="num">
+              {s.deliveries.done}
+            </td>
+            <td data-label="Dead" class="num">
+              {s.deliveries.dead}
+            </td>
+            <td data-label="Oldest pending">{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+            <td data-label="Last success">
+              <Time at={s.last_success_at} clock={ctx.clock} />
+            </td>
+            <td data-label="Last error">
+              {s.last_error !== null && (
+                <div>
+                  {s.last_error}
+                  {s.last_error_at && (
+                    <div class="muted">
+                      <Time at={s.last_error_at} clock={ctx.clock} />
                     </div>
                   )}
-                </td>
-                <td data-label="Action">
-                  <form class="inline" method="post" action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}>
-                    <button type="submit" class={s.paused ? '' : 'secondary'} aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}>
-                      {s.paused ? 'Resume' : 'Pause'}
-                    </button>
-                  </form>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Scroll>
+                </div>
+              )}
+            </td>
+            <td data-label="Action">
+              <form class="inline" method="post" action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}>
+                <button type="submit" class={s.paused ? '' : 'secondary'} aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}>
+                  {s.paused ? 'Resume' : 'Pause'}
+                </button>
+              </form>
+            </td>
+          </tr>
+        ))}
+      </CardTable>
     </>
   );
 }
