@@ -59,7 +59,7 @@ export function startCallhook({ dataDir, sinks, hooks }: CallhookOptions): Promi
 }
 
 /** A baseline server from bench/baselines, run through tsx: it is loaded once, then runs as plain JS. */
-export function startBaseline(name: 'hono-empty' | 'callhook-route' | 'express-sqlite', env: Record<string, string> = {}): Promise<Server> {
+export function startBaseline(name: 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite', env: Record<string, string> = {}): Promise<Server> {
   return start(name, ['--import', 'tsx', join(ROOT, 'bench/baselines', `${name}.ts`)], env);
 }
 
