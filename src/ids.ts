@@ -48,7 +48,7 @@ const COUNTER_MAX = 0xffff;
  * the compare-and-swap, and the loser counts on from the winner's.
  *
  * uuid's v7 keeps such a counter itself only when it reads the clock (no options), and only per thread. Here the
- * time is the caller's (a call's receive time, intake.ts), so the counter is kept here and given to v7 as the top
+ * time is the caller's (a call's receive time, intake/pipeline.ts), so the counter is kept here and given to v7 as the top
  * half of its 32-bit `seq`, random bits below it, with the random tail from the pool: v7 drawing 16 bytes from the
  * CSPRNG for every id was several times slower (figures in the commit).
  */

@@ -2,10 +2,11 @@ import { serve as listen, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
-import { compileHooks, createIntake } from './intake.js';
+import { compileHooks, createIntake } from './intake/pipeline.js';
 import { serveKeys, type Generated, type ServeKeys } from './keys/serve.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
@@ -14,8 +15,8 @@ import { secretValues } from './secret-values.js';
 import { SecretSet, secretMasker } from './secrets.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
-import { openStore } from './store/open.js';
-import { requestIntakeExtension } from './http/request-intake.js';
+import { openStore, SQLITE_FILE } from './store/open.js';
+import { writerThread } from './intake/thread.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { loadInCallHandlers } from './in-call/handler.js';
 
@@ -48,8 +49,10 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   // Keys kept in the data dir come before the store: a first start on a full disk fails on them and leaves no
   // database file behind. Keys kept in PostgreSQL need the store (contract section 1: every replica shares them).
   const keysInFiles = config.databaseUrl ? undefined : await serveKeys(config, { log, secrets });
-  // Webhook requests are parsed, normalised and committed on SQLite's writer thread (http/request-intake.ts).
-  const store = await openStore(config, requestIntakeExtension(config, specs)).catch((err: unknown) => {
+  // SQLite's file is written by a thread of its own, where webhook requests are parsed, normalised and committed
+  // too (intake/thread.ts); it starts with the first write.
+  const writer = config.databaseUrl ? undefined : writerThread(join(config.dataDir, SQLITE_FILE), config, specs);
+  const store = await openStore(config, writer?.write).catch((err: unknown) => {
     keysInFiles?.stop();
     throw err;
   });
@@ -112,6 +115,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     sinkNames: specs.map((s) => s.name),
     sinks: specs.map((s) => ({ name: s.name, type: s.type, pausedByDefault: s.policy.paused })),
     notify: () => worker.notify(),
+    ingestOnThread: writer?.ingest,
     workerRunning: () => worker.running,
     accepting: () => accepting,
   });
@@ -126,6 +130,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     await reconciler?.stop();
     await worker.stop(10_000);
     await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
+    await writer?.close();
     await store.close();
   };
 

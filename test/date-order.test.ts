@@ -3,7 +3,7 @@ import { ADMIN, post, sampleCall, startServer, type TestServer } from './helpers
 
 /**
  * `date_order` (contract section 3) reaches every place that normalises a call. serve normalises an end-of-call
- * request on SQLite's writer thread (src/http/request-intake.ts), which builds its own hooks from settings passed
+ * request on SQLite's writer thread (src/intake/thread.ts), which builds its own hooks from settings passed
  * to it, so a setting that did not cross to the thread would leave it reading the day first.
  */
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../src/client/index.js';
 import { loadConfig } from '../src/config.js';
-import { compileHooks, createIntake } from '../src/intake.js';
+import { compileHooks, createIntake } from '../src/intake/pipeline.js';
 import { reconcile } from '../src/reconcile/reconcile.js';
 import { secondSighting } from '../src/reconcile/schedule.js';
 import { parseReconcileRun } from '../src/store/reconcile-run.js';

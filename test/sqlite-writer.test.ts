@@ -6,9 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { commitInput } from './helpers/store-inputs.js';
 import { catchWarnings } from './helpers/warnings.js';
+import { openThreaded } from './helpers/writer-thread.js';
 
 /**
- * The SQLite store writes a database file on a thread of its own (src/store/sqlite-writer.ts): what that changes
+ * serve writes the SQLite database file on a thread of its own (src/intake/thread.ts): what that changes
  * for the process, and what happens when the thread cannot run.
  */
 
@@ -18,7 +19,7 @@ describe('the SQLite writer thread', () => {
 
   it('waits for another connection’s lock without holding up the event loop', async () => {
     const path = join(dir, 'locked.db');
-    const store = openSqliteStore({ path });
+    const { store, close } = openThreaded(path);
     const other = new Database(path);
     try {
       await store.ping();
@@ -34,15 +35,15 @@ describe('the SQLite writer thread', () => {
       expect(await store.getCall(committed.id)).toBeDefined();
     } finally {
       other.close();
-      await store.close();
+      await close();
     }
   });
 
   it('finishes the writes under way before it closes', async () => {
     const path = join(dir, 'closing.db');
-    const store = openSqliteStore({ path });
+    const { store, close } = openThreaded(path);
     const writes = Array.from({ length: 20 }, (_, i) => store.commitCall(commitInput('h', `call_id:c${i}`, ['jsonl'])));
-    await store.close();
+    await close();
     const results = await Promise.all(writes);
     expect(results.every((r) => r.outcome === 'accepted')).toBe(true);
     const reopened = openSqliteStore({ path });
@@ -57,7 +58,7 @@ describe('the SQLite writer thread', () => {
   it('refuses the writes it was given when its thread fails, and writes in place from then on', async () => {
     const path = join(dir, 'moved.db');
     const moved = join(dir, 'moved-away.db');
-    const store = openSqliteStore({ path });
+    const { store, close } = openThreaded(path);
     try {
       // The store's connection keeps the file it opened; the thread, opening the path, finds nothing there.
       renameSync(path, moved);
@@ -70,7 +71,7 @@ describe('the SQLite writer thread', () => {
       await store.ping();
     } finally {
       renameSync(moved, path);
-      await store.close();
+      await close();
     }
     const check = new Database(path, { readonly: true });
     try {

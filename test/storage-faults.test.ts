@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { compileHooks } from '../src/intake.js';
+import { compileHooks } from '../src/intake/pipeline.js';
 import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { appOn } from './helpers/app.js';

@@ -3,17 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { compileHooks } from '../src/intake.js';
+import { compileHooks } from '../src/intake/pipeline.js';
 import type { WebhookRequest } from '../src/http/request-fields.js';
-import { createRequestIntake, requestIntakeExtension, type RequestOutcome } from '../src/http/request-intake.js';
+import { createRequestIntake, type RequestOutcome } from '../src/intake/request.js';
 import { resolveSinks } from '../src/sinks/registry.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
-import type { Store } from '../src/store/store.js';
 import { unique } from './helpers/store-inputs.js';
 import { catchWarnings } from './helpers/warnings.js';
+import { openThreaded, type Threaded } from './helpers/writer-thread.js';
 
 /**
- * serve hands each end-of-call request to SQLite's writer thread as bytes (src/http/request-intake.ts): parsed,
+ * serve hands each end-of-call request to SQLite's writer thread as bytes (src/intake/thread.ts): parsed,
  * normalised and committed there, in the group commit of its turn. What comes back must be what the event loop
  * would have answered, and the thread must really be the one answering.
  */
@@ -31,8 +31,8 @@ writeFileSync(configFile, JSON.stringify({
 const config = loadConfig({ CALLHOOK_API_KEYS: 'thread-intake-key-0123456789', CALLHOOK_CONFIG: configFile });
 const specs = await resolveSinks(config.sinks);
 
-function openWithThread(name: string): Store {
-  return openSqliteStore({ path: join(dir, `${name}.db`), extension: requestIntakeExtension(config, specs) });
+function openWithThread(name: string): Threaded {
+  return openThreaded(join(dir, `${name}.db`), config, specs);
 }
 
 const encoder = new TextEncoder();
@@ -61,8 +61,8 @@ function multipart(callId: string): WebhookRequest {
 }
 
 /** Through the thread: undefined here would mean the event loop has to do it. */
-function onThread(store: Store, r: WebhookRequest): Promise<RequestOutcome> {
-  const answer = store.toWriter?.(r);
+function onThread({ thread }: Threaded, r: WebhookRequest): Promise<RequestOutcome> {
+  const answer = thread.ingest(r);
   expect(answer, 'the writer thread took the request').toBeDefined();
   return answer as Promise<RequestOutcome>;
 }
@@ -80,14 +80,14 @@ describe('webhook intake on the SQLite writer thread', () => {
         expect(there).toMatchObject({ reply: { status: 'accepted', dedup_key: `call_id:${callId}`, problems: [] } });
         expect({ ...there, reply: { ...(there as { reply: object }).reply, id: 'x' } }).toEqual({ ...local, reply: { ...(local as { reply: object }).reply, id: 'x' } });
 
-        const stored = (await threaded.getCall((there as { reply: { id: string } }).reply.id))!;
+        const stored = (await threaded.store.getCall((there as { reply: { id: string } }).reply.id))!;
         const expected = (await inPlace.getCall((local as { reply: { id: string } }).reply.id))!;
         expect(stored.record.data).toEqual({ ...expected.record.data });
         expect(stored.record.data.phone_number).toBe('+919812345678');
         expect(stored.raw).toEqual(expected.raw);
       }
       // `when` filters are compiled on the thread too: both sinks want an order.
-      expect((await threaded.countDeliveries()).pending).toBe(6);
+      expect((await threaded.store.countDeliveries()).pending).toBe(6);
     } finally {
       await threaded.close();
       await inPlace.close();
@@ -104,7 +104,7 @@ describe('webhook intake on the SQLite writer thread', () => {
       expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(9);
       const ids = new Set(outcomes.map((o) => ('reply' in o ? o.reply.id : '')));
       expect(ids.size).toBe(1);
-      const stored = (await store.getCall([...ids][0]!))!;
+      const stored = (await store.store.getCall([...ids][0]!))!;
       expect(stored.duplicates).toBe(9);
     } finally {
       await store.close();
@@ -116,7 +116,7 @@ describe('webhook intake on the SQLite writer thread', () => {
     try {
       expect(await onThread(store, request('{"call_id": "x",', 'application/json'))).toMatchObject({ refused: { code: 'BAD_BODY' } });
       expect(await onThread(store, request('<xml/>', 'text/xml'))).toEqual({ refused: { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'text/xml' } });
-      expect(await store.listCalls({ limit: 10 })).toEqual([]);
+      expect(await store.store.listCalls({ limit: 10 })).toEqual([]);
     } finally {
       await store.close();
     }
@@ -128,7 +128,7 @@ describe('webhook intake on the SQLite writer thread', () => {
       const callId = unique('call');
       const outcome = await onThread(store, request(JSON.stringify({ first_name: 'Asha' }), 'application/json', `?call_id=${callId}&first_name=Other`));
       expect(outcome).toMatchObject({ reply: { status: 'accepted', dedup_key: `call_id:${callId}` } });
-      const stored = (await store.getCall((outcome as { reply: { id: string } }).reply.id))!;
+      const stored = (await store.store.getCall((outcome as { reply: { id: string } }).reply.id))!;
       expect(stored.record.data.first_name).toBe('Asha');
       expect(stored.raw.query).toEqual({ call_id: callId, first_name: 'Other' });
     } finally {
@@ -139,27 +139,29 @@ describe('webhook intake on the SQLite writer thread', () => {
   it('hands nothing more to a thread that failed, so the event loop ingests instead', async () => {
     const path = join(dir, 'failed.db');
     const moved = join(dir, 'failed-away.db');
-    const store = openSqliteStore({ path, extension: requestIntakeExtension(config, specs) });
+    const store = openThreaded(path, config, specs);
     try {
       renameSync(path, moved);
       const warnings = catchWarnings('CALLHOOK_THREAD_FAILED');
       await expect(onThread(store, json(unique('call')))).rejects.toThrow('the SQLite writer thread failed');
       expect(warnings).toHaveLength(1);
-      expect(store.toWriter?.(json(unique('call')))).toBeUndefined();
+      expect(store.thread.ingest(json(unique('call')))).toBeUndefined();
     } finally {
       renameSync(moved, path);
       await store.close();
     }
   });
 
-  it('has no thread to hand requests to without an extension, or for an in-memory database', async () => {
-    const plain = openSqliteStore({ path: join(dir, 'plain.db') });
-    const memory = openSqliteStore({ path: ':memory:', extension: requestIntakeExtension(config, specs) });
+  it('writes an in-memory database in place, which no thread could open', async () => {
+    const handed: unknown[] = [];
+    const memory = openSqliteStore({ path: ':memory:', remote: (write) => (handed.push(write), Promise.resolve(undefined)) });
+    const here = createRequestIntake({ hooks: compileHooks(config, specs), commit: (input) => memory.commitCall(input) });
     try {
-      expect(plain.toWriter?.(json(unique('call')))).toBeUndefined();
-      expect(memory.toWriter?.(json(unique('call')))).toBeUndefined();
+      const outcome = await here(json(unique('call')));
+      expect(outcome).toMatchObject({ reply: { status: 'accepted' } });
+      expect(await memory.getCall((outcome as { reply: { id: string } }).reply.id)).toBeDefined();
+      expect(handed).toEqual([]);
     } finally {
-      await plain.close();
       await memory.close();
     }
   });

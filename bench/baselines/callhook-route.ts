@@ -2,8 +2,8 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAuthLimiter } from '../../src/http/auth-limit.js';
-import type { RequestOutcome } from '../../src/http/request-intake.js';
-import { compileHooks } from '../../src/intake.js';
+import type { RequestOutcome } from '../../src/intake/request.js';
+import { compileHooks } from '../../src/intake/pipeline.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { secretValues } from '../../src/secret-values.js';
@@ -26,7 +26,7 @@ let calls = 0;
 const accepted = (): Promise<RequestOutcome> =>
   Promise.resolve({ reply: { status: 'accepted', id: `01JD${String(++calls).padStart(22, '0')}`, dedup_key: `call_id:bench-${calls}`, problems: [] } });
 // Only what the webhook route calls on a request that is accepted; anything else would throw and show as a 500.
-const store = { kind: 'sqlite', toWriter: accepted } as unknown as Store;
+const store = { kind: 'sqlite' } as unknown as Store;
 
 const secrets = secretValues(config, []);
 const app = createApp({
@@ -40,6 +40,7 @@ const app = createApp({
   secrets,
   sinkNames: [],
   notify: () => {},
+  ingestOnThread: accepted,
   workerRunning: () => true,
   accepting: () => true,
 });

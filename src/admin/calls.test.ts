@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
-import { compileHooks, createIntake, type Hook } from '../intake.js';
+import { compileHooks, createIntake, type Hook } from '../intake/pipeline.js';
 import type { RawRequest } from '../record.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';

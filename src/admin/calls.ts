@@ -1,6 +1,6 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { CallhookError } from '../errors.js';
-import { releaseHeld, sinksWanting, type Hook } from '../intake.js';
+import { releaseHeld, sinksWanting, type Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord, Problem } from '../record.js';
 import type { AttemptInfo, CallEdit, DeliveryInfo, ListCallsQuery, ReceiptInfo, Store, StoredCall } from '../store/store.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { CallhookError } from '../errors.js';
-import { requestIntakeOn } from '../http/request-intake.js';
-import { compileHooks } from '../intake.js';
+import { requestIntake } from '../intake/request.js';
+import { compileHooks } from '../intake/pipeline.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { correctionOf, ingestReceipt, listReceipts, receiptId, showReceipt, type ReceiptsDeps } from './receipts.js';
@@ -19,7 +19,7 @@ beforeEach(() => {
   config.hooks.set('end-of-call', { ...config.hooks.get('end-of-call')!, sinks: ['jsonl'] });
   const hooks = compileHooks(config);
   woken = 0;
-  deps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes: 1024, notify: () => woken++ };
+  deps = { store, hooks, ingest: requestIntake(store, hooks), bodyLimitBytes: 1024, notify: () => woken++ };
 });
 afterEach(() => store.close());
 

@@ -1,6 +1,6 @@
 import { CallhookError } from '../errors.js';
-import type { Hook, IntakeReply } from '../intake.js';
-import type { IngestRequest } from '../http/request-intake.js';
+import type { Hook, IntakeReply } from '../intake/pipeline.js';
+import type { IngestRequest } from '../intake/request.js';
 import type { ListReceiptsQuery, ReceiptInfo, Store } from '../store/store.js';
 
 /**

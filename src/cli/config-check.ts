@@ -3,7 +3,7 @@ import type { Config, FilledValue } from '../config.js';
 import { secretValues, valueAt } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
-import { compileHooks } from '../intake.js';
+import { compileHooks } from '../intake/pipeline.js';
 import { resolveConfiguredSinks, type SinkSpec } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
 

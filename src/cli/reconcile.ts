@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import type { CountryCode } from 'libphonenumber-js';
 import { createClient } from '../client/index.js';
 import { readDuration } from '../duration.js';
-import { compileHooks, createIntake } from '../intake.js';
+import { compileHooks, createIntake } from '../intake/pipeline.js';
 import { toCalendarDate } from '../normalize/formats.js';
 import { describeServiceError } from '../reconcile/describe-error.js';
 import { keptRun, maskedRunError } from '../reconcile/kept-run.js';

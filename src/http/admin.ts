@@ -2,7 +2,7 @@ import { zValidator } from '@hono/zod-validator';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import { CallhookError } from '../errors.js';
-import type { Hook } from '../intake.js';
+import type { Hook } from '../intake/pipeline.js';
 import type { KeyRing } from '../keys/ring.js';
 import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import { callOperations } from '../admin/calls.js';
@@ -16,7 +16,7 @@ import { requireBearer } from './auth.js';
 import { requestHeader } from './node-headers.js';
 import { openApiDocument } from './openapi.js';
 import { readBody } from './read-body.js';
-import { requestIntakeOn } from './request-intake.js';
+import { requestIntake, type IngestOnThread } from '../intake/request.js';
 import { createClock } from '../web/time.js';
 
 export interface AdminDeps {
@@ -26,6 +26,8 @@ export interface AdminDeps {
   /** Masked out of every admin reply, whatever field they hide in; a set may grow while serving (kept keys). */
   secrets: SecretList;
   hooks: ReadonlyMap<string, Hook>;
+  /** A refused request ingested again goes through the writer's thread too, when there is one. */
+  ingestOnThread?: IngestOnThread;
   /** Every configured sink, the ones a redelivery may name. */
   sinkNames: readonly string[];
   /** The configured sinks with their types and configured `paused`, for /admin/sinks; by default from sinkNames. */
@@ -58,11 +60,11 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
  * bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the admin/
  * module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN', timezone }: AdminDeps): Hono<AdminEnv> {
+export function adminRoutes({ store, adminToken, secrets, hooks, ingestOnThread, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN', timezone }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
-  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes, notify };
+  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntake(store, hooks, ingestOnThread), bodyLimitBytes, notify };
   // A date (YYYY-MM-DD) is that day where the operator is, from its midnight there; a time is taken as written.
   const clock = createClock(timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
   const inZone = (value: string | undefined) => (value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value) ? (clock.dayStart(value) ?? value) : value);

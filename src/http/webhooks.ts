@@ -4,7 +4,7 @@ import { CallhookError } from '../errors.js';
 import type { KeyRing } from '../keys/ring.js';
 import { runHandler, type InCallHandler } from '../in-call/handler.js';
 import { callerHistory, HISTORY_CALLS, type CallerHistory } from '../in-call/history.js';
-import type { Hook } from '../intake.js';
+import type { Hook } from '../intake/pipeline.js';
 import { normalize } from '../normalize/index.js';
 import type { Receipt, Store } from '../store/store.js';
 import type { AppEnv } from './env.js';
@@ -14,7 +14,7 @@ import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import { requestHeader, setReplyHeader } from './node-headers.js';
 import { readBody } from './read-body.js';
 import { receiptOf, requestFields, SOURCE_HEADER, sourceOf, type RequestHead, type WebhookRequest } from './request-fields.js';
-import { requestIntakeOn, type RequestOutcome } from './request-intake.js';
+import { requestIntake, type IngestOnThread, type RequestOutcome } from '../intake/request.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
@@ -25,6 +25,8 @@ export interface WebhookDeps {
   store: Store;
   /** Told after each commit that created deliveries, so they go out at once rather than at the next poll. */
   notify?: () => void;
+  /** The intake on SQLite's writer thread, when `serve` started one (intake/thread.ts). */
+  ingestOnThread?: IngestOnThread;
   log: Logger;
   bodyLimitBytes: number;
   /** Sheds repeated failed authentication (shared with the admin routes). */
@@ -45,9 +47,9 @@ export interface WebhookDeps {
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, store, notify, log, bodyLimitBytes, limiter, trustProxy = false, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
-  // SQLite's writer thread ingests what it is handed (store.toWriter); what no thread takes is ingested here.
-  const ingest = requestIntakeOn(store, hooks);
+export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyLimitBytes, limiter, trustProxy = false, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
+  // SQLite's writer thread ingests what it is handed (intake/thread.ts); what no thread takes is ingested here.
+  const ingest = requestIntake(store, hooks, ingestOnThread);
   const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter, trustProxy)]));
 
   const outage = storeOutageLog(log);

@@ -1,6 +1,6 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { campaignId, type Audience, type CallingServiceClient, type Campaign } from '../client/index.js';
-import type { createIntake, Hook } from '../intake.js';
+import type { createIntake, Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
 import { callPages } from '../store/call-pages.js';

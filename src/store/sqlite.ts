@@ -9,7 +9,7 @@ import { heldUntil } from './sink-state.js';
 import { sqliteSinkStateReads } from './sqlite-sink-state.js';
 import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { sqliteWriter, type WriterExtension } from './sqlite-writer.js';
+import { sqliteWriter, type RemoteWrite } from './sqlite-writer.js';
 import { callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
 import type { DeliveryState, Store } from './store.js';
 
@@ -18,13 +18,13 @@ export interface SqliteStoreOptions {
   path: string;
   /** How long a write waits for another process's lock before the commit fails (and the reply is 503). */
   busyTimeoutMs?: number;
-  /** Work for the writer's thread (sqlite-writer.ts), reached through Store.toWriter. */
-  extension?: WriterExtension;
+  /** The writer's thread, when the caller started one (intake/thread.ts); else every write is made in place. */
+  remote?: RemoteWrite;
 }
 
 type Db = Database.Database;
 
-/** Writes on a thread of their own (sqlite-writer.ts). */
+/** Writes on the thread it is given (sqlite-writer.ts), else in place. */
 export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store {
   // The data dir holds callers' personal data: readable by its owner only, whoever made it (data-dir.ts).
   if (path !== ':memory:') prepareDataDir(dirname(path));
@@ -35,7 +35,7 @@ export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store
     // database's mode as SQLite creates them, whatever the umask, so this comes before the first of them (the WAL
     // pragma of sqliteStoreOn).
     if (!db.memory) ownerOnly(path);
-    return sqliteStoreOn(db, { ...options, writeInPlace: false });
+    return sqliteStoreOn(db, options);
   } catch (err) {
     db?.close();
     throw new Error(`cannot open the SQLite store ${path}: ${(err as Error).message}${hintFor((err as { code?: unknown }).code)}`, { cause: err });
@@ -50,20 +50,14 @@ function hintFor(code: unknown): string {
   return '';
 }
 
-/**
- * The store on a connection the caller opened: for tests that must reach the connection to break it, so by
- * default it also writes on that connection, in place.
- */
-export function sqliteStoreOn(
-  db: Db,
-  { busyTimeoutMs = 2000, writeInPlace = true, extension }: Omit<SqliteStoreOptions, 'path'> & { writeInPlace?: boolean } = {},
-): Store {
+/** The store on a connection the caller opened: tests reach the connection to break it. */
+export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, remote }: Omit<SqliteStoreOptions, 'path'> = {}): Store {
   configureConnection(db, busyTimeoutMs);
   migrate(db);
 
   const stmts = prepareStatements(db);
   // Every write of the request path and of the delivery worker goes through the writer's group commit.
-  const writer = sqliteWriter(db, { busyTimeoutMs, inPlace: writeInPlace, extension });
+  const writer = sqliteWriter(db, remote);
   const reader = sqliteReader(db);
   const sinkStates = sqliteSinkStateReads(db);
   let serving: ServeLock | undefined;
@@ -71,7 +65,6 @@ export function sqliteStoreOn(
   return {
     kind: 'sqlite',
     commitCall: (input) => writer.run('commitCall', callRow(input)),
-    toWriter: (request) => writer.toExtension(request),
     recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt)),
     claimDeliveries: async (sink, limit, leaseMs, pausedByDefault) => (await writer.run('claimDeliveries', sink, limit, leaseMs, pausedByDefault)).map(claimedDelivery),
     finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) => writer.run('finishAttempt', id, attempt, result, retryAt, pauseSinkUntil),

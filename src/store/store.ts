@@ -289,11 +289,6 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   /** Inserts the record and its outbox rows in one transaction keyed on (hook, dedup_key), with its receipt. */
   commitCall(input: CommitInput): Promise<CommitResult>;
-  /**
-   * Hands a request to the extension the store was opened with, on the thread that commits (SQLite's writer);
-   * undefined when there is none or the thread cannot take it, and the caller does the work itself.
-   */
-  toWriter?(request: unknown): Promise<unknown> | undefined;
   /** A receipt for a request that passed auth but stored no call: refused (bad body, too large, store down), or an in-call lookup. */
   recordRejection(receipt: Receipt): Promise<void>;
   /**

@@ -5,7 +5,7 @@ import '../ids.js';
 import { perTurn } from './per-turn.js';
 
 /**
- * The SQLite store's threads (the reader and the writer) and how the event loop talks to them. A call goes out with
+ * The SQLite store's threads (the reader, and the writer intake/thread.ts starts) and how the event loop talks to them. A call goes out with
  * the other calls of the same turn in one message, and comes back with the others that settled in the same turn
  * of the thread in one reply: a message between threads costs about what an insert does. A thread that fails is
  * not worth failing requests for: the calls it held are refused, and from then on the caller does the work in
@@ -27,7 +27,8 @@ export interface ThreadClient<C> {
 
 export interface ThreadOptions {
   thread: 'reader' | 'writer';
-  /** The caller's import.meta.url: the thread's module is `sqlite-<thread>-thread` beside it. */
+  /** The thread's module, by its name without extension, beside `besides` (the caller's import.meta.url). */
+  module: string;
   besides: string;
   settings: unknown;
   /** What goes back to the event loop when the thread fails, for the warning: "reads", "writes". */
@@ -40,7 +41,7 @@ interface Waiting {
 }
 
 /** The thread starts with the first call, so a command that never needs it never starts it. */
-export function threadClient<C extends object>({ thread, besides, settings, work }: ThreadOptions): ThreadClient<C> {
+export function threadClient<C extends object>({ thread, module, besides, settings, work }: ThreadOptions): ThreadClient<C> {
   const waiting = new Map<number, Waiting>();
   let worker: Worker | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -60,7 +61,7 @@ export function threadClient<C extends object>({ thread, besides, settings, work
   };
 
   const start = (): Worker => {
-    const w = startThread(`sqlite-${thread}-thread`, besides, settings);
+    const w = startThread(module, besides, settings);
     // An idle thread does not keep the process alive; a call waiting for its answer does.
     w.unref();
     w.on('message', ({ results }: ThreadReply) => {

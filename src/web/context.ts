@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { CallOperations } from '../admin/calls.js';
 import type { ReceiptsDeps } from '../admin/receipts.js';
 import type { SinksDeps } from '../admin/sinks.js';
-import type { Hook } from '../intake.js';
+import type { Hook } from '../intake/pipeline.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './time.js';
 

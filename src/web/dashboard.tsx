@@ -9,8 +9,8 @@ import type { ConfiguredSink } from '../admin/sinks.js';
 import { CallhookError } from '../errors.js';
 import type { AuthLimiter } from '../http/auth-limit.js';
 import { clientAddress } from '../http/client-address.js';
-import { requestIntakeOn } from '../http/request-intake.js';
-import type { Hook } from '../intake.js';
+import { requestIntake, type IngestOnThread } from '../intake/request.js';
+import type { Hook } from '../intake/pipeline.js';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import type { Store } from '../store/store.js';
@@ -36,6 +36,7 @@ export interface DashboardDeps {
   adminToken: string | KeyRing;
   secrets: SecretList;
   hooks: ReadonlyMap<string, Hook>;
+  ingestOnThread?: IngestOnThread;
   sinkNames: readonly string[];
   sinks?: readonly ConfiguredSink[];
   notify: () => void;
@@ -66,7 +67,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const ring = isKeyRing(deps.adminToken) ? deps.adminToken : createKeyRing([deps.adminToken]);
   const sessions = createSessions(ring);
   const mask = secretMasker(deps.secrets);
-  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntakeOn(store, hooks), bodyLimitBytes: deps.bodyLimitBytes, notify: deps.notify };
+  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntake(store, hooks, deps.ingestOnThread), bodyLimitBytes: deps.bodyLimitBytes, notify: deps.notify };
   const ctx: WebContext = {
     store,
     hooks,

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { createApp, type AppDeps } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { compileHooks } from '../../src/intake.js';
+import { compileHooks } from '../../src/intake/pipeline.js';
 import type { Store } from '../../src/store/store.js';
 import { ADMIN, KEY } from './server.js';
 
