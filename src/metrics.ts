@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AttemptEvent } from './delivery/worker.js';
 import { isPaused } from './store/sink-state.js';
-import type { DeliveryState, Store } from './store/store.js';
+import type { DeliveryState } from './store/outbox.js';
+import type { Store } from './store/store.js';
 
 /**
  * `/metrics` in Prometheus text (contract section 6). Request and attempt figures are counted as they happen;

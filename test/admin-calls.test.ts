@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoredCall } from '../src/store/store.js';
+import type { StoredCall } from '../src/store/admin-queries.js';
 import { ADMIN, KEY, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
 
 /** GET /admin/calls as an operator uses it (contract section 6): a number in any spelling, newest first, by source. */

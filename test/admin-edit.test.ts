@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../src/record.js';
-import type { CallEdit } from '../src/store/store.js';
+import type { CallEdit } from '../src/store/admin-queries.js';
 import { storesUnderTest } from './helpers/database.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { ADMIN, jsonlRecords, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';

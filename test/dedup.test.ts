@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoredCall } from '../src/store/store.js';
+import type { StoredCall } from '../src/store/admin-queries.js';
 import { storesUnderTest } from './helpers/database.js';
 import { ADMIN, jsonlRecords, KEY, post, startServer, until, type TestServer } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';

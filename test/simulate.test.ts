@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../src/record.js';
-import type { StoredCall } from '../src/store/store.js';
+import type { StoredCall } from '../src/store/admin-queries.js';
 import { ENCODINGS, METHODS, plan, planRequests, type Planned } from '../src/simulate/plan.js';
 import { simulate } from '../src/simulate/simulate.js';
 import { callhook } from './helpers/cli.js';

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import type { Scalar } from '../src/record.js';
-import type { AttemptResult, CallStatus, ClaimedDelivery, Store } from '../src/store/store.js';
+import type { CallStatus } from '../src/store/calls.js';
+import type { AttemptResult, ClaimedDelivery } from '../src/store/outbox.js';
+import type { Store } from '../src/store/store.js';
 import { attemptOk, commitData, commitInput, sleep, unique } from './helpers/store-inputs.js';
 import type { StorePeek } from './store-contract.js';
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scalar } from '../src/record.js';
-import type { CallStatus, ListCallsQuery, Store } from '../src/store/store.js';
+import type { ListCallsQuery } from '../src/store/admin-queries.js';
+import type { CallStatus } from '../src/store/calls.js';
+import type { Store } from '../src/store/store.js';
 import { commitData, commitInput, unique } from './helpers/store-inputs.js';
 
 /** How every Store lists calls for /admin and the CLI (contract section 6): each filter alone and combined. */

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import { contentHash } from '../src/normalize/dedup-key.js';
 import type { Scalar } from '../src/record.js';
-import type { ReconcileRun, Store } from '../src/store/store.js';
+import type { ReconcileRun } from '../src/store/reconcile-run.js';
+import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js';
 
 /**

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import type { CallRecord } from '../src/record.js';
-import type { CallEdit, Store } from '../src/store/store.js';
+import type { CallEdit } from '../src/store/admin-queries.js';
+import type { Store } from '../src/store/store.js';
 import { commitInput, unique } from './helpers/store-inputs.js';
 
 /**

@@ -3,7 +3,8 @@ import { CallhookError } from '../errors.js';
 import { releaseHeld, sinksWanting, type Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord, Problem } from '../record.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, ListCallsQuery, ReceiptInfo, Store, StoredCall } from '../store/store.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, ListCallsQuery, ReceiptInfo, StoredCall } from '../store/admin-queries.js';
+import type { Store } from '../store/store.js';
 import { applyEdit, undeclaredFields, type EditValue } from './edit-rules.js';
 
 /**

@@ -1,6 +1,6 @@
 import { canonicalJson, normalize, type CompiledHook, type Parameter } from '../normalize/index.js';
 import type { CallRecord, Problem, Scalar } from '../record.js';
-import type { CallEdit, FieldChange } from '../store/store.js';
+import type { CallEdit, FieldChange } from '../store/admin-queries.js';
 
 /**
  * What an edit does to a record (contract section 11), with no I/O: the fields named take their new values,

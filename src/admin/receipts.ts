@@ -1,7 +1,8 @@
 import { CallhookError } from '../errors.js';
 import type { Hook, IntakeReply } from '../intake/pipeline.js';
 import type { IngestRequest } from '../intake/request.js';
-import type { ListReceiptsQuery, ReceiptInfo, Store } from '../store/store.js';
+import type { ListReceiptsQuery, ReceiptInfo } from '../store/admin-queries.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Refused requests are recoverable (contract section 6). The sender never retries, so a request refused with 400

@@ -1,6 +1,7 @@
 import { CallhookError } from '../errors.js';
-import { isPaused } from '../store/sink-state.js';
-import type { DeliveryState, SinkState, Store } from '../store/store.js';
+import type { DeliveryState } from '../store/outbox.js';
+import { isPaused, type SinkState } from '../store/sink-state.js';
+import type { Store } from '../store/store.js';
 
 /**
  * The sinks as an operator sees and steers them (contract section 9): `GET /admin/sinks`, `POST

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { listDeliveries, retryDeliveries } from '../admin/deliveries.js';
-import type { DeliveryState } from '../store/store.js';
+import type { DeliveryState } from '../store/outbox.js';
 import { commandConfig, positive, withStore } from './context.js';
 
 const STATES: DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { durationOption } from '../duration.js';
-import type { PurgeCounts } from '../store/store.js';
+import type { PurgeCounts } from '../store/maintenance.js';
 import { commandConfig, progressLine, withStore } from './context.js';
 
 interface Options {
@@ -16,7 +16,7 @@ interface Options {
 /**
  * `callhook purge --older-than 90d [--dry-run] [--yes] [--include-refused]` (contract section 7): deletes old
  * calls and receipts, never a held call, one still owed to a sink, nor a refused request not yet ingested
- * (Store.purge). On a terminal it shows the counts and asks first. Off a terminal it deletes without asking, as it
+ * (Maintenance.purge). On a terminal it shows the counts and asks first. Off a terminal it deletes without asking, as it
  * always has: cron jobs and scripts run it so today, and a `--yes` they lack would stop their purges unnoticed.
  */
 export function purgeCommand(): Command {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { listReceipts, textOrBase64 } from '../admin/receipts.js';
-import type { ReceiptInfo } from '../store/store.js';
+import type { ReceiptInfo } from '../store/admin-queries.js';
 import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
 import { commandConfig, positive, withStore } from './context.js';
 import { writeOut } from './output.js';

@@ -1,4 +1,4 @@
-import type { AttemptResult } from '../store/store.js';
+import type { AttemptResult } from '../store/outbox.js';
 import { retryDelay, type RetryPolicy } from './backoff.js';
 import { classify } from './classify.js';
 

@@ -3,7 +3,8 @@ import type { Config, HookConfig } from '../config.js';
 import { newId } from '../ids.js';
 import { compileParameters, contentHash, dedupKey, normalize, type CompiledHook } from '../normalize/index.js';
 import type { CallRecord, Problem, RawRequest, RecordSource } from '../record.js';
-import type { CallStatus, CommitInput, CommitResult, Store } from '../store/store.js';
+import type { CallStatus, CommitInput, CommitResult } from '../store/calls.js';
+import type { Store } from '../store/store.js';
 
 /**
  * From fields to a committed record: normalise against the hook's declared parameters, derive the dedup key,

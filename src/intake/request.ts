@@ -1,6 +1,7 @@
 import { CallhookError, type ErrorCode } from '../errors.js';
 import { receiptOf, requestFields, type WebhookRequest } from '../http/request-fields.js';
-import type { CommitInput, CommitResult, Store } from '../store/store.js';
+import type { CommitInput, CommitResult } from '../store/calls.js';
+import type { Store } from '../store/store.js';
 import { commitCall, prepareCall, type Hook, type IntakeReply } from './pipeline.js';
 
 /**

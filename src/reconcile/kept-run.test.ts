@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReconcileRun } from '../store/store.js';
+import type { ReconcileRun } from '../store/reconcile-run.js';
 import { keptRun, maskedRunError } from './kept-run.js';
 import { emptySummary } from './reconcile.js';
 

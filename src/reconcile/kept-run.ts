@@ -1,5 +1,6 @@
 import { maskSecrets } from '../secrets.js';
-import type { ReconcileRun, Store } from '../store/store.js';
+import type { ReconcileRun } from '../store/reconcile-run.js';
+import type { Store } from '../store/store.js';
 import { emptySummary, type ReconcileSummary } from './reconcile.js';
 
 /**

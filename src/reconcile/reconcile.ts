@@ -4,7 +4,8 @@ import type { createIntake, Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
 import { callPages } from '../store/call-pages.js';
-import type { ListCallsQuery, Store } from '../store/store.js';
+import type { ListCallsQuery } from '../store/admin-queries.js';
+import type { Store } from '../store/store.js';
 import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { RetryQuery } from './store.js';
+import type { RetryQuery } from './admin-queries.js';
 
 /**
  * The checks both stores make on an admin query before it reaches SQL, so SQLite and PostgreSQL read the same

@@ -1,4 +1,5 @@
-import type { ListCallsQuery, Store, StoredCall } from './store.js';
+import type { ListCallsQuery, StoredCall } from './admin-queries.js';
+import type { Store } from './store.js';
 
 /** Every call the query finds, oldest first, a page of `size` at a time: the `after` cursor walked for the caller. */
 export async function* callPages(store: Pick<Store, 'listCalls'>, query: Omit<ListCallsQuery, 'after' | 'limit'>, size: number): AsyncGenerator<StoredCall[]> {

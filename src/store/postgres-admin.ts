@@ -3,7 +3,8 @@ import { recordContentHash } from '../normalize/dedup-key.js';
 import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inTransaction, pgText } from './postgres-client.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, StoredCall } from './admin-queries.js';
+import type { Store } from './store.js';
 
 /** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 

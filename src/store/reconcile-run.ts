@@ -1,11 +1,40 @@
 import { z } from 'zod';
-import type { ReconcileRun } from './store.js';
 
 /**
  * The last reconcile run as both stores keep it: one row of `meta` (there since each store's first migration, so
  * no migration), its value this JSON. One row, replaced by each run: the overview shows the last run, and the log
  * has every run's summary.
  */
+
+/**
+ * One `reconcile` run, kept for the dashboard's overview (contract section 11: "the last reconcile run"). Only the
+ * last is kept, as the one `meta` row below; its error is masked before it is kept (no secret, no phone number).
+ */
+export interface ReconcileRun {
+  /** ISO 8601. */
+  startedAt: string;
+  finishedAt: string;
+  /** `cli`: `callhook reconcile`; `serve`: the config's schedule. */
+  trigger: 'cli' | 'serve';
+  /** The first day of campaigns read (YYYY-MM-DD); null when every campaign was. */
+  since: string | null;
+  /** Stored nothing: `stored` is what it would have stored. */
+  dryRun: boolean;
+  /** Campaigns read (those skipped as not started or too old left out). */
+  campaigns: number;
+  /** Placed calls found in their audiences. */
+  calls: number;
+  /** Calls it stored whose webhook never arrived (in a dry run: would have). */
+  stored: number;
+  /** Placed calls found already received. */
+  alreadyReceived: number;
+  /** Missing calls left for the next run (a scheduled run stores one on its second sighting). */
+  deferred: number;
+  /** Errors the run met; a run stops at its first, so 0 or 1, and the counts are what it had done by then. */
+  errors: number;
+  /** The first error's text, masked; null without one. */
+  error: string | null;
+}
 
 export const RECONCILE_RUN_KEY = 'last-reconcile';
 

@@ -1,10 +1,22 @@
-import type { SinkState } from './store.js';
-
 /**
  * What both stores keep of a sink besides its deliveries (contract section 9), and how they read it: one row a
  * sink, written by the worker in the same write as the attempt it records, so `GET /admin/sinks` and `/metrics`
  * read a few rows whatever the store holds, and a pause is seen by every replica's claim.
  */
+
+/** One sink's kept state (contract section 9), epoch milliseconds. */
+export interface SinkState {
+  sink: string;
+  /** An operator's last word: paused (true) or resumed (false); null when none was ever given, and the config decides. */
+  paused: boolean | null;
+  /** When an operator last paused or resumed it. */
+  pausedChangedAt: number | null;
+  /** A 429 holds every delivery of the sink until then. */
+  pausedUntil: number | null;
+  lastSuccessAt: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+}
 
 /**
  * A sink's last success is written at most once a second: at thousands of attempts a second, every finished

@@ -6,7 +6,8 @@ import { inChunks } from './sqlite-chunks.js';
 import type { SqliteReader } from './sqlite-reader.js';
 import { registerTextFunctions } from './sqlite-text.js';
 import { parseStored } from './sqlite-writes.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, Store, StoredCall } from './store.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, StoredCall } from './admin-queries.js';
+import type { Store } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 

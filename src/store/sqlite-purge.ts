@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import { inChunks } from './sqlite-chunks.js';
-import type { PurgeCounts, PurgeOptions } from './store.js';
+import type { PurgeCounts, PurgeOptions } from './maintenance.js';
 
 /**
- * `callhook purge` on SQLite (contract section 7; Store.purge says what goes and what stays). The rules live in
+ * `callhook purge` on SQLite (contract section 7; Maintenance.purge says what goes and what stays). The rules live in
  * two SQL predicates, so the count of a dry run and the delete read the same words.
  */
 

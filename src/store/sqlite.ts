@@ -11,7 +11,8 @@ import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { sqliteWriter, type RemoteWrite } from './sqlite-writer.js';
 import { callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
-import type { DeliveryState, Store } from './store.js';
+import type { DeliveryState } from './outbox.js';
+import type { Store } from './store.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for tests that need no durability. */

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { newId } from '../../src/ids.js';
 import { contentHash } from '../../src/normalize/dedup-key.js';
 import type { CallRecord, Scalar } from '../../src/record.js';
-import type { CallStatus, CommitInput, Store } from '../../src/store/store.js';
+import type { CallStatus, CommitInput } from '../../src/store/calls.js';
+import type { Store } from '../../src/store/store.js';
 
 /** What the store contract tests commit and report: calls, data and attempt results under unique names. */
 

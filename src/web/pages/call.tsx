@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { receiptJson, type ReceiptJson } from '../../admin/receipts.js';
 import type { Problem } from '../../record.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/store.js';
+import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/admin-queries.js';
 import { CardTable, Note, Pre, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { DeliveryState } from './deliveries.js';

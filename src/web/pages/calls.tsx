@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { CallsQuery } from '../../admin/calls.js';
-import type { StoredCall } from '../../store/store.js';
+import type { StoredCall } from '../../store/admin-queries.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { nextDay } from '../time.js';

@@ -1,7 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { deliveryOperations } from '../../admin/deliveries.js';
 import { CallhookError } from '../../errors.js';
-import type { DeliveryInfo, DeliveryState as State } from '../../store/store.js';
+import type { DeliveryInfo } from '../../store/admin-queries.js';
+import type { DeliveryState as State } from '../../store/outbox.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 

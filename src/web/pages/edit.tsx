@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { editableFields, type EditableField, type EditValue } from '../../admin/edit-rules.js';
 import { CallhookError } from '../../errors.js';
 import type { CallRecord } from '../../record.js';
-import type { CallStatus } from '../../store/store.js';
+import type { CallStatus } from '../../store/calls.js';
 import { Note } from '../components.js';
 import type { WebContext } from '../context.js';
 

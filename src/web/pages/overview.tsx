@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { listSinks, type SinkView } from '../../admin/sinks.js';
 import { STORE_DEADLINE_MS, withinDeadline } from '../../http/deadline.js';
-import type { ReconcileRun } from '../../store/store.js';
+import type { ReconcileRun } from '../../store/reconcile-run.js';
 import { BarChart, topBars } from '../charts.js';
 import { CardTable, Note, Scroll, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { StoredCall } from '../../store/store.js';
+import type { StoredCall } from '../../store/admin-queries.js';
 import { Note, Pager } from '../components.js';
 import type { WebContext } from '../context.js';
 import { CallTable } from './calls.js';
