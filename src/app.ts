@@ -13,11 +13,12 @@ import { requestId } from './http/request-id.js';
 import { requestLogger } from './log.js';
 import { secretMasker } from './secrets.js';
 import type { Metrics } from './metrics.js';
-import { dashboardRoutes } from './web/dashboard.js';
+import { dashboardRoutes, type DashboardDeps } from './web/dashboard.js';
 
 export type AppDeps = WebhookDeps &
   HealthDeps &
-  AdminDeps & {
+  AdminDeps &
+  Pick<DashboardDeps, 'store'> & {
     log: Logger;
     metrics?: Metrics;
     /** Contract section 6: when set, `/metrics` answers only a request bearing it. */

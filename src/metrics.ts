@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AttemptEvent } from './delivery/worker.js';
 import { isPaused } from './store/sink-state.js';
+import type { AdminQueries } from './store/admin-queries.js';
 import type { DeliveryState } from './store/outbox.js';
-import type { Store } from './store/store.js';
 
 /**
  * `/metrics` in Prometheus text (contract section 6). Request and attempt figures are counted as they happen;
@@ -24,7 +24,7 @@ export interface MetricsOptions {
   pausedByDefault?: readonly string[];
 }
 
-export function createMetrics(store: Store, sinkNames: readonly string[], { pausedByDefault = [] }: MetricsOptions = {}): Metrics {
+export function createMetrics(store: Pick<AdminQueries, 'deliveryStats' | 'sinkStates'>, sinkNames: readonly string[], { pausedByDefault = [] }: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'callhook_' });
 

@@ -3,8 +3,7 @@ import { CallhookError } from '../errors.js';
 import { releaseHeld, sinksWanting, type Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord, Problem } from '../record.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, ListCallsQuery, ReceiptInfo, StoredCall } from '../store/admin-queries.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries, AttemptInfo, CallEdit, DeliveryInfo, ListCallsQuery, ReceiptInfo, StoredCall } from '../store/admin-queries.js';
 import { applyEdit, undeclaredFields, type EditValue } from './edit-rules.js';
 
 /**
@@ -15,7 +14,7 @@ import { applyEdit, undeclaredFields, type EditValue } from './edit-rules.js';
  */
 
 export interface CallsDeps {
-  store: Store;
+  store: AdminQueries;
   hooks: ReadonlyMap<string, Hook>;
   /** Every configured sink, the ones a redelivery may name. */
   sinkNames: readonly string[];
@@ -185,7 +184,7 @@ export type CallOperations = ReturnType<typeof callOperations>;
 
 const notFound = (id: string) => new CallhookError('NOT_FOUND', `no call with id ${id}`);
 
-async function callOr404(store: Store, id: string): Promise<StoredCall> {
+async function callOr404(store: Pick<AdminQueries, 'getCall'>, id: string): Promise<StoredCall> {
   const call = await store.getCall(id);
   if (!call) throw notFound(id);
   return call;

@@ -1,6 +1,5 @@
 import { CallhookError } from '../errors.js';
-import type { DeliveryInfo, ListDeliveriesQuery, RetryQuery } from '../store/admin-queries.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries, DeliveryInfo, ListDeliveriesQuery, RetryQuery } from '../store/admin-queries.js';
 
 /**
  * The operations on deliveries (contract section 6): list them by state, sink and call, and retry them, in bulk or
@@ -11,7 +10,7 @@ import type { Store } from '../store/store.js';
  */
 
 export interface DeliveriesDeps {
-  store: Store;
+  store: AdminQueries;
   /** Wakes the delivery worker after something became due; the CLI, which runs none, gives a no-op. */
   notify: () => void;
   /**

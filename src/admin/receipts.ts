@@ -1,8 +1,7 @@
 import { CallhookError } from '../errors.js';
 import type { Hook, IntakeReply } from '../intake/pipeline.js';
 import type { IngestRequest } from '../intake/request.js';
-import type { ListReceiptsQuery, ReceiptInfo } from '../store/admin-queries.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries, ListReceiptsQuery, ReceiptInfo } from '../store/admin-queries.js';
 
 /**
  * Refused requests are recoverable (contract section 6). The sender never retries, so a request refused with 400
@@ -13,7 +12,7 @@ import type { Store } from '../store/store.js';
  */
 
 export interface ReceiptsDeps {
-  store: Store;
+  store: AdminQueries;
   hooks: ReadonlyMap<string, Hook>;
   /** The webhook route's own intake, so a recovered call is normalised, deduplicated and routed as any other. */
   ingest: IngestRequest;

@@ -1,7 +1,7 @@
 import { CallhookError } from '../errors.js';
+import type { AdminQueries } from '../store/admin-queries.js';
 import type { DeliveryState } from '../store/outbox.js';
 import { isPaused, type SinkState } from '../store/sink-state.js';
-import type { Store } from '../store/store.js';
 
 /**
  * The sinks as an operator sees and steers them (contract section 9): `GET /admin/sinks`, `POST
@@ -20,7 +20,7 @@ export interface ConfiguredSink {
 }
 
 export interface SinksDeps {
-  store: Store;
+  store: AdminQueries;
   sinks: readonly ConfiguredSink[];
   /** Wakes this process's delivery worker after a resume; another replica's looks again within a second. */
   notify?: () => void;

@@ -3,8 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { CallRecord } from '../record.js';
 import type { DeliveryResult, Sink } from '../sinks/sink.js';
-import type { AttemptResult, ClaimedDelivery } from '../store/outbox.js';
-import type { Store } from '../store/store.js';
+import type { AttemptResult, ClaimedDelivery, Outbox } from '../store/outbox.js';
 import { attemptError } from './attempt-error.js';
 import { attemptOutcome } from './attempt-outcome.js';
 import type { DeliveryPolicy } from './policy.js';
@@ -32,7 +31,7 @@ export interface AttemptEvent {
 }
 
 export interface WorkerOptions {
-  store: Store;
+  store: Outbox;
   sinks: ReadonlyMap<string, WorkerSink>;
   log: Logger;
   /**

@@ -9,8 +9,8 @@ import { callOperations } from '../admin/calls.js';
 import { deliveryOperations } from '../admin/deliveries.js';
 import { correctionOf, ingestReceipt, listReceipts, receiptJson, showReceipt, type ReceiptsDeps } from '../admin/receipts.js';
 import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
-import type { ReceiptInfo } from '../store/admin-queries.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries, ReceiptInfo } from '../store/admin-queries.js';
+import type { CallStore } from '../store/calls.js';
 import { adminRequests as on } from './admin-schemas.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
@@ -21,7 +21,8 @@ import { requestIntake, type IngestOnThread } from '../intake/request.js';
 import { createClock } from '../web/time.js';
 
 export interface AdminDeps {
-  store: Store;
+  /** The admin queries, and the commit of a refused request ingested again where no writer's thread takes it. */
+  store: AdminQueries & Pick<CallStore, 'commitCall'>;
   /** A ring when callhook keeps the token (no CALLHOOK_ADMIN_TOKEN), read again while serving (keys/ring.ts). */
   adminToken: string | KeyRing;
   /** Masked out of every admin reply, whatever field they hide in; a set may grow while serving (kept keys). */

@@ -1,6 +1,5 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../store/store.js';
 import { healthRoutes } from './health.js';
 
 /** What a PostgreSQL client says when its server refuses: the host, its address and the database user. */
@@ -10,7 +9,7 @@ const SECRET_PARTS = ['10.20.30.40', 'db-primary.internal.example', 'callhook_pr
 function routes(ping: () => Promise<void>, { workerRunning = true, storeDeadlineMs = 1000 } = {}) {
   const lines: Record<string, unknown>[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const app = healthRoutes({ store: { ping } as Store, log, workerRunning: () => workerRunning, accepting: () => true, storeDeadlineMs });
+  const app = healthRoutes({ store: { ping }, log, workerRunning: () => workerRunning, accepting: () => true, storeDeadlineMs });
   return { app, lines };
 }
 

@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { Store } from '../store/store.js';
+import type { Maintenance } from '../store/maintenance.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 
 export interface HealthDeps {
-  store: Store;
+  store: Pick<Maintenance, 'ping'>;
   /** Where a failing check's own error goes: the reply never carries it. */
   log: Logger;
   /** Whether the delivery worker is running; readiness needs both intake and delivery. */

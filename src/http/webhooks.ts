@@ -6,8 +6,7 @@ import { runHandler, type InCallHandler } from '../in-call/handler.js';
 import { callerHistory, HISTORY_CALLS, type CallerHistory } from '../in-call/history.js';
 import type { Hook } from '../intake/pipeline.js';
 import { normalize } from '../normalize/index.js';
-import type { Receipt } from '../store/calls.js';
-import type { Store } from '../store/store.js';
+import type { CallStore, Receipt } from '../store/calls.js';
 import type { AppEnv } from './env.js';
 import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
@@ -23,7 +22,7 @@ const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
 
 export interface WebhookDeps {
   hooks: ReadonlyMap<string, Hook>;
-  store: Store;
+  store: CallStore;
   /** Told after each commit that created deliveries, so they go out at once rather than at the next poll. */
   notify?: () => void;
   /** The intake on SQLite's writer thread, when `serve` started one (intake/thread.ts). */

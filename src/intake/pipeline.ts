@@ -3,8 +3,8 @@ import type { Config, HookConfig } from '../config.js';
 import { newId } from '../ids.js';
 import { compileParameters, contentHash, dedupKey, normalize, type CompiledHook } from '../normalize/index.js';
 import type { CallRecord, Problem, RawRequest, RecordSource } from '../record.js';
-import type { CallStatus, CommitInput, CommitResult } from '../store/calls.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries } from '../store/admin-queries.js';
+import type { CallStatus, CallStore, CommitInput, CommitResult } from '../store/calls.js';
 
 /**
  * From fields to a committed record: normalise against the hook's declared parameters, derive the dedup key,
@@ -53,7 +53,7 @@ export function sinksWanting(hooks: ReadonlyMap<string, Hook>, record: CallRecor
 }
 
 /** Releases a held call to the sinks that want it, as if it had just been stored; undefined when it is not held. */
-export async function releaseHeld(store: Store, hooks: ReadonlyMap<string, Hook>, record: CallRecord): Promise<string[] | undefined> {
+export async function releaseHeld(store: Pick<AdminQueries, 'release'>, hooks: ReadonlyMap<string, Hook>, record: CallRecord): Promise<string[] | undefined> {
   const sinks = sinksWanting(hooks, record);
   return (await store.release(record.id, sinks)) ? sinks : undefined;
 }
@@ -73,7 +73,7 @@ export type IntakeReply =
   | { status: 'duplicate'; id: string; dedup_key: string | null };
 
 export interface IntakeDeps {
-  store: Store;
+  store: Pick<CallStore, 'commitCall'>;
   /** Told after each commit that created deliveries, so they go out at once rather than at the next poll. */
   onCommitted?: () => void;
 }

@@ -1,7 +1,6 @@
 import { CallhookError, type ErrorCode } from '../errors.js';
 import { receiptOf, requestFields, type WebhookRequest } from '../http/request-fields.js';
-import type { CommitInput, CommitResult } from '../store/calls.js';
-import type { Store } from '../store/store.js';
+import type { CallStore, CommitInput, CommitResult } from '../store/calls.js';
 import { commitCall, prepareCall, type Hook, type IntakeReply } from './pipeline.js';
 
 /**
@@ -24,7 +23,7 @@ export interface RequestIntakeDeps {
 }
 
 /** Where a request is ingested: on the writer's thread when it takes it, else here, committing through the store. */
-export function requestIntake(store: Pick<Store, 'commitCall'>, hooks: ReadonlyMap<string, Hook>, onThread?: IngestOnThread): IngestRequest {
+export function requestIntake(store: Pick<CallStore, 'commitCall'>, hooks: ReadonlyMap<string, Hook>, onThread?: IngestOnThread): IngestRequest {
   const here = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
   return (request) => onThread?.(request) ?? here(request);
 }

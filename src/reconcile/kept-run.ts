@@ -1,17 +1,17 @@
 import { maskSecrets } from '../secrets.js';
+import type { AdminQueries } from '../store/admin-queries.js';
 import type { ReconcileRun } from '../store/reconcile-run.js';
-import type { Store } from '../store/store.js';
 import { emptySummary, type ReconcileSummary } from './reconcile.js';
 
 /**
  * Every reconcile run, `callhook reconcile`'s and serve's scheduled ones, a dry run too, ends by keeping what it did
- * in the store (Store.recordReconcileRun), for the dashboard's overview (contract section 11). A failed run is kept
+ * in the store (AdminQueries.recordReconcileRun), for the dashboard's overview (contract section 11). A failed run is kept
  * with what it had done when it failed, and its error masked: the overview shows no secret (contract section 11)
  * and the store keeps no phone number outside a call (an erasure could not find it there, contract section 12).
  */
 
 export interface RunKeeping {
-  store: Pick<Store, 'recordReconcileRun'>;
+  store: Pick<AdminQueries, 'recordReconcileRun'>;
   trigger: ReconcileRun['trigger'];
   since: string | undefined;
   dryRun: boolean;

@@ -4,8 +4,7 @@ import type { createIntake, Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
 import { callPages } from '../store/call-pages.js';
-import type { ListCallsQuery } from '../store/admin-queries.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries, ListCallsQuery } from '../store/admin-queries.js';
 import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 
 /**
@@ -29,7 +28,7 @@ const PAGE = 200;
 
 export interface ReconcileOptions {
   client: Pick<CallingServiceClient, 'listCampaigns' | 'campaignAudiences'>;
-  store: Pick<Store, 'listCalls'>;
+  store: Pick<AdminQueries, 'listCalls'>;
   /** The end-of-call hook the recovered calls are stored under. */
   hook: Hook;
   ingest: ReturnType<typeof createIntake>;
@@ -138,7 +137,7 @@ function skipReason(campaign: Campaign, id: string | undefined, date: string | u
 
 /** The stored call this entry is, by the matching rule above; it is claimed so no other entry takes it. */
 async function findStored(
-  store: Pick<Store, 'listCalls'>,
+  store: Pick<AdminQueries, 'listCalls'>,
   entry: Audience,
   callId: string,
   date: string | undefined,
@@ -178,7 +177,7 @@ async function findStored(
 }
 
 /** Every stored call the query finds, oldest first. */
-async function allCalls(store: Pick<Store, 'listCalls'>, query: Omit<ListCallsQuery, 'after' | 'limit'>): Promise<CallRecord[]> {
+async function allCalls(store: Pick<AdminQueries, 'listCalls'>, query: Omit<ListCallsQuery, 'after' | 'limit'>): Promise<CallRecord[]> {
   const records: CallRecord[] = [];
   for await (const page of callPages(store, query, PAGE)) records.push(...page.map((call) => call.record));
   return records;

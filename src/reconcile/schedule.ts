@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createClient } from '../client/index.js';
 import type { ReconcileConfig } from '../config.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries } from '../store/admin-queries.js';
 import { describeServiceError } from './describe-error.js';
 import { keptRun } from './kept-run.js';
 import { reconcile, type ReconcileOptions } from './reconcile.js';
@@ -50,7 +50,7 @@ export function scheduleReconcile({
   log: Logger;
   /** The serve's secrets, masked out of a failed run's error as kept for the overview (kept-run.ts). */
   secrets: Iterable<string>;
-  store: Pick<Store, 'listCalls' | 'recordReconcileRun'>;
+  store: Pick<AdminQueries, 'listCalls' | 'recordReconcileRun'>;
 } & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress' | 'defer' | 'summary' | 'store'>): { stop(): Promise<void> } {
   const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
   const every = config.intervalMs!;

@@ -3,12 +3,14 @@ import type { CallOperations } from '../admin/calls.js';
 import type { ReceiptsDeps } from '../admin/receipts.js';
 import type { SinksDeps } from '../admin/sinks.js';
 import type { Hook } from '../intake/pipeline.js';
+import type { AdminQueries } from '../store/admin-queries.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from './time.js';
 
 /** What every page's routes read from: the serve's own store, hooks and sinks, and how to show what they hold. */
 export interface WebContext {
-  store: Store;
+  /** The admin queries, and for the overview which store it is and its probe. */
+  store: AdminQueries & Pick<Store, 'kind' | 'ping'>;
   hooks: ReadonlyMap<string, Hook>;
   sinkNames: readonly string[];
   sinks: SinksDeps;

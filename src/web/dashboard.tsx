@@ -13,7 +13,7 @@ import { requestIntake, type IngestOnThread } from '../intake/request.js';
 import type { Hook } from '../intake/pipeline.js';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
-import type { Store } from '../store/store.js';
+import type { CallStore } from '../store/calls.js';
 import { Note } from './components.js';
 import type { WebContext } from './context.js';
 import { layout } from './layout.js';
@@ -32,7 +32,8 @@ import { STYLESHEET } from './style.js';
 import { createClock } from './time.js';
 
 export interface DashboardDeps {
-  store: Store;
+  /** What the pages read, and the commit of a refused request ingested again where no writer's thread takes it. */
+  store: WebContext['store'] & Pick<CallStore, 'commitCall'>;
   adminToken: string | KeyRing;
   secrets: SecretList;
   hooks: ReadonlyMap<string, Hook>;

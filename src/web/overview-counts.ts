@@ -1,5 +1,5 @@
 import type { Scalar } from '../record.js';
-import type { Store } from '../store/store.js';
+import type { AdminQueries } from '../store/admin-queries.js';
 
 /**
  * What the overview counts (contract section 11): the calls received in the last 24 hours and 7 days by outcome
@@ -27,7 +27,10 @@ export interface OverviewCounts {
 
 const PAGE = 500;
 
-export function overviewCounter(store: Store, { cap = 20_000, ttlMs = 15_000, now = Date.now } = {}): () => Promise<OverviewCounts> {
+/** The pages it reads. */
+type OverviewStore = Pick<AdminQueries, 'listCalls' | 'listReceiptPage'>;
+
+export function overviewCounter(store: OverviewStore, { cap = 20_000, ttlMs = 15_000, now = Date.now } = {}): () => Promise<OverviewCounts> {
   let kept: { at: number; counts: Promise<OverviewCounts> } | undefined;
   return () => {
     const t = now();
@@ -43,7 +46,7 @@ export function overviewCounter(store: Store, { cap = 20_000, ttlMs = 15_000, no
 const emptyWindow = (): WindowCounts => ({ outcomes: [], sentiments: [], requests: { accepted: 0, duplicate: 0, held: 0, refused: 0, failed: 0 } });
 const text = (value: Scalar | undefined) => (value === undefined ? undefined : String(value));
 
-async function count(store: Store, cap: number, now: number): Promise<OverviewCounts> {
+async function count(store: OverviewStore, cap: number, now: number): Promise<OverviewCounts> {
   const weekStart = new Date(now - 7 * 86_400_000).toISOString();
   const dayStart = new Date(now - 86_400_000).toISOString();
   const day = emptyWindow();
