@@ -43,7 +43,7 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
       if (err instanceof CallhookError) return { refused: { code: err.code, detail: err.detail } };
       throw err;
     }
-    // The bytes and query ride along for the receipt of a duplicate, which keeps them (store.ts Receipt.rawBody).
+    // The bytes and query ride along for the receipt of a duplicate, which keeps them (calls.ts Receipt.rawBody).
     const receipt = { ...receiptOf(request, request.body.byteLength), rawBody: request.body, query: request.search };
     const call = prepareCall({ hook, ...read, source: request.source, receipt, receivedAt: new Date(request.receivedAt), ingests: request.ingests });
     return { reply: await commitCall(hook, call, commit) };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, it, expect } from 'vitest';
-import { canonicalJson, contentHash, dedupKey, recordContentHash } from './dedup-key.js';
+import { canonicalJson, canonicalJsonByHand, contentHash, dedupKey, recordContentHash } from './dedup-key.js';
 
 describe('canonicalJson', () => {
   it('sorts keys recursively and drops whitespace', () => {
@@ -131,5 +132,33 @@ describe('dedupKey', () => {
   it('passes over a value holding a NUL, which no store column can hold', () => {
     expect(dedupKey(['call_id', 'order_id'], {}, { call_id: 'a\u0000b', order_id: 'ORD-1' })).toBe('order_id:ORD-1');
     expect(dedupKey(['call_id'], {}, { call_id: '\u0000' })).toMatch(/^sha256:/);
+  });
+});
+
+describe('canonicalJson, written fast', () => {
+  // Keys that JSON.stringify would reorder or a copy could not hold, beside ordinary ones and surrogate pairs.
+  const key = fc.oneof(fc.string(), fc.constantFrom('__proto__', '0', '7', '10', '01', '-1', '\u{1F600}', '\uFF5E', 'a', 'call_id'));
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.string(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.array(tie('value'), { maxLength: 4 }),
+      fc.dictionary(key, tie('value'), { maxKeys: 6 }),
+    ),
+  })).value;
+
+  it('writes every value as the hand-written canonical JSON does', () => {
+    fc.assert(fc.property(json, (value) => canonicalJson(value) === canonicalJsonByHand(value)), { numRuns: 2000 });
+  });
+
+  it('writes a value with index keys, an own __proto__ or holes by hand, as before', () => {
+    expect(canonicalJson({ b: 1, 10: 'x', 9: 'y' })).toBe('{"10":"x","9":"y","b":1}');
+    const parsed = JSON.parse('{"b":1,"__proto__":{"x":1}}');
+    expect(canonicalJson(parsed)).toBe('{"__proto__":{"x":1},"b":1}');
+    expect(canonicalJson({ a: [1, , 3] })).toBe(canonicalJsonByHand({ a: [1, , 3] }));
   });
 });
