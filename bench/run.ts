@@ -14,18 +14,20 @@ import {
 } from './lib/scenarios.js';
 import { measureScrapePostgres, measureScrapeSqlite, type ScrapeResult } from './lib/scrape.js';
 import { jsonlTarget, openTarget, servicesFrom, SINK_TYPES, type SinkType } from './lib/sink-targets.js';
+import { measureStorm, SENDER_DEADLINE_MS, STORM_CALLS, WARMUP_PER_REPLICA, type StormRun, type StormStore } from './lib/storm.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks] [-- --postgres URL]`:
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm] [-- --postgres URL]`:
  * builds callhook, drives it and three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
  * fixed rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with
  * the machine they were measured on, a section per row group: a run with `--only` rewrites its own sections and
  * keeps the others. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after) and is the
- * server the `postgres` sink's row makes its database on (else TEST_DATABASE_URL, else the local default).
+ * server the `postgres` sink's row and the storm's replicas make their databases on (else TEST_DATABASE_URL, else the
+ * local default).
  */
 
-const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks'] as const;
+const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks', 'storm'] as const;
 type RowName = (typeof ROWS)[number];
 
 const FULL: Settings = { runs: 3, seconds: 10, warmupSeconds: 2, rssRequests: 1_000_000, rssBoundSeconds: 600, backlog: 100_000, drainBoundSeconds: 300, sinkDrainBoundSeconds: 900 };
@@ -73,6 +75,7 @@ const TITLES: Record<RowName, string> = {
   'in-call': 'In-call lookups',
   scrape: '/metrics scrape',
   sinks: 'Backlog into the queue and database sinks',
+  storm: 'A storm of simultaneous calls',
 };
 
 const sections: Section[] = [];
@@ -243,6 +246,52 @@ function scrapeRows(r: ScrapeResult): void {
   target(`scrape at ${format.count(last.deliveries)} deliveries ≤ 1.5 × at ${format.count(first.deliveries)} (${name})`, ratio, ratio <= 1.5);
 }
 
+/**
+ * Issue 24: a campaign's end, every call's webhook at once. PostgreSQL with three replicas is what is held to the
+ * targets; one SQLite serve, measured in the same run, is the reference.
+ */
+const STORM_STORES: readonly StormStore[] = [
+  { kind: 'sqlite', replicas: 1 },
+  { kind: 'postgres', replicas: 3 },
+];
+/** Under the 5 s after which a route gives up on the store and answers 503 (src/http/deadline.ts), with room. */
+const STORM_P99_MS = 3_000;
+
+function stormRows(store: StormStore, runs: readonly StormRun[]): void {
+  const name = store.kind === 'sqlite' ? 'SQLite, 1 serve (the reference)' : `PostgreSQL, ${store.replicas} replicas`;
+  const pick = (run: StormRun, q: number) => {
+    const sorted = [...run.latencies].sort((x, y) => x - y);
+    return q === 1 ? sorted.at(-1)! : sorted[Math.ceil(sorted.length * q) - 1]!;
+  };
+  const ok = runs.map((r) => r.statuses.get('200') ?? 0);
+  const slowest = runs.map((r) => pick(r, 1));
+  const p99s = runs.map((r) => pick(r, 0.99));
+  const sum = (what: (status: string) => boolean) => runs.reduce((n, r) => n + [...r.statuses].reduce((m, [s, c]) => m + (what(s) ? c : 0), 0), 0);
+  const others = [...new Set(runs.flatMap((r) => [...r.statuses.keys()]))].filter((s) => s !== '200');
+  const statuses = others.map((s) => `${s}×${sum((x) => x === s)}`).join(' ');
+  const errors = `${sum((s) => !/^\d+$/.test(s) && s !== 'timeout')}/${sum((s) => s === 'timeout')}/${sum((s) => /^\d+$/.test(s) && !s.startsWith('2'))}${statuses ? ` (${statuses})` : ''}`;
+  const exact = runs.every((r) => r.records === STORM_CALLS && r.distinct === STORM_CALLS);
+  const records = runs.map((r) => (r.records === r.distinct ? format.count(r.records) : `${format.count(r.records)} (${format.count(r.distinct)} distinct)`)).join(', ');
+  // A request never answered is infinitely slow: the figure says so rather than n/a.
+  const ms = (n: number) => (Number.isFinite(n) ? `${format.ms(n)} ms` : 'none in 10 s');
+  const spread = runs.length > 1 ? `; p99 of each run ${p99s.map(ms).join(', ')}, slowest ${slowest.map(ms).join(', ')}` : '';
+  rows.push([
+    `storm: ${format.count(STORM_CALLS)} calls at once, ${name}`,
+    `slowest ${ms(median(slowest))}`,
+    format.ms(median(runs.map((r) => pick(r, 0.5)))),
+    format.ms(median(p99s)),
+    String(runs.length),
+    errors,
+    `${format.count(median(ok))} of ${format.count(STORM_CALLS)} answered 200; records ${records} of ${format.count(STORM_CALLS)}; sent in ${format.ms(median(runs.map((r) => r.sendMs)))} ms${spread}`,
+  ]);
+  if (store.kind !== 'postgres') return;
+  const where = `storm on PostgreSQL, ${store.replicas} replicas`;
+  const inTime = ok.every((n) => n === STORM_CALLS) && slowest.every((ms) => ms < SENDER_DEADLINE_MS);
+  targets.push({ name: `${where}: all ${format.count(STORM_CALLS)} answered 200 within the sender's 10 s, every run`, figure: `${ok.map(format.count).join(', ')} × 200, slowest ${ms(Math.max(...slowest))}`, met: inTime });
+  targets.push({ name: `${where}: p99 < ${STORM_P99_MS / 1000} s, every run`, figure: `${ms(Math.max(...p99s))} (the worst run)`, met: p99s.every((ms) => ms < STORM_P99_MS) });
+  targets.push({ name: `${where}: one record per call, every run`, figure: `${records} of ${format.count(STORM_CALLS)}`, met: exact });
+}
+
 const TABLE_HEADERS = ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'];
 const CPU_HEADERS = ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'];
 const RESULTS = join(ROOT, 'bench/results.md');
@@ -336,6 +385,7 @@ function howLines(): string[] {
     '- Backlog (one row per sink): calls owed to that one sink, written through the store with the server down; then `serve` with that sink alone, intake at 500 req/s whose calls go to the same sink, and the drain timed from the spawn of `serve` until the receiver has recorded every backlog delivery as done (a connection of the bench\'s own to its SQLite file asks the (state, sink, id) index four times a second; a delivery is done only once its sink confirmed it). With `serve` stopped, the target is then counted: backlog records told from intake\'s by their dedup key, and each must be there exactly once (RabbitMQ, which cannot drop repeats: at least once, every message_id distinct). Intake latency leaves out its first second (connection set-up).',
     '- Queue and database sinks: each row has a target of its own, made before and removed after (a new PostgreSQL database, where the sink creates its default table; a Redis stream `callhook-bench:<random>` and its marker keys; a NATS stream `CALLHOOK_BENCH_<random>` the sink creates, on a subject of its own; a durable RabbitMQ queue on the default exchange), on the services of this machine (`--postgres` URL or TEST_DATABASE_URL, TEST_REDIS_URL, TEST_NATS_URL, TEST_AMQP_URL, else their local defaults). Each sink at its default `concurrency`; the jsonl row is measured again in the same run as the reference.',
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
+    `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${WARMUP_PER_REPLICA} requests to each, one at a time, not counted; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys and how many distinct ones, which must both be ${format.count(STORM_CALLS)}. \`npm run bench\` makes ${FULL.runs} runs, the stores taking turns; \`--quick\` ${QUICK.runs}.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
   ];
 }
@@ -406,6 +456,15 @@ async function main(): Promise<void> {
       measured.push({ type, result });
     }
     await sinkRows(reference, measured);
+  });
+  await run('storm', `storm: ${settings.runs} run(s) × ${format.count(STORM_CALLS)} calls at once, ${STORM_STORES.map((s) => `${s.kind} × ${s.replicas}`).join(' and ')}`, async () => {
+    const postgres = servicesFrom(process.env, values.postgres).postgres;
+    const measured = new Map<StormStore, StormRun[]>(STORM_STORES.map((s) => [s, []]));
+    // The stores take turns within each run, so a machine that drifts affects them alike.
+    for (let i = 0; i < settings.runs; i++) {
+      for (const store of STORM_STORES) measured.get(store)!.push(await measureStorm(store, postgres));
+    }
+    for (const [store, runs] of measured) stormRows(store, runs);
   });
   report((performance.now() - started) / 1000, tree);
 }

@@ -46,11 +46,13 @@ export interface CallhookOptions {
   sinks?: readonly Record<string, unknown>[];
   /** Hooks for the same config file; the default end-of-call hook when absent. */
   hooks?: Record<string, unknown>;
+  /** More environment, e.g. DATABASE_URL for replicas sharing one PostgreSQL. */
+  env?: Record<string, string>;
 }
 
 /** The compiled receiver (`npm run build` first), so the figures are production's and not tsx's. */
-export function startCallhook({ dataDir, sinks, hooks }: CallhookOptions): Promise<Server> {
-  const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
+export function startCallhook({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions): Promise<Server> {
+  const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', ...extraEnv };
   if (sinks) {
     env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
     writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks, ...(hooks && { hooks }) }));
