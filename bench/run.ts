@@ -15,11 +15,12 @@ import {
 import { measureScrapePostgres, measureScrapeSqlite, type ScrapeResult } from './lib/scrape.js';
 import { jsonlTarget, openTarget, servicesFrom, SINK_TYPES, type SinkType } from './lib/sink-targets.js';
 import { measureStorm, SENDER_DEADLINE_MS, STORM_CALLS, WARMUP_PER_REPLICA, type StormRun, type StormStore } from './lib/storm.js';
+import { measureStages, type Stage } from './lib/stages.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm] [-- --postgres URL]`:
- * builds callhook, drives it and three baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages] [-- --postgres URL]`:
+ * builds callhook, drives it and four baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
  * fixed rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with
  * the machine they were measured on, a section per row group: a run with `--only` rewrites its own sections and
  * keeps the others. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after) and is the
@@ -27,7 +28,7 @@ import { format, formatMarkdown, formatText, median, type Table } from './lib/ta
  * local default).
  */
 
-const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks', 'storm'] as const;
+const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks', 'storm', 'stages'] as const;
 type RowName = (typeof ROWS)[number];
 
 const FULL: Settings = { runs: 3, seconds: 10, warmupSeconds: 2, rssRequests: 1_000_000, rssBoundSeconds: 600, backlog: 100_000, drainBoundSeconds: 300, sinkDrainBoundSeconds: 900 };
@@ -75,6 +76,7 @@ const TITLES: Record<RowName, string> = {
   'in-call': 'In-call lookups',
   scrape: '/metrics scrape',
   sinks: 'Backlog into the queue and database sinks',
+  stages: 'Where a call\'s CPU goes, stage by stage',
   storm: 'A storm of simultaneous calls',
 };
 
@@ -292,6 +294,14 @@ function stormRows(store: StormStore, runs: readonly StormRun[]): void {
   targets.push({ name: `${where}: one record per call, every run`, figure: `${records} of ${format.count(STORM_CALLS)}`, met: exact });
 }
 
+/** Calls a round of the stages section times each stage over. */
+const STAGE_CALLS = 2_000;
+
+/** Issue 24: where a durable JSON call's CPU goes, each stage alone in the bench process (bench/lib/stages.ts). */
+function stageRows(stages: readonly Stage[]): void {
+  for (const stage of stages) rows.push([stage.name, `${stage.us.toFixed(1)} µs a call`, '', '', '5', '', stage.note]);
+}
+
 const TABLE_HEADERS = ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'];
 const CPU_HEADERS = ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'];
 const RESULTS = join(ROOT, 'bench/results.md');
@@ -386,6 +396,7 @@ function howLines(): string[] {
     '- Queue and database sinks: each row has a target of its own, made before and removed after (a new PostgreSQL database, where the sink creates its default table; a Redis stream `callhook-bench:<random>` and its marker keys; a NATS stream `CALLHOOK_BENCH_<random>` the sink creates, on a subject of its own; a durable RabbitMQ queue on the default exchange), on the services of this machine (`--postgres` URL or TEST_DATABASE_URL, TEST_REDIS_URL, TEST_NATS_URL, TEST_AMQP_URL, else their local defaults). Each sink at its default `concurrency`; the jsonl row is measured again in the same run as the reference.',
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
     `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${WARMUP_PER_REPLICA} requests to each, one at a time, not counted; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys and how many distinct ones, which must both be ${format.count(STORM_CALLS)}. \`npm run bench\` makes ${FULL.runs} runs, the stores taking turns; \`--quick\` ${QUICK.runs}.`,
+    `- Stages: bench/lib/stages.ts, in the bench process, each stage of a durable JSON call run alone over ${format.count(STAGE_CALLS)} calls made from the same body, 5 timed rounds after one not counted, 50 calls awaited together as they arrive under load; the commit and delivery stages write a SQLite file of their own with the store's statements and schema, \`synchronous=OFF\` (their CPU: the fsync is one wait a batch, spent by the writer's thread), 50 calls a transaction. The HTTP side is the throughput section's CPU rows: callhook's route with nothing stored against the empty route.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
   ];
 }
@@ -427,6 +438,7 @@ async function main(): Promise<void> {
   let jsonlBacklog: BacklogResult | undefined;
 
   await run('throughput', `throughput: ${settings.runs} run(s) × ${THROUGHPUT_TARGETS.length} targets × ${settings.seconds} s`, async () => throughputRows(await measureThroughput(settings)));
+  await run('stages', `stages: each stage of a JSON call alone, ${format.count(STAGE_CALLS)} calls × 5 rounds`, async () => stageRows(await measureStages(STAGE_CALLS)));
   await run('slow-sink', `slow sink: ${settings.runs} run(s) × 2 at 500 req/s`, async () => slowSinkRows(await measureSlowSink(settings)));
   await run('rss', `rss: ${format.count(settings.rssRequests)} requests, at most ${settings.rssBoundSeconds} s`, async () => {
     const rss = await measureRss(settings);
