@@ -20,7 +20,7 @@ import { format, formatMarkdown, formatText, median, type Table } from './lib/ta
 
 /**
  * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages] [-- --postgres URL]`:
- * builds callhook, drives it and four baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
+ * builds callhook, drives it and its baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
  * fixed rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with
  * the machine they were measured on, a section per row group: a run with `--only` rewrites its own sections and
  * keeps the others. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after) and is the
@@ -127,11 +127,13 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   const multipart = rps('callhook-multipart') / rps('callhook-json');
   const route = rps('callhook-route') / rps('hono-empty');
   const cpuRatio = cpu('callhook-json') / cpu('hono-empty');
+  const inPlace = rps('callhook-in-place') / rps('callhook-json');
   loadRow('empty Hono, JSON (ceiling)', r['hono-empty']);
   loadRow('minimal durable Hono receiver, JSON', r['hono-durable'], `${format.ratio(durable)} empty Hono: what storing a call durably costs here`);
   loadRow("callhook's route, nothing stored, JSON", r['callhook-route'], `${format.ratio(route)} empty Hono`);
   loadRow('Express + SQLite by hand, JSON', r['express-sqlite']);
   loadRow('callhook, JSON', r['callhook-json'], `${format.ratio(vsDurable)} minimal durable; ${format.ratio(rps('callhook-json') / rps('hono-empty'))} empty Hono; ${format.ratio(vsExpress)} Express`);
+  loadRow('callhook, JSON, no writer thread', r['callhook-in-place'], `${format.ratio(inPlace)} callhook JSON: what the writer thread buys`);
   loadRow('callhook, form-urlencoded', r['callhook-form'], `${format.ratio(form)} callhook JSON`);
   loadRow('callhook, multipart', r['callhook-multipart'], `${format.ratio(multipart)} callhook JSON`);
   cpuRow('empty Hono, JSON', r['hono-empty']);
@@ -139,6 +141,7 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   cpuRow("callhook's route, nothing stored, JSON", r['callhook-route']);
   cpuRow('Express + SQLite by hand, JSON', r['express-sqlite']);
   cpuRow('callhook, JSON', r['callhook-json']);
+  cpuRow('callhook, JSON, no writer thread', r['callhook-in-place']);
   cpuRow('callhook, form-urlencoded', r['callhook-form']);
   cpuRow('callhook, multipart', r['callhook-multipart']);
   target('durable JSON ≥ 0.5 × the minimal durable receiver', vsDurable, vsDurable >= 0.5);
@@ -388,6 +391,7 @@ function howLines(): string[] {
     `- Each run: a fresh process and data dir; \`npm run bench\` makes ${settingsOf(FULL)}, \`--quick\` ${settingsOf(QUICK)}; the table shows the median of the runs. Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
     '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row, and the sink named in each backlog row). Baselines: bench/baselines/, JSON only.',
     '- minimal durable Hono receiver: bench/baselines/hono-durable.ts, the same HTTP stack, `c.req.json()`, `JSON.stringify`, one row under a text primary key and one outbox row, the rows of one event-loop turn (`setImmediate`) in one better-sqlite3 transaction with WAL and `synchronous=FULL`, each request answered after its COMMIT; no key check, parsing of fields, log or metrics: the least a durable receiver does on this machine, and the baseline durable intake is held to.',
+    "- callhook, no writer thread: bench/baselines/callhook-in-place.ts, the built `serve` with SQLite's file written on the event loop (`serve({ writerThread: false })`): parsing, normalising and each group commit where HTTP runs. Its ratio to callhook's row says whether the thread pays on this machine.",
     "- callhook's route, nothing stored: bench/baselines/callhook-route.ts, callhook's own app (request id, bearer check, body read, request log line to /dev/null, metrics, reply) with a store that answers every request as accepted at once, no parsing, normalising or commit: what callhook's HTTP side costs before any intake.",
     '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
     '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',

@@ -29,6 +29,11 @@ export interface ServeOptions {
   configPath?: string;
   /** Where the start-up banner goes (the generated key is printed there once, never logged). */
   print?: (line: string) => void;
+  /**
+   * SQLite's file written by a thread of its own, with the intake beside it (intake/thread.ts); false writes it on
+   * the event loop. Always on in `callhook serve`: the bench turns it off to show in each run what the thread buys.
+   */
+  writerThread?: boolean;
 }
 
 export interface Running {
@@ -36,7 +41,7 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`) }: ServeOptions): Promise<Running> {
+export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`), writerThread: threaded = true }: ServeOptions): Promise<Running> {
   const config = loadConfig(env, configPath);
   const specs = await resolveConfiguredSinks(config);
   // Shared with the logger, the admin replies and the delivery worker, and grown by the key rings: keys read again
@@ -51,7 +56,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const keysInFiles = config.databaseUrl ? undefined : await serveKeys(config, { log, secrets });
   // SQLite's file is written by a thread of its own, where webhook requests are parsed, normalised and committed
   // too (intake/thread.ts); it starts with the first write.
-  const writer = config.databaseUrl ? undefined : writerThread(join(config.dataDir, SQLITE_FILE), config, specs);
+  const writer = config.databaseUrl || !threaded ? undefined : writerThread(join(config.dataDir, SQLITE_FILE), config, specs);
   const store = await openStore(config, writer?.write).catch((err: unknown) => {
     keysInFiles?.stop();
     throw err;

@@ -60,6 +60,16 @@ export function startCallhook({ dataDir, sinks, hooks, env: extraEnv }: Callhook
   return start('callhook', [join(ROOT, 'dist/cli/index.js'), 'serve'], env);
 }
 
+/** The same, with SQLite's file written on the event loop (bench/baselines/callhook-in-place.ts). */
+export function startCallhookInPlace({ dataDir, sinks }: CallhookOptions): Promise<Server> {
+  const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
+  if (sinks) {
+    env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
+    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks }));
+  }
+  return start('callhook-in-place', ['--import', 'tsx', join(ROOT, 'bench/baselines/callhook-in-place.ts')], env);
+}
+
 /** A baseline server from bench/baselines, run through tsx: it is loaded once, then runs as plain JS. */
 export function startBaseline(name: 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite', env: Record<string, string> = {}): Promise<Server> {
   return start(name, ['--import', 'tsx', join(ROOT, 'bench/baselines', `${name}.ts`)], env);

@@ -5,7 +5,7 @@ import { startHangingSink } from './hanging-sink.js';
 import { createHistory, lookupBodies } from './in-call.js';
 import { load, type LoadResult } from './load.js';
 import { pacedLoad, startPacedLoad } from './paced.js';
-import { API_KEY, removeDir, startBaseline, startCallhook, tempDir, type Server } from './processes.js';
+import { API_KEY, removeDir, startBaseline, startCallhook, startCallhookInPlace, tempDir, type Server } from './processes.js';
 import { readRss, sampleRss } from './rss.js';
 import type { BacklogCheck, BacklogTarget } from './sink-targets.js';
 
@@ -37,8 +37,10 @@ const JSONL_ONLY = [{ name: 'jsonl', type: 'jsonl' }];
 const RATE = 500;
 const CONNECTIONS = 50;
 
-export type ThroughputTarget = 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite' | `callhook-${Encoding}`;
-export const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = ['hono-empty', 'hono-durable', 'callhook-route', 'express-sqlite', 'callhook-json', 'callhook-form', 'callhook-multipart'];
+export type ThroughputTarget = 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite' | 'callhook-in-place' | `callhook-${Encoding}`;
+export const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
+  'hono-empty', 'hono-durable', 'callhook-route', 'express-sqlite', 'callhook-json', 'callhook-in-place', 'callhook-form', 'callhook-multipart',
+];
 const ENCODINGS: Partial<Record<ThroughputTarget, Encoding>> = { 'callhook-form': 'form', 'callhook-multipart': 'multipart' };
 
 /** Rows 1 and 2. The targets take turns within each run, so a machine that drifts affects them all alike. */
@@ -267,6 +269,8 @@ function startTarget(target: ThroughputTarget, sinks: readonly Record<string, un
       return startBaseline('callhook-route', { CALLHOOK_API_KEYS: API_KEY, CALLHOOK_DATA_DIR: dataDir });
     case 'express-sqlite':
       return startBaseline('express-sqlite', { BENCH_DATA_DIR: dataDir });
+    case 'callhook-in-place':
+      return startCallhookInPlace({ dataDir, sinks });
     default:
       return startCallhook({ dataDir, sinks });
   }
