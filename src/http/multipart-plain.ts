@@ -15,39 +15,43 @@ import type { BodyLimits } from './parse-body.js';
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 /** RFC 2046 section 5.1.1: 1 to 70 characters from a set of printable ASCII. */
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
-/** A name of visible characters, spaces and UTF-8 bytes: a control character is a malformed header to busboy. */
+/** A name of visible characters, spaces and UTF-8 text: a control character is a malformed header to busboy. */
 const DISPOSITION = /^content-disposition:[ \t]*form-data;[ \t]*name="([^"\\\x00-\x1f\x7f]+)"[ \t]*$/i;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** fatal: a body that is not UTF-8 anywhere is left to busboy, which says which part. ignoreBOM: kept as text. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * The body is decoded once and read as text: the delimiters and headers are ASCII, so their places in the text are
+ * those of the bytes, and each value is UTF-8 text already (reading the parts as bytes, each decoded alone, cost
+ * three times as much: docs/performance.md).
+ */
 export function readPlainMultipart(body: Buffer, boundary: string, limits: BodyLimits): [string, string][] | undefined {
   if (!BOUNDARY.test(boundary)) return undefined;
-  const first = Buffer.from(`--${boundary}`, 'latin1');
-  const delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
-  if (body.indexOf(first) !== 0) return undefined;
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    return undefined;
+  }
+  const first = `--${boundary}`;
+  const delimiter = `\r\n--${boundary}`;
+  if (!text.startsWith(first)) return undefined;
   const fields: [string, string][] = [];
   const most = Math.min(limits.fields, limits.parts);
   for (let at = first.length; ; ) {
     // After a delimiter, "--" closes the form (what follows is the epilogue, ignored); CRLF opens a part.
-    if (body[at] === 0x2d && body[at + 1] === 0x2d) return fields;
-    if (body[at] !== 0x0d || body[at + 1] !== 0x0a || fields.length >= most) return undefined;
-    const headersEnd = body.indexOf(CRLF_CRLF, at + 2);
+    if (text.startsWith('--', at)) return fields;
+    if (!text.startsWith('\r\n', at) || fields.length >= most) return undefined;
+    const headersEnd = text.indexOf('\r\n\r\n', at + 2);
     if (headersEnd < 0) return undefined;
-    const header = DISPOSITION.exec(body.toString('latin1', at + 2, headersEnd));
-    const valueStart = headersEnd + CRLF_CRLF.length;
-    const valueEnd = body.indexOf(delimiter, valueStart);
-    if (!header || valueEnd < 0 || valueEnd - valueStart > limits.fieldSize) return undefined;
-    const name = text(Buffer.from(header[1]!, 'latin1'));
-    const value = text(body.subarray(valueStart, valueEnd));
-    if (name === undefined || value === undefined) return undefined;
-    fields.push([name, value]);
+    const header = DISPOSITION.exec(text.slice(at + 2, headersEnd));
+    const valueStart = headersEnd + 4;
+    const valueEnd = text.indexOf(delimiter, valueStart);
+    if (!header || valueEnd < 0) return undefined;
+    const value = text.slice(valueStart, valueEnd);
+    // The limit is in bytes; a UTF-16 unit is at most 3 of them, so most values need no count.
+    if (value.length * 3 > limits.fieldSize && Buffer.byteLength(value) > limits.fieldSize) return undefined;
+    fields.push([header[1]!, value]);
     at = valueEnd + delimiter.length;
-  }
-}
-
-function text(bytes: Uint8Array): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
   }
 }
