@@ -12,7 +12,12 @@ import { decodeUtf8, groupFields, parseUrlEncoded, quote } from './parse-query.j
 
 export type Encoding = 'json' | 'form' | 'multipart' | 'none';
 export interface BodyLimits { fields: number; fieldSize: number; parts: number }
-export interface ParsedBody { encoding: Encoding; fields: Record<string, unknown> }
+export interface ParsedBody {
+  encoding: Encoding;
+  fields: Record<string, unknown>;
+  /** The body as text, when it was read as UTF-8 whole (JSON, form): the raw request keeps it without a second decode. */
+  text?: string;
+}
 export interface FileField {
   filename: string | null;
   content_type: string;
@@ -64,16 +69,34 @@ async function parse(body: Uint8Array, contentType: string | undefined, opts: Pa
     throw new CallhookError('UNSUPPORTED_MEDIA_TYPE', `charset ${quote(charset)} (send utf-8)`);
   }
 
-  if (isJson) return { encoding: 'json', fields: asObject(parseJson(decodeUtf8(body, 'BAD_BODY'))) };
+  if (isJson) {
+    const text = decodeUtf8(body, 'BAD_BODY');
+    return { encoding: 'json', fields: asObject(parseJson(text)), text };
+  }
   const limits = opts.limits ?? DEFAULT_BODY_LIMITS;
-  if (isForm) return { encoding: 'form', fields: parseUrlEncoded(decodeUtf8(body, 'BAD_BODY'), 'BAD_BODY', limits) };
+  if (isForm) {
+    const text = decodeUtf8(body, 'BAD_BODY');
+    return { encoding: 'form', fields: parseUrlEncoded(text, 'BAD_BODY', limits), text };
+  }
   return { encoding: 'multipart', fields: await parseMultipart(body, mime, opts.allowFiles ?? false, limits, opts.busboyOnly ?? false) };
 }
 
+/**
+ * A sender sends the same Content-Type with every call: each is parsed once and kept, a few dozen at most (a
+ * multipart boundary may change per request, and the map is then emptied now and then). Never changed once made.
+ */
+const mediaTypes = new Map<string, MIMEType>();
+const MEDIA_TYPES_KEPT = 64;
+
 function readMediaType(contentType: string): MIMEType {
+  const known = mediaTypes.get(contentType);
+  if (known) return known;
   try {
     // Lower-cases type and parameter names and unquotes values (RFC 9110 section 8.3.1); a quoted boundary included.
-    return new MIMEType(contentType);
+    const mime = new MIMEType(contentType);
+    if (mediaTypes.size >= MEDIA_TYPES_KEPT) mediaTypes.clear();
+    mediaTypes.set(contentType, mime);
+    return mime;
   } catch (error) {
     const detail = `unreadable Content-Type ${quote(contentType)}`;
     throw new CallhookError('UNSUPPORTED_MEDIA_TYPE', detail, { cause: error });

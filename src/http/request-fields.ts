@@ -59,6 +59,6 @@ export async function requestFields(
   const parsed = await parseBody(body, contentType ?? undefined, { allowFiles });
   return {
     fields: { ...query, ...parsed.fields },
-    raw: { method, content_type: contentType, query, body: lenientUtf8.decode(body) },
+    raw: { method, content_type: contentType, query, body: parsed.text ?? lenientUtf8.decode(body) },
   };
 }
