@@ -6,7 +6,7 @@ import { compileParameters, contentHash, dedupKey, normalize, RECOMMENDED_PARAME
 import type { CallRecord } from '../../src/record.js';
 import { SQLITE_FILE } from '../../src/store/open.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { CommitInput } from '../../src/store/store.js';
+import type { CommitInput } from '../../src/store/calls.js';
 import { callFields } from './bodies.js';
 
 /**

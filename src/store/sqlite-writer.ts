@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { createWriteBatcher } from './sqlite-batch.js';
 import { callRow, lazySync, runWrite, sqliteWrites, type SqliteWrites, type WriteOp } from './sqlite-writes.js';
-import type { CommitInput, CommitResult } from './store.js';
+import type { CommitInput, CommitResult } from './calls.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and

@@ -4,7 +4,8 @@ import { storedRecord, type CallRecord } from '../record.js';
 import { RECONCILE_RUN_KEY } from './reconcile-run.js';
 import { heldUntil } from './sink-state.js';
 import { sqliteSinkStateWrites } from './sqlite-sink-state.js';
-import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt } from './store.js';
+import type { CommitInput, CommitResult, Receipt } from './calls.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
 
 /**
  * Every write of the request path and of the delivery worker, as plain functions of a connection. They run where
