@@ -2,6 +2,7 @@ import pg from 'pg';
 import { recordContentHash } from '../normalize/dedup-key.js';
 import { storedRecord, type CallRecord } from '../record.js';
 import { postgresAdmin } from './postgres-admin.js';
+import { createCommitBatcher } from './postgres-batch.js';
 import { inTransaction, pgText, withClient } from './postgres-client.js';
 import { postgresKeptKeys } from './postgres-kept-keys.js';
 import { postgresPurge } from './postgres-purge.js';
@@ -60,7 +61,8 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
 
   return {
     kind: 'postgres',
-    commitCall: (input) => inTransaction(pool, (client) => commit(client, input)),
+    // The calls of one turn share a statement; one that cannot simply insert is committed alone (postgres-batch.ts).
+    commitCall: createCommitBatcher(pool, (input) => inTransaction(pool, (client) => commit(client, input))),
     recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
     claimDeliveries: (sink, limit, leaseMs, pausedByDefault = false) => claim(pool, sink, limit, leaseMs, pausedByDefault),
     finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) => finish(pool, id, attempt, result, retryAt, pauseSinkUntil),
@@ -116,11 +118,13 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
 }
 
 /**
- * Contract section 4. ON CONFLICT waits for a concurrent inserter of the same (hook, dedup_key) to finish; if it
- * committed, the SELECT (a fresh snapshot under READ COMMITTED) finds its row. Only if that row vanished between
- * the two statements (a purge) is the insert tried again. A repeat of the stored call's content is a duplicate,
- * counted on it, its receipt keeping its body; other content is a conflict, which `on_conflict: duplicate` makes a
- * duplicate too, or which is left to the intake to store under its content's key (nothing written here).
+ * A call alone, in a transaction of its own: what postgres-batch.ts leaves to it (a repeat of a stored key, an
+ * ingest, each call of a batch PostgreSQL refused). Contract section 4. ON CONFLICT waits for a concurrent inserter
+ * of the same (hook, dedup_key) to finish; if it committed, the SELECT (a fresh snapshot under READ COMMITTED) finds
+ * its row. Only if that row vanished between the two statements (a purge) is the insert tried again. A repeat of
+ * the stored call's content is a duplicate, counted on it, its receipt keeping its body; other content is a
+ * conflict, which `on_conflict: duplicate` makes a duplicate too, or which is left to the intake to store under its
+ * content's key (nothing written here).
  */
 async function commit(client: pg.PoolClient, { record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput): Promise<CommitResult> {
   /** An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. */

@@ -1,0 +1,173 @@
+import pg from 'pg';
+import { pgText, withClient } from './postgres-client.js';
+import type { CommitInput, CommitResult } from './calls.js';
+
+/**
+ * Group commit for PostgreSQL, as sqlite-batch.ts is for SQLite. A call committed alone is a transaction of three
+ * to five round trips holding a pooled connection, and a WAL flush: when a campaign ends and its calls arrive at
+ * once, they queue for the pool past the deadline (issue 24: three replicas sharing one PostgreSQL answered 157 to
+ * 3,586 of 5,000 simultaneous calls in time, docs/performance.md). So the calls that arrive within one turn of the
+ * event loop are committed by one statement: it inserts the calls, then the outbox rows and receipt of each one
+ * that went in, in one round trip and one implicit transaction. A statement is atomic, and its promise settles
+ * only at ReadyForQuery, after the COMMIT it implies: no call resolves before it is durable.
+ *
+ * A call the statement cannot simply insert goes the way of a call alone (postgres.ts `commit`, contract section
+ * 4), after the statement: one whose key a stored call already has (a duplicate or a conflict), one that ingests a
+ * refused request, and a repeat of a key within the batch, so that the first is the record and the next its
+ * duplicate, exactly as if they had come one after the other.
+ */
+
+/** Bounds one statement's parameters and the rows it locks, whatever the storm: a busy turn makes several. */
+export const MAX_BATCH = 250;
+
+type Commit = (input: CommitInput) => Promise<CommitResult>;
+
+interface Pending {
+  input: CommitInput;
+  resolve: (result: CommitResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/** `alone` commits one call in a transaction of its own; the batcher returned takes its place. */
+export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
+  async function commitBatch(batch: Pending[]): Promise<void> {
+    const together = firstOfEachKey(batch);
+    let inserted: ReadonlySet<string> = new Set();
+    let failed: ReadonlySet<Pending> = new Set();
+    try {
+      if (together.length > 0) inserted = await insertTogether(pool, together.map((p) => p.input));
+    } catch (err) {
+      if (!(err instanceof pg.DatabaseError)) {
+        // The connection broke or the query timed out: whether the statement committed is unknown, and calls
+        // tried again might find their own rows and call themselves duplicates. They fail, as a call alone would.
+        for (const p of together) p.reject(err);
+        failed = new Set(together);
+      }
+      // PostgreSQL answered with an error, so nothing of the statement is kept: each call is tried alone and
+      // only one that fails on its own is refused (a constraint, a value the column refuses, a deadlock).
+    }
+    const left: Pending[] = [];
+    for (const p of batch) {
+      if (inserted.has(p.input.record.id)) p.resolve({ outcome: p.input.status, id: p.input.record.id });
+      else if (!failed.has(p)) left.push(p);
+    }
+    oneByOne(left);
+  }
+
+  /**
+   * Each call in a transaction of its own, at once, but the calls of one key one after another in the order they
+   * came: the first to insert is the record, the next finds it.
+   */
+  function oneByOne(calls: readonly Pending[]): void {
+    const chains = new Map<string, Promise<void>>();
+    for (const p of calls) {
+      const key = keyOf(p.input) ?? p.input.record.id;
+      const run = () => alone(p.input).then(p.resolve, p.reject);
+      chains.set(key, (chains.get(key) ?? Promise.resolve()).then(run));
+    }
+  }
+
+  // The calls of one turn go when it ends (setImmediate runs after the turn's I/O callbacks, as in per-turn.ts), or
+  // as soon as they fill a statement: one turn of a storm reads a thousand requests and more, and PostgreSQL, a
+  // process of its own, commits the first of them meanwhile instead of after the last is read.
+  let gathering: Pending[] = [];
+  const send = () => {
+    const batch = gathering;
+    gathering = [];
+    if (batch.length > 0) void commitBatch(batch);
+  };
+  const enqueue = (p: Pending) => {
+    gathering.push(p);
+    if (gathering.length === 1) setImmediate(send);
+    else if (gathering.length === MAX_BATCH) send();
+  };
+  return (input) => new Promise<CommitResult>((resolve, reject) => enqueue({ input, resolve, reject }));
+}
+
+/** A call without a dedup key (contract section 4: nothing in it to tell it from another) never meets another. */
+const keyOf = ({ record }: CommitInput): string | undefined =>
+  record.dedup_key === null ? undefined : JSON.stringify([record.hook, record.dedup_key]);
+
+/** The calls the statement takes: none that ingests, and only the first of each key. */
+function firstOfEachKey(batch: readonly Pending[]): Pending[] {
+  const seen = new Set<string>();
+  return batch.filter(({ input }) => {
+    if (input.ingests !== undefined) return false;
+    const key = keyOf(input);
+    if (key === undefined) return true;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * One row per call, zipped from one parameter per column in the order given. The records and raw requests, the
+ * bulk of the bytes, come as one JSON array each: they are JSON already, so the array is their texts joined, where
+ * a json[] parameter would cost an escape of every quote and backslash in them (40 µs a call against 14 for a 1 KB
+ * body, measured alone); json_array_elements gives each element's text as written (key order, spacing and \u0000
+ * kept, as a `json` column keeps them).
+ *
+ * Calls are inserted in key order, so two statements that share keys (a sender's repeat meeting its first at
+ * another replica) wait for each other in the same order and never deadlock. The outbox rows and receipts are only
+ * those of the calls that went in.
+ */
+const INSERT_TOGETHER = `
+  WITH batch AS (
+    SELECT * FROM ROWS FROM (
+      unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
+      unnest($7::timestamptz[]), json_array_elements($8::json), json_array_elements($9::json),
+      unnest($10::text[]), unnest($11::timestamptz[]), unnest($12::text[]), unnest($13::text[]), unnest($14::integer[]), unnest($15::text[])
+    ) WITH ORDINALITY AS b (id, hook, dedup_key, content_hash, status, source, received_at, record, raw,
+      receipt_hook, receipt_received_at, method, content_type, size, error, n)
+  ),
+  inserted AS (
+    INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
+    SELECT id, hook, dedup_key, content_hash, status, source, received_at, record, raw FROM batch ORDER BY hook, dedup_key
+    ON CONFLICT (hook, dedup_key) DO NOTHING
+    RETURNING id
+  ),
+  outbox AS (
+    INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
+    SELECT o.call_id, o.sink, 'pending', $18, $18, $18
+    FROM unnest($16::text[], $17::text[]) WITH ORDINALITY AS o (call_id, sink, n) JOIN inserted ON inserted.id = o.call_id
+    -- Ids in the order the sinks were given, as a call alone makes them (the admin lists deliveries by id).
+    ORDER BY o.n
+  ),
+  receipt AS (
+    -- The call's raw request holds the body and query: its receipt need not hold them again.
+    INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error)
+    SELECT receipt_hook, receipt_received_at, method, content_type, size, 200, status, id, error
+    FROM batch JOIN inserted USING (id) ORDER BY n
+  )
+  SELECT id FROM inserted`;
+
+/** Commits the calls that insert, with their outbox rows and receipts; returns the ids of those that did. */
+async function insertTogether(pool: pg.Pool, calls: readonly CommitInput[]): Promise<Set<string>> {
+  const column = <T>(pick: (call: CommitInput) => T) => calls.map(pick);
+  const jsonArray = (pick: (call: CommitInput) => unknown) => `[${calls.map((c) => JSON.stringify(pick(c))).join(',')}]`;
+  const outbox = calls.flatMap(({ record, sinks }) => sinks.map((sink) => [record.id, sink] as const));
+  const values = [
+    column((c) => c.record.id),
+    column((c) => c.record.hook),
+    column((c) => c.record.dedup_key),
+    column((c) => c.contentHash),
+    column((c) => c.status),
+    column((c) => c.record.source),
+    column((c) => c.record.received_at),
+    jsonArray((c) => c.record),
+    jsonArray((c) => c.raw),
+    column((c) => c.receipt.hook),
+    column((c) => c.receipt.receivedAt),
+    column((c) => c.receipt.method),
+    column((c) => c.receipt.contentType),
+    column((c) => c.receipt.size),
+    column((c) => pgText(c.receipt.error)),
+    outbox.map(([id]) => id),
+    outbox.map(([, sink]) => sink),
+    Date.now(),
+  ];
+  // Named, so each pooled connection plans it once.
+  const { rows } = await withClient(pool, (client) => client.query<{ id: string }>({ name: 'callhook-insert-together', text: INSERT_TOGETHER, values }));
+  return new Set(rows.map((row) => row.id));
+}
