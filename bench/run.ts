@@ -287,7 +287,7 @@ function stormRows(store: StormStore, runs: readonly StormRun[]): void {
     format.ms(median(p99s)),
     String(runs.length),
     errors,
-    `${format.count(median(ok))} of ${format.count(STORM_CALLS)} answered 200; records ${records} of ${format.count(STORM_CALLS)}; sent in ${format.ms(median(runs.map((r) => r.sendMs)))} ms${spread}`,
+    `${ok.map(format.count).join(', ')} of ${format.count(STORM_CALLS)} answered 200; records ${records} of ${format.count(STORM_CALLS)}; sent in ${format.ms(median(runs.map((r) => r.sendMs)))} ms${spread}`,
   ]);
   if (store.kind !== 'postgres') return;
   const where = `storm on PostgreSQL, ${store.replicas} replicas`;
