@@ -1,4 +1,4 @@
-import { serve as listen, type ServerType } from '@hono/node-server';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
 import type { AddressInfo } from 'node:net';
@@ -140,18 +140,18 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   };
 
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = listen(
-      {
-        fetch: app.fetch,
-        port: config.port,
-        hostname: config.host,
-        // A client that trickles its headers or body cannot hold a connection for ever.
-        // Node checks those limits every connectionsCheckingInterval (30 s by default): check each second instead.
-        serverOptions: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
-      },
-      () => (s.off('error', reject), resolve(s)),
-    );
+    const s = createAdaptorServer({
+      fetch: app.fetch,
+      // A client that trickles its headers or body cannot hold a connection for ever.
+      // Node checks those limits every connectionsCheckingInterval (30 s by default): check each second instead.
+      serverOptions: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
+    });
     s.once('error', reject);
+    // The sender opens a connection per call and a campaign's end sends thousands at once: beyond Node's default
+    // queue of 511 connections waiting to be accepted, the kernel drops the rest, and a sender whose connection is
+    // dropped retries it after 1, 3, 7 s, past its 10 s (bench/results.md, the storm). The kernel still caps the
+    // queue at net.core.somaxconn (4096 on current Linux).
+    s.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => (s.off('error', reject), resolve(s)));
   }).catch(async (err: unknown) => {
     await stopBehind();
     throw listenFailure(err, config.host, config.port);
@@ -176,6 +176,9 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     })());
   return { port, close };
 }
+
+/** Connections the kernel may hold for serve before it accepts them: a storm of calls, each on its own. */
+const LISTEN_BACKLOG = 4096;
 
 /** Why the listener could not start, in one line that says what to change. */
 function listenFailure(err: unknown, host: string, port: number): Error {
