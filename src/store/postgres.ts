@@ -9,7 +9,9 @@ import { postgresPurge } from './postgres-purge.js';
 import { finishSinkStateSql, heldSql, postgresSinkState } from './postgres-sink-state.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
 import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
-import type { AttemptResult, ClaimedDelivery, CommitInput, CommitResult, DeliveryState, Receipt, Store } from './store.js';
+import type { CommitInput, CommitResult, Receipt } from './calls.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
+import type { Store } from './store.js';
 
 export interface PostgresStoreOptions {
   /** A `postgres://` connection string (contract section 1: `DATABASE_URL`). */

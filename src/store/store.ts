@@ -30,9 +30,3 @@ export interface KeptKeysStore {
   /** Keeps `key` first under `name`, before the keys kept already, or alone when `replace`. */
   add(name: string, key: string, replace: boolean): Promise<void>;
 }
-
-// The commit and attempt types, for the store's writers (sqlite-writes.ts, sqlite-writer.ts, postgres.ts,
-// postgres-batch.ts), http/request-fields.ts and bench/, which import them from here; new code imports them from
-// calls.ts and outbox.ts.
-export type { CommitInput, CommitResult, Receipt } from './calls.js';
-export type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
