@@ -194,6 +194,8 @@ function banner(print: (line: string) => void, config: Config, port: number, gen
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   print(`callhook is listening on http://${host}:${port}`);
   for (const name of config.hooks.keys()) print(`  webhook URL: http://${host}:${port}/webhooks/${name}`);
+  // Contract section 11: the operator's way in, signed in with the admin token.
+  print(`  dashboard: http://${host}:${port}/ui (sign in with the admin token)`);
   // With DATABASE_URL only the replica whose key was kept prints it: the others found it kept (keys/kept.ts).
   if (generated.apiKey) shownOnce(print, 'webhook key', generated.apiKey);
   // Generated and kept like the webhook key (contract section 1), so shown once like it: /admin needs it.

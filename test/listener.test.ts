@@ -6,10 +6,10 @@ import { startServer, type TestServer } from './helpers/server.js';
 /**
  * A campaign's end opens thousands of connections at once, one per call: serve asks the kernel to queue up to 4096
  * of them before they are accepted, not Node's 511 (src/main.ts). For a listening socket, `ss` shows the queue's
- * size as Send-Q; the kernel caps it at net.core.somaxconn.
+ * size as Send-Q; the kernel caps it at net.core.somaxconn. The banner names the dashboard as it names each hook.
  */
 
-describe('the listening socket', () => {
+describe('the listener', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer();
@@ -23,5 +23,13 @@ describe('the listening socket', () => {
     const backlog = Number(line.split(/\s+/)[2]);
     expect(backlog).toBe(Math.min(4096, somaxconn));
     expect(backlog).toBeGreaterThan(511);
+  });
+
+  it('prints the dashboard beside the webhook URL, and it answers there', async () => {
+    const line = server.printed.find((l) => l.includes('dashboard:'));
+    expect(line).toBe(`  dashboard: http://127.0.0.1:${server.port}/ui (sign in with the admin token)`);
+    const page = await fetch(line!.split(' ')[3]!, { redirect: 'follow' });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<form');
   });
 });
