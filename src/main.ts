@@ -2,7 +2,6 @@ import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
@@ -15,7 +14,7 @@ import { secretValues } from './secret-values.js';
 import { SecretSet, secretMasker } from './secrets.js';
 import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
-import { openStore, SQLITE_FILE } from './store/open.js';
+import { openStore, sqlitePath } from './store/open.js';
 import { writerThread } from './intake/thread.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { loadInCallHandlers } from './in-call/handler.js';
@@ -56,7 +55,7 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   const keysInFiles = config.databaseUrl ? undefined : await serveKeys(config, { log, secrets });
   // SQLite's file is written by a thread of its own, where webhook requests are parsed, normalised and committed
   // too (intake/thread.ts); it starts with the first write.
-  const writer = config.databaseUrl || !threaded ? undefined : writerThread(join(config.dataDir, SQLITE_FILE), config, specs);
+  const writer = config.databaseUrl || !threaded ? undefined : writerThread(sqlitePath(config.dataDir), config, specs);
   const store = await openStore(config, writer?.write).catch((err: unknown) => {
     keysInFiles?.stop();
     throw err;

@@ -21,7 +21,6 @@ export type WriterMessage = StoreWrite | { ingest: WebhookRequest };
 /** What the thread needs to build its store connection and its hooks: plain data, as it crosses to it. */
 export interface WriterSettings {
   path: string;
-  busyTimeoutMs: number;
   intake: IntakeSettings;
 }
 
@@ -46,11 +45,9 @@ export function writerThread(
   path: string,
   config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>,
   sinks: readonly { name: string; when: Filter | undefined }[],
-  busyTimeoutMs = 2000,
 ): WriterThread {
   const settings: WriterSettings = {
     path,
-    busyTimeoutMs,
     intake: {
       hooks: [...config.hooks].map(([name, hook]) => [name, { ...hook, keys: [] }]),
       sinks: sinks.map(({ name, when }) => ({ name, when })),

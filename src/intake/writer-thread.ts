@@ -2,7 +2,7 @@ import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { compileWhen } from '../delivery/filter.js';
 import { groupCommit } from '../store/sqlite-writer.js';
-import { configureConnection } from '../store/sqlite-writes.js';
+import { BUSY_TIMEOUT_MS, configureConnection } from '../store/sqlite-writes.js';
 import { answerCalls } from '../store/thread.js';
 import { compileHooks } from './pipeline.js';
 import { createRequestIntake } from './request.js';
@@ -15,9 +15,9 @@ import type { WriterMessage, WriterSettings } from './thread.js';
  * compiled parameters and filters are functions, which cannot cross to it.
  */
 
-const { path, busyTimeoutMs, intake } = workerData as WriterSettings;
+const { path, intake } = workerData as WriterSettings;
 const db = new Database(path, { fileMustExist: true });
-configureConnection(db, busyTimeoutMs);
+configureConnection(db, BUSY_TIMEOUT_MS);
 const store = groupCommit(db);
 const filters = intake.sinks.map(({ name, when }) => ({ name, accepts: compileWhen(when) }));
 const hooks = compileHooks({ hooks: new Map(intake.hooks), phoneRegion: intake.phoneRegion, dateOrder: intake.dateOrder }, filters);

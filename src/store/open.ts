@@ -6,6 +6,9 @@ import type { Store } from './store.js';
 
 export const SQLITE_FILE = 'callhook.db';
 
+/** Where the SQLite store of a data dir is: the store opens it, and serve's writer thread writes it. */
+export const sqlitePath = (dataDir: string): string => join(dataDir, SQLITE_FILE);
+
 /**
  * SQLite in the data dir by default; `DATABASE_URL` switches to PostgreSQL, shared by several replicas.
  * `remote` is SQLite's writer thread, when the caller started one (intake/thread.ts); PostgreSQL needs none.
@@ -16,5 +19,5 @@ export async function openStore(config: Pick<Config, 'databaseUrl' | 'dataDir'>,
     const { openPostgresStore } = await import('./postgres.js');
     return openPostgresStore({ url: config.databaseUrl });
   }
-  return openSqliteStore({ path: join(config.dataDir, SQLITE_FILE), remote });
+  return openSqliteStore({ path: sqlitePath(config.dataDir), remote });
 }

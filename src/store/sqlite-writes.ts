@@ -72,6 +72,9 @@ export interface SqliteWrites {
 /** About the size of two calls: needs fresh pages, as a commit of real calls would. */
 const PROBE = 'x'.repeat(8192);
 
+/** How long a connection waits for another's lock before its commit fails (and the reply is 503). */
+export const BUSY_TIMEOUT_MS = 2000;
+
 /**
  * Every connection that writes. Contract section 2: a 200 leaves only after a commit that survives power loss, so
  * WAL with FULL sync. better-sqlite3 waits for another connection's lock synchronously, blocking its thread, so

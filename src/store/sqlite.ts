@@ -10,7 +10,7 @@ import { sqliteSinkStateReads } from './sqlite-sink-state.js';
 import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { sqliteWriter, type RemoteWrite } from './sqlite-writer.js';
-import { callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
+import { BUSY_TIMEOUT_MS, callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
 import type { DeliveryState } from './outbox.js';
 import type { Store } from './store.js';
 
@@ -52,7 +52,7 @@ function hintFor(code: unknown): string {
 }
 
 /** The store on a connection the caller opened: tests reach the connection to break it. */
-export function sqliteStoreOn(db: Db, { busyTimeoutMs = 2000, remote }: Omit<SqliteStoreOptions, 'path'> = {}): Store {
+export function sqliteStoreOn(db: Db, { busyTimeoutMs = BUSY_TIMEOUT_MS, remote }: Omit<SqliteStoreOptions, 'path'> = {}): Store {
   configureConnection(db, busyTimeoutMs);
   migrate(db);
 
