@@ -51,23 +51,23 @@ export interface CallhookOptions {
 }
 
 /** The compiled receiver (`npm run build` first), so the figures are production's and not tsx's. */
-export function startCallhook({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions): Promise<Server> {
+export function startCallhook(options: CallhookOptions): Promise<Server> {
+  return start('callhook', [join(ROOT, 'dist/cli/index.js'), 'serve'], callhookEnv(options));
+}
+
+/** The same, with SQLite's file written on the event loop (bench/baselines/callhook-in-place.ts). */
+export function startCallhookInPlace(options: CallhookOptions): Promise<Server> {
+  return start('callhook-in-place', ['--import', 'tsx', join(ROOT, 'bench/baselines/callhook-in-place.ts')], callhookEnv(options));
+}
+
+/** callhook's environment, and the config file its sinks and hooks are written to. */
+function callhookEnv({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions): Record<string, string> {
   const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', ...extraEnv };
   if (sinks) {
     env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
     writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks, ...(hooks && { hooks }) }));
   }
-  return start('callhook', [join(ROOT, 'dist/cli/index.js'), 'serve'], env);
-}
-
-/** The same, with SQLite's file written on the event loop (bench/baselines/callhook-in-place.ts). */
-export function startCallhookInPlace({ dataDir, sinks }: CallhookOptions): Promise<Server> {
-  const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
-  if (sinks) {
-    env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
-    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks }));
-  }
-  return start('callhook-in-place', ['--import', 'tsx', join(ROOT, 'bench/baselines/callhook-in-place.ts')], env);
+  return env;
 }
 
 /** A baseline server from bench/baselines, run through tsx: it is loaded once, then runs as plain JS. */
