@@ -10,7 +10,7 @@ import { createLogger, requestLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { contentHash, dedupKey, normalize } from '../../src/normalize/index.js';
 import { sqliteStoreOn } from '../../src/store/sqlite.js';
-import { callRow, configureConnection, sqliteWrites } from '../../src/store/sqlite-writes.js';
+import { callRow, sqliteWrites } from '../../src/store/sqlite-writes.js';
 import type { Store } from '../../src/store/store.js';
 import { bodyFactory } from './bodies.js';
 import { API_KEY, removeDir, tempDir } from './processes.js';
@@ -90,7 +90,6 @@ async function stages(calls: number, dataDir: string): Promise<Stage[]> {
   // The commit: the writer's own statements on a file of its own, CPU only.
   const db = new Database(join(dataDir, 'stages.db'));
   sqliteStoreOn(db);
-  configureConnection(db, 2000);
   db.pragma('synchronous = OFF');
   const writes = sqliteWrites(db);
   const rows = prepared.map((p) => callRow(p.commit));
