@@ -30,13 +30,21 @@ export function sinksPage(ctx: WebContext): Hono {
     .post('/:name/resume', act(false));
 }
 
+/** A sink's deliveries by state, each a column of its own. */
+const COUNTS = [
+  ['pending', 'Pending'],
+  ['in_flight', 'In flight'],
+  ['done', 'Done'],
+  ['dead', 'Dead'],
+] as const;
+
 function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?: string }) {
   return (
     <>
       <h1>Sinks</h1>
       {done && <Note kind="ok">{done}</Note>}
       <p class="muted">A paused sink keeps its deliveries waiting, on every replica and across restarts, until it is resumed.</p>
-      <CardTable label="Sinks" columns={['Sink', 'State', { text: 'Pending', num: true }, { text: 'In flight', num: true }, { text: 'Done', num: true }, { text: 'Dead', num: true }, 'Oldest pending', 'Last success', 'Last error', 'Action']}>
+      <CardTable label="Sinks" columns={['Sink', 'State', ...COUNTS.map(([, text]) => ({ text, num: true as const })), 'Oldest pending', 'Last success', 'Last error', 'Action']}>
         {sinks.map((s) => (
           <tr>
             <th scope="row" data-label="Sink">
@@ -54,18 +62,11 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
                 )}
               </div>
             </td>
-            <td data-label="Pending" class="num">
-              {s.deliveries.pending}
-            </td>
-            <td data-label="In flight" class="num">
-              {s.deliveries.in_flight}
-            </td>
-            <td data-label="Done" class="num">
-              {s.deliveries.done}
-            </td>
-            <td data-label="Dead" class="num">
-              {s.deliveries.dead}
-            </td>
+            {COUNTS.map(([state, label]) => (
+              <td data-label={label} class="num">
+                {s.deliveries[state]}
+              </td>
+            ))}
             <td data-label="Oldest pending">{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
             <td data-label="Last success">
               <Time at={s.last_success_at} clock={ctx.clock} />
