@@ -3,19 +3,37 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_POLICY } from '../src/delivery/policy.js';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
-import { DEFAULT_POLICY } from '../src/delivery/policy.js';
 import { describeMachine, type Machine } from './lib/machine.js';
 import { killEverything, ROOT } from './lib/processes.js';
 import {
-  measureBacklog, measureInCall, measureRss, measureSlowSink, measureThroughput, THROUGHPUT_TARGETS, warnings,
-  type BacklogResult, type InCallResult, type RssResult, type Settings, type SlowSinkResult, type ThroughputTarget,
+  type BacklogResult,
+  type InCallResult,
+  measureBacklog,
+  measureInCall,
+  measureRss,
+  measureSlowSink,
+  measureThroughput,
+  type RssResult,
+  type Settings,
+  type SlowSinkResult,
+  THROUGHPUT_TARGETS,
+  type ThroughputTarget,
+  warnings,
 } from './lib/scenarios.js';
 import { measureScrapePostgres, measureScrapeSqlite, type ScrapeResult } from './lib/scrape.js';
-import { jsonlTarget, openTarget, servicesFrom, SINK_TYPES, type SinkType } from './lib/sink-targets.js';
-import { measureStorm, SENDER_DEADLINE_MS, STORM_CALLS, WARMUP_PER_REPLICA, type StormRun, type StormStore } from './lib/storm.js';
+import { jsonlTarget, openTarget, SINK_TYPES, type SinkType, servicesFrom } from './lib/sink-targets.js';
 import { measureStages, type Stage } from './lib/stages.js';
+import {
+  measureStorm,
+  SENDER_DEADLINE_MS,
+  STORM_CALLS,
+  type StormRun,
+  type StormStore,
+  WARMUP_PER_REPLICA,
+} from './lib/storm.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
@@ -31,12 +49,32 @@ import { format, formatMarkdown, formatText, median, type Table } from './lib/ta
 const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks', 'storm', 'stages'] as const;
 type RowName = (typeof ROWS)[number];
 
-const FULL: Settings = { runs: 3, seconds: 10, warmupSeconds: 2, rssRequests: 1_000_000, rssBoundSeconds: 600, backlog: 100_000, drainBoundSeconds: 300, sinkDrainBoundSeconds: 900 };
-const QUICK: Settings = { runs: 1, seconds: 3, warmupSeconds: 1, rssRequests: 50_000, rssBoundSeconds: 120, backlog: 10_000, drainBoundSeconds: 60, sinkDrainBoundSeconds: 180 };
+const FULL: Settings = {
+  runs: 3,
+  seconds: 10,
+  warmupSeconds: 2,
+  rssRequests: 1_000_000,
+  rssBoundSeconds: 600,
+  backlog: 100_000,
+  drainBoundSeconds: 300,
+  sinkDrainBoundSeconds: 900,
+};
+const QUICK: Settings = {
+  runs: 1,
+  seconds: 3,
+  warmupSeconds: 1,
+  rssRequests: 50_000,
+  rssBoundSeconds: 120,
+  backlog: 10_000,
+  drainBoundSeconds: 60,
+  sinkDrainBoundSeconds: 180,
+};
 /** Above the sum of every bound: if something hangs anyway, the bench still ends. */
 const WATCHDOG_MS = 100 * 60_000;
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, postgres: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, postgres: { type: 'string' } },
+});
 const settings = values.quick ? QUICK : FULL;
 /** Deliveries stored for the scrape rows: the issue asks for a scrape's time flat from 1,000 to 1,000,000. */
 const SCRAPE_SIZES = values.quick ? [1_000, 100_000] : [1_000, 1_000_000];
@@ -44,7 +82,10 @@ const only = values.only === undefined ? new Set<RowName>(ROWS) : parseOnly(valu
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
 
 function parseOnly(list: string): Set<RowName> {
-  const names = list.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(ROWS as readonly string[]).includes(n));
   if (unknown.length > 0 || names.length === 0) {
     process.stderr.write(`bench: --only takes a comma-separated list of ${ROWS.join(', ')} (got "${list}")\n`);
@@ -76,7 +117,7 @@ const TITLES: Record<RowName, string> = {
   'in-call': 'In-call lookups',
   scrape: '/metrics scrape',
   sinks: 'Backlog into the queue and database sinks',
-  stages: 'Where a call\'s CPU goes, stage by stage',
+  stages: "Where a call's CPU goes, stage by stage",
   storm: 'A storm of simultaneous calls',
 };
 
@@ -93,7 +134,10 @@ function section(name: RowName): Section {
 }
 const errorsOf = (runs: readonly LoadResult[]) => {
   const sum = (pick: (r: LoadResult) => number) => runs.reduce((n, r) => n + pick(r), 0);
-  const statuses = runs.map((r) => r.statuses).filter(Boolean).join(' ');
+  const statuses = runs
+    .map((r) => r.statuses)
+    .filter(Boolean)
+    .join(' ');
   return `${sum((r) => r.errors)}/${sum((r) => r.timeouts)}/${sum((r) => r.non2xx)}${statuses ? ` (${statuses})` : ''}`;
 };
 const med = (runs: readonly LoadResult[], pick: (r: LoadResult) => number) => median(runs.map(pick));
@@ -104,7 +148,15 @@ const throughputOf = (runs: readonly LoadResult[]) => {
   return `${format.rps(median(rps))}${spread}`;
 };
 const loadRow = (measure: string, runs: readonly LoadResult[], ratio = '') =>
-  rows.push([measure, throughputOf(runs), format.ms(med(runs, (r) => r.p50)), format.ms(med(runs, (r) => r.p99)), String(runs.length), errorsOf(runs), ratio]);
+  rows.push([
+    measure,
+    throughputOf(runs),
+    format.ms(med(runs, (r) => r.p50)),
+    format.ms(med(runs, (r) => r.p99)),
+    String(runs.length),
+    errorsOf(runs),
+    ratio,
+  ]);
 const target = (name: string, value: number, met: boolean, unit = '×') =>
   targets.push({ name, figure: unit === '×' ? format.ratio(value) : `${value.toFixed(1)} ${unit}`, met });
 
@@ -114,7 +166,14 @@ const µs = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
 function cpuRow(measure: string, runs: readonly LoadResult[]): void {
   const counted = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
   const of = (pick: (c: NonNullable<LoadResult['cpu']>) => number) => median(counted.map(pick));
-  cpuRows.push([measure, µs(of((c) => c.loop)), µs(of((c) => c.threads)), µs(of((c) => c.loop + c.threads)), µs(of((c) => c.load)), of((c) => c.cores).toFixed(2)]);
+  cpuRows.push([
+    measure,
+    µs(of((c) => c.loop)),
+    µs(of((c) => c.threads)),
+    µs(of((c) => c.loop + c.threads)),
+    µs(of((c) => c.load)),
+    of((c) => c.cores).toFixed(2),
+  ]);
 }
 
 function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
@@ -129,11 +188,23 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   const cpuRatio = cpu('callhook-json') / cpu('hono-empty');
   const inPlace = rps('callhook-in-place') / rps('callhook-json');
   loadRow('empty Hono, JSON (ceiling)', r['hono-empty']);
-  loadRow('minimal durable Hono receiver, JSON', r['hono-durable'], `${format.ratio(durable)} empty Hono: what storing a call durably costs here`);
+  loadRow(
+    'minimal durable Hono receiver, JSON',
+    r['hono-durable'],
+    `${format.ratio(durable)} empty Hono: what storing a call durably costs here`,
+  );
   loadRow("callhook's route, nothing stored, JSON", r['callhook-route'], `${format.ratio(route)} empty Hono`);
   loadRow('Express + SQLite by hand, JSON', r['express-sqlite']);
-  loadRow('callhook, JSON', r['callhook-json'], `${format.ratio(vsDurable)} minimal durable; ${format.ratio(rps('callhook-json') / rps('hono-empty'))} empty Hono; ${format.ratio(vsExpress)} Express`);
-  loadRow('callhook, JSON, no writer thread', r['callhook-in-place'], `${format.ratio(inPlace)} callhook JSON: what the writer thread buys`);
+  loadRow(
+    'callhook, JSON',
+    r['callhook-json'],
+    `${format.ratio(vsDurable)} minimal durable; ${format.ratio(rps('callhook-json') / rps('hono-empty'))} empty Hono; ${format.ratio(vsExpress)} Express`,
+  );
+  loadRow(
+    'callhook, JSON, no writer thread',
+    r['callhook-in-place'],
+    `${format.ratio(inPlace)} callhook JSON: what the writer thread buys`,
+  );
   loadRow('callhook, form-urlencoded', r['callhook-form'], `${format.ratio(form)} callhook JSON`);
   loadRow('callhook, multipart', r['callhook-multipart'], `${format.ratio(multipart)} callhook JSON`);
   cpuRow('empty Hono, JSON', r['hono-empty']);
@@ -146,7 +217,7 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   cpuRow('callhook, multipart', r['callhook-multipart']);
   target('durable JSON ≥ 0.5 × the minimal durable receiver', vsDurable, vsDurable >= 0.5);
   target('durable JSON ≥ 5 × Express + SQLite', vsExpress, vsExpress >= 5);
-  target('server CPU per durable JSON call ≤ 4 × the empty route\'s', cpuRatio, cpuRatio <= 4);
+  target("server CPU per durable JSON call ≤ 4 × the empty route's", cpuRatio, cpuRatio <= 4);
   target('form ≥ 0.7 × JSON', form, form >= 0.7);
   target('multipart ≥ 0.7 × JSON', multipart, multipart >= 0.7);
 }
@@ -162,16 +233,32 @@ function rssRows(r: RssResult): void {
   const ratio = r.end / r.first.rss;
   const reached = r.complete ? '' : ` (cut at ${format.count(r.reached)} of ${format.count(r.requested)})`;
   // Throughput of each part: a store whose queries grow with its history shows here first.
-  const pace = r.load.length > 1 ? ` (first part ${format.rps(r.load[0]!.rps)}, the rest ${format.rps(r.load[1]!.rps)})` : '';
+  const pace =
+    r.load.length > 1 ? ` (first part ${format.rps(r.load[0]!.rps)}, the rest ${format.rps(r.load[1]!.rps)})` : '';
   const depth = r.outboxDepth === undefined ? '' : `; outbox depth at the end ${format.count(r.outboxDepth)}`;
-  rows.push([`RSS after ${format.count(r.first.requests)} requests`, format.mb(r.first.rss), '', '', '1', errorsOf(r.load.slice(0, 1)), '']);
+  rows.push([
+    `RSS after ${format.count(r.first.requests)} requests`,
+    format.mb(r.first.rss),
+    '',
+    '',
+    '1',
+    errorsOf(r.load.slice(0, 1)),
+    '',
+  ]);
   rows.push([
     `RSS after ${format.count(r.reached)} requests${reached}`,
     `${format.mb(r.end)} (peak ${format.mb(r.peak)})`,
-    '', '', '1', errorsOf(r.load),
+    '',
+    '',
+    '1',
+    errorsOf(r.load),
     `${format.ratio(ratio)} RSS at ${format.count(r.first.requests)}; ${format.rps(r.rps)} over ${format.seconds(r.seconds)}${pace}${depth}`,
   ]);
-  target(`RSS at ${format.count(r.reached)} ≤ 1.2 × RSS at ${format.count(r.first.requests)}`, ratio, ratio <= 1.2 && r.complete);
+  target(
+    `RSS at ${format.count(r.reached)} ≤ 1.2 × RSS at ${format.count(r.first.requests)}`,
+    ratio,
+    ratio <= 1.2 && r.complete,
+  );
 }
 
 function backlogRows(r: BacklogResult): void {
@@ -183,10 +270,17 @@ function backlogRows(r: BacklogResult): void {
 
 /** One backlog row, any sink: the drain's time, intake's latency meanwhile, and what the target was found to hold. */
 function backlogRow(r: BacklogResult, note: string): string[] {
-  const figure = r.drained >= r.count ? format.seconds(r.seconds) : `not drained: ${format.count(r.drained)} in ${format.seconds(r.seconds)}`;
+  const figure =
+    r.drained >= r.count
+      ? format.seconds(r.seconds)
+      : `not drained: ${format.count(r.drained)} in ${format.seconds(r.seconds)}`;
   return [
     `backlog of ${format.count(r.count)} to ${r.sink.type}, intake 500 req/s`,
-    figure, format.ms(r.intake.p50), format.ms(r.intake.p99), '1', errorsOf([r.intake]),
+    figure,
+    format.ms(r.intake.p50),
+    format.ms(r.intake.p99),
+    '1',
+    errorsOf([r.intake]),
     `${note}; ${checkOf(r)}`,
   ];
 }
@@ -196,8 +290,12 @@ function checkOf(r: BacklogResult): string {
   const c = r.check;
   if (!c) return 'target NOT CHECKED (see warnings)';
   const verdict = c.met ? 'check met' : 'CHECK FAILED';
-  const held = c.atLeastOnce ? `${format.count(c.records)} ≥ ${format.count(r.count)}` : `${format.count(c.records)} of ${format.count(r.count)}`;
-  const distinct = c.atLeastOnce ? `${format.count(c.distinct)} distinct message_ids` : `${format.count(c.distinct)} distinct`;
+  const held = c.atLeastOnce
+    ? `${format.count(c.records)} ≥ ${format.count(r.count)}`
+    : `${format.count(c.records)} of ${format.count(r.count)}`;
+  const distinct = c.atLeastOnce
+    ? `${format.count(c.distinct)} distinct message_ids`
+    : `${format.count(c.distinct)} distinct`;
   return `${verdict}: ${held} ${c.where}, ${distinct}`;
 }
 
@@ -205,14 +303,33 @@ function checkOf(r: BacklogResult): string {
  * Issue 21: each queue and database sink against the jsonl row measured in the same run. The sinks run at the
  * concurrency a user gets without setting one: their docs recommend no other.
  */
-async function sinkRows(reference: BacklogResult, measured: readonly { type: SinkType; result: BacklogResult | Error }[]): Promise<void> {
-  rows.push(backlogRow(reference, `the reference; ${rateOf(reference)}; concurrency ${await concurrencyOf('jsonl')} (its default)`));
+async function sinkRows(
+  reference: BacklogResult,
+  measured: readonly { type: SinkType; result: BacklogResult | Error }[],
+): Promise<void> {
+  rows.push(
+    backlogRow(
+      reference,
+      `the reference; ${rateOf(reference)}; concurrency ${await concurrencyOf('jsonl')} (its default)`,
+    ),
+  );
   for (const { type, result: r } of measured) {
     if (r instanceof Error) {
-      rows.push([`backlog of ${format.count(reference.count)} to ${type}, intake 500 req/s`, 'not measured', '', '', '0', '', r.message.split('\n')[0]!]);
+      rows.push([
+        `backlog of ${format.count(reference.count)} to ${type}, intake 500 req/s`,
+        'not measured',
+        '',
+        '',
+        '0',
+        '',
+        r.message.split('\n')[0]!,
+      ]);
       continue;
     }
-    const time = r.drained >= r.count && reference.drained >= reference.count ? `${format.ratio(r.seconds / reference.seconds)} jsonl drain time` : 'no ratio: a drain did not end';
+    const time =
+      r.drained >= r.count && reference.drained >= reference.count
+        ? `${format.ratio(r.seconds / reference.seconds)} jsonl drain time`
+        : 'no ratio: a drain did not end';
     const p99 = `intake p99 ${format.ratio(r.intake.p99 / reference.intake.p99)} jsonl's`;
     rows.push(backlogRow(r, `${time}; ${p99}; ${rateOf(r)}; concurrency ${await concurrencyOf(type)} (the default)`));
   }
@@ -222,7 +339,9 @@ const rateOf = (r: BacklogResult) => `${format.count(r.drained / r.seconds)} bac
 
 /** A built-in type's default `concurrency` (sink.ts `defaults`), else the policy's. */
 async function concurrencyOf(type: string): Promise<number> {
-  const module = (await import(`../src/sinks/${type}/${type}.js`)) as { default: { defaults?: { concurrency?: number } } };
+  const module = (await import(`../src/sinks/${type}/${type}.js`)) as {
+    default: { defaults?: { concurrency?: number } };
+  };
   return module.default.defaults?.concurrency ?? DEFAULT_POLICY.concurrency;
 }
 
@@ -230,7 +349,11 @@ function inCallRows(r: InCallResult): void {
   const p99 = med(r.inCall, (x) => x.p99);
   const ratio = med(r.inCall, (x) => x.rps) / med(r.ceiling, (x) => x.rps);
   loadRow('empty Hono, JSON (ceiling, in-call run)', r.ceiling);
-  loadRow(`in-call lookups, ${format.count(r.calls)} calls from ${format.count(r.callers)} callers stored`, r.inCall, `${format.ratio(ratio)} empty Hono`);
+  loadRow(
+    `in-call lookups, ${format.count(r.calls)} calls from ${format.count(r.callers)} callers stored`,
+    r.inCall,
+    `${format.ratio(ratio)} empty Hono`,
+  );
   // The issue asks for "well under a second"; a tenth of one, under full load, is what is checked.
   target('in-call lookup p99 at 50 connections ≤ 100 ms', p99, p99 <= 100, 'ms');
 }
@@ -238,17 +361,31 @@ function inCallRows(r: InCallResult): void {
 /** Contract section 6: a scrape's cost does not grow with the deliveries stored. */
 function scrapeRows(r: ScrapeResult): void {
   const name = r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-  const p99 = (times: readonly number[]) => [...times].sort((x, y) => x - y)[Math.ceil(times.length * 0.99) - 1] ?? Number.NaN;
+  const p99 = (times: readonly number[]) =>
+    [...times].sort((x, y) => x - y)[Math.ceil(times.length * 0.99) - 1] ?? Number.NaN;
   const first = r.sizes[0]!;
   const last = r.sizes.at(-1)!;
   const ratio = median(last.times) / median(first.times);
   for (const size of r.sizes) {
-    const note = size === last && size !== first
-      ? `${format.ratio(ratio)} at ${format.count(first.deliveries)}; the full count a scrape made before: ${format.ms(r.fullCountMs)} ms; rows written in ${format.seconds(r.fillSeconds)}`
-      : '';
-    rows.push([`/metrics scrape, ${name}, ${format.count(size.deliveries)} deliveries stored`, `${format.ms(median(size.times))} ms`, format.ms(median(size.times)), format.ms(p99(size.times)), String(size.times.length), '', note]);
+    const note =
+      size === last && size !== first
+        ? `${format.ratio(ratio)} at ${format.count(first.deliveries)}; the full count a scrape made before: ${format.ms(r.fullCountMs)} ms; rows written in ${format.seconds(r.fillSeconds)}`
+        : '';
+    rows.push([
+      `/metrics scrape, ${name}, ${format.count(size.deliveries)} deliveries stored`,
+      `${format.ms(median(size.times))} ms`,
+      format.ms(median(size.times)),
+      format.ms(p99(size.times)),
+      String(size.times.length),
+      '',
+      note,
+    ]);
   }
-  target(`scrape at ${format.count(last.deliveries)} deliveries ≤ 1.5 × at ${format.count(first.deliveries)} (${name})`, ratio, ratio <= 1.5);
+  target(
+    `scrape at ${format.count(last.deliveries)} deliveries ≤ 1.5 × at ${format.count(first.deliveries)} (${name})`,
+    ratio,
+    ratio <= 1.5,
+  );
 }
 
 /**
@@ -271,15 +408,23 @@ function stormRows(store: StormStore, runs: readonly StormRun[]): void {
   const ok = runs.map((r) => r.statuses.get('200') ?? 0);
   const slowest = runs.map((r) => pick(r, 1));
   const p99s = runs.map((r) => pick(r, 0.99));
-  const sum = (what: (status: string) => boolean) => runs.reduce((n, r) => n + [...r.statuses].reduce((m, [s, c]) => m + (what(s) ? c : 0), 0), 0);
+  const sum = (what: (status: string) => boolean) =>
+    runs.reduce((n, r) => n + [...r.statuses].reduce((m, [s, c]) => m + (what(s) ? c : 0), 0), 0);
   const others = [...new Set(runs.flatMap((r) => [...r.statuses.keys()]))].filter((s) => s !== '200');
   const statuses = others.map((s) => `${s}×${sum((x) => x === s)}`).join(' ');
   const errors = `${sum((s) => !/^\d+$/.test(s) && s !== 'timeout')}/${sum((s) => s === 'timeout')}/${sum((s) => /^\d+$/.test(s) && !s.startsWith('2'))}${statuses ? ` (${statuses})` : ''}`;
   const exact = runs.every((r) => r.records === STORM_CALLS && r.distinct === STORM_CALLS);
-  const records = runs.map((r) => (r.records === r.distinct ? format.count(r.records) : `${format.count(r.records)} (${format.count(r.distinct)} distinct)`)).join(', ');
+  const records = runs
+    .map((r) =>
+      r.records === r.distinct
+        ? format.count(r.records)
+        : `${format.count(r.records)} (${format.count(r.distinct)} distinct)`,
+    )
+    .join(', ');
   // A request never answered is infinitely slow: the figure says so rather than n/a.
   const ms = (n: number) => (Number.isFinite(n) ? `${format.ms(n)} ms` : 'none in 10 s');
-  const spread = runs.length > 1 ? `; p99 of each run ${p99s.map(ms).join(', ')}, slowest ${slowest.map(ms).join(', ')}` : '';
+  const spread =
+    runs.length > 1 ? `; p99 of each run ${p99s.map(ms).join(', ')}, slowest ${slowest.map(ms).join(', ')}` : '';
   rows.push([
     `storm: ${format.count(STORM_CALLS)} calls at once, ${name}`,
     `slowest ${ms(median(slowest))}`,
@@ -292,9 +437,21 @@ function stormRows(store: StormStore, runs: readonly StormRun[]): void {
   if (store.kind !== 'postgres') return;
   const where = `storm on PostgreSQL, ${store.replicas} replicas`;
   const inTime = ok.every((n) => n === STORM_CALLS) && slowest.every((ms) => ms < SENDER_DEADLINE_MS);
-  targets.push({ name: `${where}: all ${format.count(STORM_CALLS)} answered 200 within the sender's 10 s, every run`, figure: `${ok.map(format.count).join(', ')} × 200, slowest ${ms(Math.max(...slowest))}`, met: inTime });
-  targets.push({ name: `${where}: p99 < ${STORM_P99_MS / 1000} s, every run`, figure: `${ms(Math.max(...p99s))} (the worst run)`, met: p99s.every((ms) => ms < STORM_P99_MS) });
-  targets.push({ name: `${where}: one record per call, every run`, figure: `${records} of ${format.count(STORM_CALLS)}`, met: exact });
+  targets.push({
+    name: `${where}: all ${format.count(STORM_CALLS)} answered 200 within the sender's 10 s, every run`,
+    figure: `${ok.map(format.count).join(', ')} × 200, slowest ${ms(Math.max(...slowest))}`,
+    met: inTime,
+  });
+  targets.push({
+    name: `${where}: p99 < ${STORM_P99_MS / 1000} s, every run`,
+    figure: `${ms(Math.max(...p99s))} (the worst run)`,
+    met: p99s.every((ms) => ms < STORM_P99_MS),
+  });
+  targets.push({
+    name: `${where}: one record per call, every run`,
+    figure: `${records} of ${format.count(STORM_CALLS)}`,
+    met: exact,
+  });
 }
 
 /** Calls a round of the stages section times each stage over. */
@@ -306,7 +463,14 @@ function stageRows(stages: readonly Stage[]): void {
 }
 
 const TABLE_HEADERS = ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'];
-const CPU_HEADERS = ['at full speed', 'event loop µs', 'other threads µs', 'server µs', 'load generator µs', 'cores busy'];
+const CPU_HEADERS = [
+  'at full speed',
+  'event loop µs',
+  'other threads µs',
+  'server µs',
+  'load generator µs',
+  'cores busy',
+];
 const RESULTS = join(ROOT, 'bench/results.md');
 /** Each section of bench/results.md sits between these, so a run can replace its own and keep the others. */
 const opening = (name: string) => `<!-- section: ${name} -->`;
@@ -316,7 +480,9 @@ const verdict = (t: Target) => `${t.met ? 'met' : '**missed**'}: ${t.name}: ${t.
 function report(totalSeconds: number, tree: string): void {
   const table: Table = { headers: TABLE_HEADERS, rows: sections.flatMap((s) => s.rows) };
   const cpu: Table = { headers: CPU_HEADERS, rows: sections.flatMap((s) => s.cpuRows) };
-  const verdicts = sections.flatMap((s) => s.targets).map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.figure}`);
+  const verdicts = sections
+    .flatMap((s) => s.targets)
+    .map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.figure}`);
   const cpuText = cpu.rows.length > 0 ? `\n\nCPU per request:\n${formatText(cpu)}` : '';
   const targetText = verdicts.length > 0 ? `\n\nTargets:\n${verdicts.map((v) => `  ${v}`).join('\n')}` : '';
   process.stdout.write(`\n${formatText(table)}${cpuText}${targetText}\n`);
@@ -338,7 +504,9 @@ function report(totalSeconds: number, tree: string): void {
   ].join('\n');
   writeFileSync(RESULTS, md);
   const kept = [...blocks.keys()].filter((name) => !sections.some((s) => s.name === name));
-  process.stdout.write(`\nwritten to bench/results.md (${format.seconds(totalSeconds)})${kept.length > 0 ? `; kept from earlier runs: ${kept.join(', ')}` : ''}\n`);
+  process.stdout.write(
+    `\nwritten to bench/results.md (${format.seconds(totalSeconds)})${kept.length > 0 ? `; kept from earlier runs: ${kept.join(', ')}` : ''}\n`,
+  );
 }
 
 function provenance(m: Machine, totalSeconds: number, tree: string): string {
@@ -357,7 +525,9 @@ function renderSection(s: Section, from: string): string {
     from,
     '',
     formatMarkdown({ headers: TABLE_HEADERS, rows: s.rows }),
-    ...(s.cpuRows.length > 0 ? ['', '### CPU per request', '', formatMarkdown({ headers: CPU_HEADERS, rows: s.cpuRows })] : []),
+    ...(s.cpuRows.length > 0
+      ? ['', '### CPU per request', '', formatMarkdown({ headers: CPU_HEADERS, rows: s.cpuRows })]
+      : []),
     ...(s.targets.length > 0 ? ['', 'Targets:', '', ...s.targets.map((t) => `- ${verdict(t)}`)] : []),
     ...(s.warnings.length > 0 ? ['', 'Warnings:', '', ...s.warnings.map((w) => `- ${w}`)] : []),
     closing(s.name),
@@ -383,7 +553,8 @@ function keptSections(): Map<RowName, string> {
 /** How every row is measured, whichever sections this run made: the file keeps the others' too. */
 function howLines(): string[] {
   const sizes = (['json', 'form', 'multipart'] as const).map((e) => `${e} ${bodyFactory(e).bytes} bytes`).join(', ');
-  const settingsOf = (x: Settings) => `${x.runs} run(s) of ${x.seconds} s after ${x.warmupSeconds} s not counted, a backlog of ${format.count(x.backlog)}`;
+  const settingsOf = (x: Settings) =>
+    `${x.runs} run(s) of ${x.seconds} s after ${x.warmupSeconds} s not counted, a backlog of ${format.count(x.backlog)}`;
   return [
     '## How',
     '',
@@ -393,10 +564,10 @@ function howLines(): string[] {
     '- minimal durable Hono receiver: bench/baselines/hono-durable.ts, the same HTTP stack, `c.req.json()`, `JSON.stringify`, one row under a text primary key and one outbox row, the rows of one event-loop turn (`setImmediate`) in one better-sqlite3 transaction with WAL and `synchronous=FULL`, each request answered after its COMMIT; no key check, parsing of fields, log or metrics: the least a durable receiver does on this machine, and the baseline durable intake is held to.',
     "- callhook, no writer thread: bench/baselines/callhook-in-place.ts, the built `serve` with SQLite's file written on the event loop (`serve({ writerThread: false })`): parsing, normalising and each group commit where HTTP runs. Its ratio to callhook's row says whether the thread pays on this machine.",
     "- callhook's route, nothing stored: bench/baselines/callhook-route.ts, callhook's own app (request id, bearer check, body read, request log line to /dev/null, metrics, reply) with a store that answers every request as accepted at once, no parsing, normalising or commit: what callhook's HTTP side costs before any intake.",
-    '- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon\'s `overallRate` would send each connection\'s share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.',
-    '- CPU per request: over the measured part of each full-speed run, the server\'s threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, "other threads" are the rest: callhook\'s SQLite writer, V8\'s GC helpers, libuv\'s pool) and the bench process\'s own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. "cores busy" is all of it over the wall time: a figure near the machine\'s core count means the run was bound by CPU, load generator included.',
+    "- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon's `overallRate` would send each connection's share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.",
+    "- CPU per request: over the measured part of each full-speed run, the server's threads from /proc/<pid>/task/*/stat (utime + stime; the event loop is the thread whose id is the process id, \"other threads\" are the rest: callhook's SQLite writer, V8's GC helpers, libuv's pool) and the bench process's own `process.cpuUsage()` (autocannon), each divided by the 2xx replies counted; medians over the runs. \"cores busy\" is all of it over the wall time: a figure near the machine's core count means the run was bound by CPU, load generator included.",
     '- RSS: /proc/<pid>/status VmRSS every 250 ms; "after N requests" is read when the Nth reply is in, peak is over the whole run.',
-    '- Backlog (one row per sink): calls owed to that one sink, written through the store with the server down; then `serve` with that sink alone, intake at 500 req/s whose calls go to the same sink, and the drain timed from the spawn of `serve` until the receiver has recorded every backlog delivery as done (a connection of the bench\'s own to its SQLite file asks the (state, sink, id) index four times a second; a delivery is done only once its sink confirmed it). With `serve` stopped, the target is then counted: backlog records told from intake\'s by their dedup key, and each must be there exactly once (RabbitMQ, which cannot drop repeats: at least once, every message_id distinct). Intake latency leaves out its first second (connection set-up).',
+    "- Backlog (one row per sink): calls owed to that one sink, written through the store with the server down; then `serve` with that sink alone, intake at 500 req/s whose calls go to the same sink, and the drain timed from the spawn of `serve` until the receiver has recorded every backlog delivery as done (a connection of the bench's own to its SQLite file asks the (state, sink, id) index four times a second; a delivery is done only once its sink confirmed it). With `serve` stopped, the target is then counted: backlog records told from intake's by their dedup key, and each must be there exactly once (RabbitMQ, which cannot drop repeats: at least once, every message_id distinct). Intake latency leaves out its first second (connection set-up).",
     '- Queue and database sinks: each row has a target of its own, made before and removed after (a new PostgreSQL database, where the sink creates its default table; a Redis stream `callhook-bench:<random>` and its marker keys; a NATS stream `CALLHOOK_BENCH_<random>` the sink creates, on a subject of its own; a durable RabbitMQ queue on the default exchange), on the services of this machine (`--postgres` URL or TEST_DATABASE_URL, TEST_REDIS_URL, TEST_NATS_URL, TEST_AMQP_URL, else their local defaults). Each sink at its default `concurrency`; the jsonl row is measured again in the same run as the reference.',
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
     `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${WARMUP_PER_REPLICA} requests to each, one at a time, not counted; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys and how many distinct ones, which must both be ${format.count(STORM_CALLS)}. \`npm run bench\` makes ${FULL.runs} runs, the stores taking turns; \`--quick\` ${QUICK.runs}.`,
@@ -415,7 +586,8 @@ function measuredTree(): string {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const step = (what: string) => process.stderr.write(`bench: ${what} (${format.seconds((performance.now() - started) / 1000)})\n`);
+  const step = (what: string) =>
+    process.stderr.write(`bench: ${what} (${format.seconds((performance.now() - started) / 1000)})\n`);
   // The scrape rows run the store and metrics code in this process, from source: they alone need no build.
   if ([...only].some((row) => row !== 'scrape')) {
     step('building callhook (npm run build)');
@@ -436,52 +608,91 @@ async function main(): Promise<void> {
     // A shared machine: other work running meanwhile shows in every figure, and ratios between rows measured
     // minutes apart are only as good as the load was even.
     const busy = Math.max(busyBefore, loadavg()[0]!);
-    if (busy > cpus().length) s.warnings.push(`the machine was busy: a 1-minute load average of ${busy.toFixed(1)} on ${cpus().length} cores at the start or end of this section, other work than the bench's`);
+    if (busy > cpus().length)
+      s.warnings.push(
+        `the machine was busy: a 1-minute load average of ${busy.toFixed(1)} on ${cpus().length} cores at the start or end of this section, other work than the bench's`,
+      );
   };
   const backlogOf = (dataDir: string) => Promise.resolve(jsonlTarget(dataDir));
   let jsonlBacklog: BacklogResult | undefined;
 
-  await run('throughput', `throughput: ${settings.runs} run(s) × ${THROUGHPUT_TARGETS.length} targets × ${settings.seconds} s`, async () => throughputRows(await measureThroughput(settings)));
-  await run('stages', `stages: each stage of a JSON call alone, ${format.count(STAGE_CALLS)} calls × 5 rounds`, async () => stageRows(await measureStages(STAGE_CALLS)));
-  await run('slow-sink', `slow sink: ${settings.runs} run(s) × 2 at 500 req/s`, async () => slowSinkRows(await measureSlowSink(settings)));
-  await run('rss', `rss: ${format.count(settings.rssRequests)} requests, at most ${settings.rssBoundSeconds} s`, async () => {
-    const rss = await measureRss(settings);
-    if (rss) rssRows(rss);
-  });
-  await run('backlog', `backlog: ${format.count(settings.backlog)} records, at most ${settings.drainBoundSeconds} s to drain`, async () => {
-    jsonlBacklog = await measureBacklog(settings, backlogOf);
-    backlogRows(jsonlBacklog);
-  });
-  await run('in-call', `in-call: ${settings.runs} run(s) × 2 over a store of ${format.count(settings.backlog)} calls`, async () => inCallRows(await measureInCall(settings)));
-  await run('scrape', `scrape: /metrics over ${SCRAPE_SIZES.map(format.count).join(' and ')} stored deliveries${values.postgres ? ', SQLite and PostgreSQL' : ''}`, async () => {
-    scrapeRows(await measureScrapeSqlite(SCRAPE_SIZES));
-    if (values.postgres) scrapeRows(await measureScrapePostgres(values.postgres, SCRAPE_SIZES));
-  });
-  await run('sinks', `sinks: a backlog of ${format.count(settings.backlog)} into ${SINK_TYPES.join(', ')} (and jsonl, the reference), at most ${settings.sinkDrainBoundSeconds} s each`, async () => {
-    // The reference is the jsonl row of this run: measured again unless the backlog section just measured it.
-    const reference = jsonlBacklog ?? (await measureBacklog(settings, backlogOf));
-    const services = servicesFrom(process.env, values.postgres);
-    const measured: { type: SinkType; result: BacklogResult | Error }[] = [];
-    for (const type of SINK_TYPES) {
-      step(`sinks: ${type}`);
-      // A service that is down costs its own row, not the others'.
-      const result = await measureBacklog({ ...settings, drainBoundSeconds: settings.sinkDrainBoundSeconds }, () => openTarget(type, services)).catch((err: unknown) => {
-        warnings.push(`${type}: not measured (${(err as Error).message.split('\n')[0]})`);
-        return err as Error;
-      });
-      measured.push({ type, result });
-    }
-    await sinkRows(reference, measured);
-  });
-  await run('storm', `storm: ${settings.runs} run(s) × ${format.count(STORM_CALLS)} calls at once, ${STORM_STORES.map((s) => `${s.kind} × ${s.replicas}`).join(' and ')}`, async () => {
-    const postgres = servicesFrom(process.env, values.postgres).postgres;
-    const measured = new Map<StormStore, StormRun[]>(STORM_STORES.map((s) => [s, []]));
-    // The stores take turns within each run, so a machine that drifts affects them alike.
-    for (let i = 0; i < settings.runs; i++) {
-      for (const store of STORM_STORES) measured.get(store)!.push(await measureStorm(store, postgres));
-    }
-    for (const [store, runs] of measured) stormRows(store, runs);
-  });
+  await run(
+    'throughput',
+    `throughput: ${settings.runs} run(s) × ${THROUGHPUT_TARGETS.length} targets × ${settings.seconds} s`,
+    async () => throughputRows(await measureThroughput(settings)),
+  );
+  await run(
+    'stages',
+    `stages: each stage of a JSON call alone, ${format.count(STAGE_CALLS)} calls × 5 rounds`,
+    async () => stageRows(await measureStages(STAGE_CALLS)),
+  );
+  await run('slow-sink', `slow sink: ${settings.runs} run(s) × 2 at 500 req/s`, async () =>
+    slowSinkRows(await measureSlowSink(settings)),
+  );
+  await run(
+    'rss',
+    `rss: ${format.count(settings.rssRequests)} requests, at most ${settings.rssBoundSeconds} s`,
+    async () => {
+      const rss = await measureRss(settings);
+      if (rss) rssRows(rss);
+    },
+  );
+  await run(
+    'backlog',
+    `backlog: ${format.count(settings.backlog)} records, at most ${settings.drainBoundSeconds} s to drain`,
+    async () => {
+      jsonlBacklog = await measureBacklog(settings, backlogOf);
+      backlogRows(jsonlBacklog);
+    },
+  );
+  await run(
+    'in-call',
+    `in-call: ${settings.runs} run(s) × 2 over a store of ${format.count(settings.backlog)} calls`,
+    async () => inCallRows(await measureInCall(settings)),
+  );
+  await run(
+    'scrape',
+    `scrape: /metrics over ${SCRAPE_SIZES.map(format.count).join(' and ')} stored deliveries${values.postgres ? ', SQLite and PostgreSQL' : ''}`,
+    async () => {
+      scrapeRows(await measureScrapeSqlite(SCRAPE_SIZES));
+      if (values.postgres) scrapeRows(await measureScrapePostgres(values.postgres, SCRAPE_SIZES));
+    },
+  );
+  await run(
+    'sinks',
+    `sinks: a backlog of ${format.count(settings.backlog)} into ${SINK_TYPES.join(', ')} (and jsonl, the reference), at most ${settings.sinkDrainBoundSeconds} s each`,
+    async () => {
+      // The reference is the jsonl row of this run: measured again unless the backlog section just measured it.
+      const reference = jsonlBacklog ?? (await measureBacklog(settings, backlogOf));
+      const services = servicesFrom(process.env, values.postgres);
+      const measured: { type: SinkType; result: BacklogResult | Error }[] = [];
+      for (const type of SINK_TYPES) {
+        step(`sinks: ${type}`);
+        // A service that is down costs its own row, not the others'.
+        const result = await measureBacklog({ ...settings, drainBoundSeconds: settings.sinkDrainBoundSeconds }, () =>
+          openTarget(type, services),
+        ).catch((err: unknown) => {
+          warnings.push(`${type}: not measured (${(err as Error).message.split('\n')[0]})`);
+          return err as Error;
+        });
+        measured.push({ type, result });
+      }
+      await sinkRows(reference, measured);
+    },
+  );
+  await run(
+    'storm',
+    `storm: ${settings.runs} run(s) × ${format.count(STORM_CALLS)} calls at once, ${STORM_STORES.map((s) => `${s.kind} × ${s.replicas}`).join(' and ')}`,
+    async () => {
+      const postgres = servicesFrom(process.env, values.postgres).postgres;
+      const measured = new Map<StormStore, StormRun[]>(STORM_STORES.map((s) => [s, []]));
+      // The stores take turns within each run, so a machine that drifts affects them alike.
+      for (let i = 0; i < settings.runs; i++) {
+        for (const store of STORM_STORES) measured.get(store)!.push(await measureStorm(store, postgres));
+      }
+      for (const [store, runs] of measured) stormRows(store, runs);
+    },
+  );
   report((performance.now() - started) / 1000, tree);
 }
 

@@ -2,18 +2,18 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import { CallhookError } from './errors.js';
-import { adminRoutes, type AdminDeps } from './http/admin.js';
-import { createAuthLimiter } from './http/auth-limit.js';
+import { type AdminDeps, adminRoutes } from './http/admin.js';
 import { requireBearer } from './http/auth.js';
+import { createAuthLimiter } from './http/auth-limit.js';
 import { clientAddress } from './http/client-address.js';
 import type { AppEnv } from './http/env.js';
-import { healthRoutes, type HealthDeps } from './http/health.js';
-import { webhookRoutes, type WebhookDeps } from './http/webhooks.js';
+import { type HealthDeps, healthRoutes } from './http/health.js';
 import { requestId } from './http/request-id.js';
+import { type WebhookDeps, webhookRoutes } from './http/webhooks.js';
 import { requestLogger } from './log.js';
-import { secretMasker } from './secrets.js';
 import type { Metrics } from './metrics.js';
-import { dashboardRoutes, type DashboardDeps } from './web/dashboard.js';
+import { secretMasker } from './secrets.js';
+import { type DashboardDeps, dashboardRoutes } from './web/dashboard.js';
 
 export type AppDeps = WebhookDeps &
   HealthDeps &
@@ -50,7 +50,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // One line per request; headers are never logged, so the Authorization header cannot leak. The address is the
     // client's as the limiter counts it (contract section 6, trust_proxy).
     const remote = clientAddress(c, deps.trustProxy ?? false);
-    requestLog.info({ reqId: c.get('requestId'), method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(seconds * 10_000) / 10, remote, ...summary }, 'request');
+    requestLog.info(
+      {
+        reqId: c.get('requestId'),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round(seconds * 10_000) / 10,
+        remote,
+        ...summary,
+      },
+      'request',
+    );
   });
 
   app.route('/', healthRoutes(routeDeps));

@@ -3,9 +3,9 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test/helpers/server.js';
 import { ConfigError, loadConfig } from './config.js';
+import { RECOMMENDED_PARAMETERS } from './normalize/index.js';
 import { secretValues } from './secret-values.js';
 import { maskSecrets } from './secrets.js';
-import { RECOMMENDED_PARAMETERS } from './normalize/index.js';
 import { resolveSinks } from './sinks/registry.js';
 
 const file = (content: string, name = 'callhook.yaml') => {
@@ -17,19 +17,40 @@ const file = (content: string, name = 'callhook.yaml') => {
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8787, host: '0.0.0.0', logLevel: 'info', apiKeys: [], phoneRegion: 'IN', bodyLimit: 1024 * 1024 });
+    expect(config).toMatchObject({
+      port: 8787,
+      host: '0.0.0.0',
+      logLevel: 'info',
+      apiKeys: [],
+      phoneRegion: 'IN',
+      bodyLimit: 1024 * 1024,
+    });
     expect(config.dataDir).toMatch(/\/data$/);
     expect([...config.hooks.keys()]).toEqual(['end-of-call']);
     const hook = config.hooks.get('end-of-call')!;
-    expect(hook).toMatchObject({ dedup: ['call_id', 'recording_url'], on_conflict: 'keep', on_problem: 'deliver', sinks: ['log', 'jsonl'], allow_files: false });
+    expect(hook).toMatchObject({
+      dedup: ['call_id', 'recording_url'],
+      on_conflict: 'keep',
+      on_problem: 'deliver',
+      sinks: ['log', 'jsonl'],
+      allow_files: false,
+    });
     expect(hook.parameters).toEqual(RECOMMENDED_PARAMETERS);
     expect(config.sinks.map((s) => s.type)).toEqual(['log', 'jsonl']);
   });
 
   it('takes environment variables over the file', () => {
     const path = file('port: 9000\nhost: 127.0.0.1\nlog_level: debug\n');
-    const config = loadConfig({ PORT: '9100', CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa, key-bbbbbbbbbbbbbbbb', LOG_LEVEL: 'warn' }, path);
-    expect(config).toMatchObject({ port: 9100, host: '127.0.0.1', logLevel: 'warn', apiKeys: ['key-aaaaaaaaaaaaaaaa', 'key-bbbbbbbbbbbbbbbb'] });
+    const config = loadConfig(
+      { PORT: '9100', CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa, key-bbbbbbbbbbbbbbbb', LOG_LEVEL: 'warn' },
+      path,
+    );
+    expect(config).toMatchObject({
+      port: 9100,
+      host: '127.0.0.1',
+      logLevel: 'warn',
+      apiKeys: ['key-aaaaaaaaaaaaaaaa', 'key-bbbbbbbbbbbbbbbb'],
+    });
   });
 
   it('reads hooks declared like the dashboard rows, in YAML or JSON', () => {
@@ -56,16 +77,31 @@ hooks:
   it('keeps end-of-call beside the hooks the file declares (contract section 2: "more hooks")', () => {
     const config = loadConfig({}, file('hooks:\n  order-update:\n    dedup: [order_id]\n'));
     expect([...config.hooks.keys()]).toEqual(['end-of-call', 'order-update']);
-    expect(config.hooks.get('end-of-call')!).toMatchObject({ dedup: ['call_id', 'recording_url'], parameters: RECOMMENDED_PARAMETERS });
+    expect(config.hooks.get('end-of-call')!).toMatchObject({
+      dedup: ['call_id', 'recording_url'],
+      parameters: RECOMMENDED_PARAMETERS,
+    });
   });
 
   it('reads composite dedup entries and on_conflict, and warns of a dedup field the hook does not declare (contract section 4)', () => {
-    const config = loadConfig({}, file('hooks:\n  orders:\n    dedup: [[phone_number, call_date], order_id, ticket_id]\n    on_conflict: duplicate\n'));
-    expect(config.hooks.get('orders')!).toMatchObject({ dedup: [['phone_number', 'call_date'], 'order_id', 'ticket_id'], on_conflict: 'duplicate' });
-    expect(config.warnings).toEqual([expect.stringMatching(/^hooks\.orders\.dedup: "ticket_id" is not a declared parameter/)]);
+    const config = loadConfig(
+      {},
+      file(
+        'hooks:\n  orders:\n    dedup: [[phone_number, call_date], order_id, ticket_id]\n    on_conflict: duplicate\n',
+      ),
+    );
+    expect(config.hooks.get('orders')!).toMatchObject({
+      dedup: [['phone_number', 'call_date'], 'order_id', 'ticket_id'],
+      on_conflict: 'duplicate',
+    });
+    expect(config.warnings).toEqual([
+      expect.stringMatching(/^hooks\.orders\.dedup: "ticket_id" is not a declared parameter/),
+    ]);
     // The default keys name call_id, which the recommended parameters do not declare: no warning for them.
     expect(loadConfig({}).warnings).toEqual([]);
-    expect(() => loadConfig({}, file('hooks:\n  orders:\n    on_conflict: merge\n'))).toThrow(/hooks\.orders\.on_conflict/);
+    expect(() => loadConfig({}, file('hooks:\n  orders:\n    on_conflict: merge\n'))).toThrow(
+      /hooks\.orders\.on_conflict/,
+    );
     expect(() => loadConfig({}, file('hooks:\n  orders:\n    dedup: [[]]\n'))).toThrow(/hooks\.orders\.dedup/);
   });
 
@@ -96,8 +132,14 @@ hooks:
       ['prot: 1\n', /prot: unknown key/],
       ['port: "eighty"\n', /port: /],
       ['hooks:\n  end-of-call:\n    on_problem: drop\n', /hooks\.end-of-call\.on_problem/],
-      ['hooks:\n  end-of-call:\n    parameters:\n      - { identifier: Name, type: string }\n', /hooks\.end-of-call\.parameters\[0\]\.identifier/],
-      ['hooks:\n  end-of-call:\n    parameters:\n      - { identifier: n, type: number, format: email }\n', /hooks\.end-of-call\.parameters\[0\]/],
+      [
+        'hooks:\n  end-of-call:\n    parameters:\n      - { identifier: Name, type: string }\n',
+        /hooks\.end-of-call\.parameters\[0\]\.identifier/,
+      ],
+      [
+        'hooks:\n  end-of-call:\n    parameters:\n      - { identifier: n, type: number, format: email }\n',
+        /hooks\.end-of-call\.parameters\[0\]/,
+      ],
       ['hooks:\n  end-of-call:\n    sinks: [nowhere]\n', /hooks\.end-of-call\.sinks: no sink is named "nowhere"/],
       ['api_keys: ["not a token"]\n', /api_keys\[0\]/],
       ['sinks:\n  - { name: a, type: log }\n  - { name: a, type: jsonl }\n', /"a" is used twice/],
@@ -123,64 +165,131 @@ hooks:
 
   it('interpolates ${VAR} anywhere and keeps $${ literal', () => {
     const path = file('sinks:\n  - { name: out, type: jsonl, path: "${DIR}/calls-$${x}.jsonl" }\n');
-    expect(loadConfig({ DIR: '/tmp/x' }, path).sinks[0]).toEqual({ name: 'out', type: 'jsonl', path: '/tmp/x/calls-${x}.jsonl' });
+    expect(loadConfig({ DIR: '/tmp/x' }, path).sinks[0]).toEqual({
+      name: 'out',
+      type: 'jsonl',
+      path: '/tmp/x/calls-${x}.jsonl',
+    });
   });
 
   it('refuses an unknown sink type listing the known ones, and a bad sink option naming it', async () => {
-    await expect(resolveSinks([{ name: 'crm', type: 'salesforce' }])).rejects.toThrow(/unknown sink type "salesforce" \(known types: log, jsonl/);
-    await expect(resolveSinks([{ name: 'out', type: 'jsonl', paht: 'x' }])).rejects.toThrow(/sinks\[0\] \(out\)\.paht: unknown option/);
-    await expect(resolveSinks([{ name: 'out', type: 'log', level: 'loud' }])).rejects.toThrow(/sinks\[0\] \(out\)\.level/);
+    await expect(resolveSinks([{ name: 'crm', type: 'salesforce' }])).rejects.toThrow(
+      /unknown sink type "salesforce" \(known types: log, jsonl/,
+    );
+    await expect(resolveSinks([{ name: 'out', type: 'jsonl', paht: 'x' }])).rejects.toThrow(
+      /sinks\[0\] \(out\)\.paht: unknown option/,
+    );
+    await expect(resolveSinks([{ name: 'out', type: 'log', level: 'loud' }])).rejects.toThrow(
+      /sinks\[0\] \(out\)\.level/,
+    );
   });
 
   it('collects secrets so they can be masked', () => {
     const path = file('sinks:\n  - { name: out, type: log }\n');
-    const config = loadConfig({ CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa', CALLHOOK_ADMIN_TOKEN: 'admin-bbbbbbbbbbbbbbbb', DATABASE_URL: 'postgres://u:s3cr3t@db/x' }, path);
-    expect(secretValues(config, [])).toEqual(expect.arrayContaining(['key-aaaaaaaaaaaaaaaa', 'admin-bbbbbbbbbbbbbbbb', 's3cr3t']));
-    expect(maskSecrets('postgres://u:s3cr3t@db/x key-aaaaaaaaaaaaaaaa', secretValues(config, []))).toBe('postgres://u:***@db/x ***');
+    const config = loadConfig(
+      {
+        CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa',
+        CALLHOOK_ADMIN_TOKEN: 'admin-bbbbbbbbbbbbbbbb',
+        DATABASE_URL: 'postgres://u:s3cr3t@db/x',
+      },
+      path,
+    );
+    expect(secretValues(config, [])).toEqual(
+      expect.arrayContaining(['key-aaaaaaaaaaaaaaaa', 'admin-bbbbbbbbbbbbbbbb', 's3cr3t']),
+    );
+    expect(maskSecrets('postgres://u:s3cr3t@db/x key-aaaaaaaaaaaaaaaa', secretValues(config, []))).toBe(
+      'postgres://u:***@db/x ***',
+    );
   });
 
   it('reads the reconcile block, and keeps its API key a secret', () => {
-    const path = file('reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: "${SERVICE_KEY}"\n  interval: 1h\n');
+    const path = file(
+      'reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: "${SERVICE_KEY}"\n  interval: 1h\n',
+    );
     const config = loadConfig({ SERVICE_KEY: 'service-key-0123456789' }, path);
-    expect(config.reconcile).toEqual({ apiUrl: 'https://calls.example.com/api/v1', apiKey: 'service-key-0123456789', intervalMs: 3_600_000, hook: 'end-of-call', lookbackMs: 7 * 86_400_000 });
+    expect(config.reconcile).toEqual({
+      apiUrl: 'https://calls.example.com/api/v1',
+      apiKey: 'service-key-0123456789',
+      intervalMs: 3_600_000,
+      hook: 'end-of-call',
+      lookbackMs: 7 * 86_400_000,
+    });
     expect(secretValues(config, [])).toContain('service-key-0123456789');
     expect(loadConfig({}).reconcile).toBeUndefined();
   });
 
   it('refuses a bad reconcile block, naming the key', () => {
-    const load = (yaml: string) => () => loadConfig({}, file(`reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n${yaml}`));
+    const load = (yaml: string) => () =>
+      loadConfig({}, file(`reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n${yaml}`));
     expect(load('  interval: 10s\n')).toThrow('reconcile.interval: interval must be at least 1m');
     expect(load('  hook: orders\n')).toThrow('reconcile.hook: no hook is named "orders" (hooks: end-of-call)');
     expect(load('  every: 1h\n')).toThrow('reconcile.every: unknown key');
-    expect(() => loadConfig({}, file('reconcile:\n  api_url: calls.example.com\n  api_key: k\n'))).toThrow(/reconcile\.api_url: api_url must be the http\(s\) base URL/);
+    expect(() => loadConfig({}, file('reconcile:\n  api_url: calls.example.com\n  api_key: k\n'))).toThrow(
+      /reconcile\.api_url: api_url must be the http\(s\) base URL/,
+    );
   });
 
   it('reads an in-call hook: phone_number by default, its handler beside the config file, a 2 s time-out', () => {
-    const path = file('hooks:\n  lookup:\n    kind: in-call\n  crm:\n    kind: in-call\n    handler: ./handlers/crm.mjs\n    handler_timeout: 500ms\n');
+    const path = file(
+      'hooks:\n  lookup:\n    kind: in-call\n  crm:\n    kind: in-call\n    handler: ./handlers/crm.mjs\n    handler_timeout: 500ms\n',
+    );
     const config = loadConfig({}, path);
-    expect(config.hooks.get('lookup')).toMatchObject({ kind: 'in-call', sinks: [], handler: undefined, handlerTimeoutMs: 2000 });
-    expect(config.hooks.get('lookup')!.parameters).toEqual([expect.objectContaining({ identifier: 'phone_number', type: 'string', required: true, format: 'e164' })]);
-    expect(config.hooks.get('crm')).toMatchObject({ handler: join(dirname(path), 'handlers', 'crm.mjs'), handlerTimeoutMs: 500 });
+    expect(config.hooks.get('lookup')).toMatchObject({
+      kind: 'in-call',
+      sinks: [],
+      handler: undefined,
+      handlerTimeoutMs: 2000,
+    });
+    expect(config.hooks.get('lookup')!.parameters).toEqual([
+      expect.objectContaining({ identifier: 'phone_number', type: 'string', required: true, format: 'e164' }),
+    ]);
+    expect(config.hooks.get('crm')).toMatchObject({
+      handler: join(dirname(path), 'handlers', 'crm.mjs'),
+      handlerTimeoutMs: 500,
+    });
     expect(loadConfig({}).hooks.get('end-of-call')).toMatchObject({ kind: 'end-of-call', handler: undefined });
   });
 
   it('refuses on each kind of hook what only the other kind has, naming the key', () => {
     const load = (hook: string) => () => loadConfig({}, file(`hooks:\n  lookup:\n${hook}`));
-    for (const key of ['sinks: [log]', 'sinks: [nowhere]', 'dedup: [order_id]', 'on_problem: hold', 'allow_files: false']) {
+    for (const key of [
+      'sinks: [log]',
+      'sinks: [nowhere]',
+      'dedup: [order_id]',
+      'on_problem: hold',
+      'allow_files: false',
+    ]) {
       const name = key.split(':')[0]!;
-      expect(load(`    kind: in-call\n    ${key}\n`)).toThrow(`hooks.lookup.${name}: an in-call hook stores nothing, so it has no ${name}`);
+      expect(load(`    kind: in-call\n    ${key}\n`)).toThrow(
+        `hooks.lookup.${name}: an in-call hook stores nothing, so it has no ${name}`,
+      );
     }
     expect(load('    handler: ./x.mjs\n')).toThrow('hooks.lookup.handler: only an in-call hook has a handler');
-    expect(load('    kind: end-of-call\n    handler_timeout: 1s\n')).toThrow('hooks.lookup.handler_timeout: only an in-call hook has a handler_timeout');
-    expect(load('    kind: in-call\n    handler_timeout: 10s\n')).toThrow(/hooks\.lookup\.handler_timeout: handler_timeout must be from 1ms to 8s/);
+    expect(load('    kind: end-of-call\n    handler_timeout: 1s\n')).toThrow(
+      'hooks.lookup.handler_timeout: only an in-call hook has a handler_timeout',
+    );
+    expect(load('    kind: in-call\n    handler_timeout: 10s\n')).toThrow(
+      /hooks\.lookup\.handler_timeout: handler_timeout must be from 1ms to 8s/,
+    );
     expect(load('    kind: mid-call\n')).toThrow(/hooks\.lookup\.kind/);
-    const reconcile = 'reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n  hook: lookup\nhooks:\n  lookup:\n    kind: in-call\n';
-    expect(() => loadConfig({}, file(reconcile))).toThrow('reconcile.hook: "lookup" is an in-call hook, which stores nothing');
+    const reconcile =
+      'reconcile:\n  api_url: https://calls.example.com/api/v1\n  api_key: k\n  hook: lookup\nhooks:\n  lookup:\n    kind: in-call\n';
+    expect(() => loadConfig({}, file(reconcile))).toThrow(
+      'reconcile.hook: "lookup" is an in-call hook, which stores nothing',
+    );
   });
 
-  it('reads the dashboard\'s timezone (an IANA name, the server\'s by default) and secure_cookies (contract section 11)', () => {
-    expect(loadConfig({})).toMatchObject({ timezone: Intl.DateTimeFormat().resolvedOptions().timeZone, secureCookies: false });
-    expect(loadConfig({}, file('timezone: Asia/Kolkata\nsecure_cookies: true\n'))).toMatchObject({ timezone: 'Asia/Kolkata', secureCookies: true });
-    expect(() => loadConfig({}, file('timezone: Mars/Olympus\n'))).toThrow(/timezone: timezone must be an IANA time zone name/);
+  it("reads the dashboard's timezone (an IANA name, the server's by default) and secure_cookies (contract section 11)", () => {
+    expect(loadConfig({})).toMatchObject({
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      secureCookies: false,
+    });
+    expect(loadConfig({}, file('timezone: Asia/Kolkata\nsecure_cookies: true\n'))).toMatchObject({
+      timezone: 'Asia/Kolkata',
+      secureCookies: true,
+    });
+    expect(() => loadConfig({}, file('timezone: Mars/Olympus\n'))).toThrow(
+      /timezone: timezone must be an IANA time zone name/,
+    );
   });
 });

@@ -4,9 +4,9 @@ import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { durationSchema } from './delivery/policy.js';
-import type { DedupEntry } from './normalize/dedup-key.js';
 import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
-import { parametersSchema, RECOMMENDED_PARAMETERS, type Parameter } from './normalize/parameters.js';
+import type { DedupEntry } from './normalize/dedup-key.js';
+import { type Parameter, parametersSchema, RECOMMENDED_PARAMETERS } from './normalize/parameters.js';
 
 /**
  * Settings come from environment variables, then from an optional YAML or JSON file (contract section 1).
@@ -33,7 +33,10 @@ const hookSchema = z.strictObject({
   parameters: parametersSchema.optional(),
   keys: z.array(keySchema).min(1).optional(),
   /** Contract section 4: each entry a field, or a list of fields that must all be present. */
-  dedup: z.array(z.union([z.string().min(1), z.array(z.string().min(1)).min(1)])).min(1).optional(),
+  dedup: z
+    .array(z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]))
+    .min(1)
+    .optional(),
   /** A repeat of a stored key whose content differs: kept as a call of its own, or answered as a duplicate. */
   on_conflict: z.enum(['keep', 'duplicate']).optional(),
   on_problem: z.enum(['deliver', 'hold']).optional(),
@@ -42,11 +45,21 @@ const hookSchema = z.strictObject({
   /** In-call only: a module whose default export answers instead of the built-in caller history. */
   handler: z.string().min(1).optional(),
   /** In-call only: the AI is waiting on the line, well inside the sender's 10 s. */
-  handler_timeout: durationSchema.refine((ms) => ms >= 1 && ms <= 8_000, 'handler_timeout must be from 1ms to 8s').optional(),
+  handler_timeout: durationSchema
+    .refine((ms) => ms >= 1 && ms <= 8_000, 'handler_timeout must be from 1ms to 8s')
+    .optional(),
 });
 
 /** What an in-call hook looks up by when it declares no parameters. */
-const IN_CALL_PARAMETERS: Parameter[] = [{ identifier: 'phone_number', type: 'string', required: true, description: "Caller's number in E.164 format", format: 'e164' }];
+const IN_CALL_PARAMETERS: Parameter[] = [
+  {
+    identifier: 'phone_number',
+    type: 'string',
+    required: true,
+    description: "Caller's number in E.164 format",
+    format: 'e164',
+  },
+];
 /**
  * Contract section 4: the sender sends no call id of its own, and a recording is made once per call, so the
  * recording's URL identifies a call where an order id (several calls about one order) would merge two.
@@ -83,22 +96,37 @@ const fileSchema = z.strictObject({
   secure_cookies: z.boolean().default(false),
   phone_region: z
     .string()
-    .refine((r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r), 'a two-letter ISO 3166 region that has phone numbers, such as IN')
+    .refine(
+      (r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r),
+      'a two-letter ISO 3166 region that has phone numbers, such as IN',
+    )
     .default('IN'),
   /** Contract section 3: numeric dates such as 05/03/2026 are read day first, as in India, or month first. */
   date_order: z.enum(DATE_ORDERS).default('DMY'),
-  body_limit: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  body_limit: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   /** A client slower than these is cut off (issue: slow clients cannot hold a connection for ever). */
   headers_timeout: durationSchema.default(10_000),
   request_timeout: durationSchema.default(30_000),
   /** After `max` failed authentications from one address within `window`, it gets 429 until the window ends. */
-  auth_limit: z.strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) }).default({ max: 20, window: 60_000 }),
-  hooks: z.record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema).optional(),
+  auth_limit: z
+    .strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) })
+    .default({ max: 20, window: 60_000 }),
+  hooks: z
+    .record(z.string().regex(HOOK_NAME, 'a hook name is lowercase letters, digits, - and _'), hookSchema)
+    .optional(),
   sinks: z.array(sinkSchema).optional(),
   /** Recovers calls whose webhook never arrived (`callhook reconcile`), and on a schedule inside serve. */
   reconcile: z
     .strictObject({
-      api_url: z.url({ protocol: /^https?$/, error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1' }),
+      api_url: z.url({
+        protocol: /^https?$/,
+        error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1',
+      }),
       api_key: z.string().min(1),
       /** Absent: only `callhook reconcile` runs it. */
       interval: durationSchema.refine((ms) => ms >= 60_000, 'interval must be at least 1m').optional(),
@@ -193,7 +221,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
   const parsed = fileSchema.safeParse(file);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, path));
   const f = parsed.data;
-  if (f.headers_timeout > f.request_timeout) throw new ConfigError('headers_timeout: must not be longer than request_timeout');
+  if (f.headers_timeout > f.request_timeout)
+    throw new ConfigError('headers_timeout: must not be longer than request_timeout');
 
   const dataDir = resolve(env.CALLHOOK_DATA_DIR || f.data_dir || './data');
   const apiKeys = env.CALLHOOK_API_KEYS !== undefined ? parseKeyList(env.CALLHOOK_API_KEYS) : (f.api_keys ?? []);
@@ -217,7 +246,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
       throw new ConfigError(`hooks.${name}.${misplaced}: ${why} ${misplaced}`);
     }
     const unknownSink = h.sinks?.find((s) => !sinkNames.includes(s));
-    if (unknownSink) throw new ConfigError(`hooks.${name}.sinks: no sink is named "${unknownSink}" (sinks: ${sinkNames.join(', ')})`);
+    if (unknownSink)
+      throw new ConfigError(`hooks.${name}.sinks: no sink is named "${unknownSink}" (sinks: ${sinkNames.join(', ')})`);
     hooks.set(name, {
       name,
       kind: h.kind,
@@ -241,8 +271,12 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     hook: f.reconcile.hook,
     lookbackMs: f.reconcile.lookback,
   };
-  if (reconcile && !hooks.has(reconcile.hook)) throw new ConfigError(`reconcile.hook: no hook is named "${reconcile.hook}" (hooks: ${[...hooks.keys()].join(', ')})`);
-  if (reconcile && hooks.get(reconcile.hook)!.kind === 'in-call') throw new ConfigError(`reconcile.hook: "${reconcile.hook}" is an in-call hook, which stores nothing`);
+  if (reconcile && !hooks.has(reconcile.hook))
+    throw new ConfigError(
+      `reconcile.hook: no hook is named "${reconcile.hook}" (hooks: ${[...hooks.keys()].join(', ')})`,
+    );
+  if (reconcile && hooks.get(reconcile.hook)!.kind === 'in-call')
+    throw new ConfigError(`reconcile.hook: "${reconcile.hook}" is an in-call hook, which stores nothing`);
 
   const port = env.PORT !== undefined ? parsePort(env.PORT) : (f.port ?? 8787);
   const logLevel = env.LOG_LEVEL ?? f.log_level ?? 'info';
@@ -279,7 +313,10 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     warnings: weakKeys([
       [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],
       [env.CALLHOOK_ADMIN_TOKEN ? 'CALLHOOK_ADMIN_TOKEN' : 'admin_token', adminToken === undefined ? [] : [adminToken]],
-      ...[...hooks].map(([name, hook]): [string, readonly string[]] => [`hooks.${name}.keys`, hook.keys === apiKeys ? [] : hook.keys]),
+      ...[...hooks].map(([name, hook]): [string, readonly string[]] => [
+        `hooks.${name}.keys`,
+        hook.keys === apiKeys ? [] : hook.keys,
+      ]),
     ]).concat(undeclaredDedupFields(hooks)),
     configPath: path ? resolve(path) : undefined,
   };
@@ -333,7 +370,10 @@ function interpolate(value: unknown, env: Env, path: (string | number)[], filled
 function weakKeys(places: readonly [string, readonly string[]][]): string[] {
   return places
     .filter(([, keys]) => keys.some((key) => key.length < STRONG_KEY_LENGTH))
-    .map(([place]) => `${place}: a key shorter than ${STRONG_KEY_LENGTH} characters can be guessed; \`callhook keys generate\` makes a strong one`);
+    .map(
+      ([place]) =>
+        `${place}: a key shorter than ${STRONG_KEY_LENGTH} characters can be guessed; \`callhook keys generate\` makes a strong one`,
+    );
 }
 /**
  * Contract section 4: `config check` warns of a dedup entry naming a field the hook does not declare. Such a
@@ -346,10 +386,12 @@ function undeclaredDedupFields(hooks: ReadonlyMap<string, HookConfig>): string[]
     .flatMap((hook) => {
       const declared = new Set(hook.parameters.map((p) => p.identifier));
       const undeclared = [...new Set(hook.dedup.flat())].filter((field) => !declared.has(field));
-      return undeclared.map((field) => `hooks.${hook.name}.dedup: "${field}" is not a declared parameter of the hook; it is read from the undeclared fields as received`);
+      return undeclared.map(
+        (field) =>
+          `hooks.${hook.name}.dedup: "${field}" is not a declared parameter of the hook; it is read from the undeclared fields as received`,
+      );
     });
 }
-
 
 /** What Intl accepts as a zone, which is what the pages format times with. */
 function isTimeZone(name: string): boolean {
@@ -362,7 +404,10 @@ function isTimeZone(name: string): boolean {
 }
 
 function parseKeyList(text: string): string[] {
-  const keys = text.split(',').map((k) => k.trim()).filter(Boolean);
+  const keys = text
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   for (const key of keys) checkEnvKey('CALLHOOK_API_KEYS', key);
   return keys;
 }
@@ -375,12 +420,18 @@ function checkEnvKey(variable: string, key: string): void {
 
 function parsePort(text: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: "${text}" is not a port number`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT: "${text}" is not a port number`);
   return port;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? '(top level)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path.length === 0
+    ? '(top level)'
+    : path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+        .join('.')
+        .replace(/\.\[/g, '[');
 }
 
 function describeIssues(error: z.ZodError, path: string | undefined): string {

@@ -1,4 +1,14 @@
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -37,7 +47,17 @@ describe('prepareDataDir', () => {
 
   it('makes an existing 0755 dir 0700 and every file callhook writes in it 0600, leaving the operator’s own files alone', () => {
     const dir = join(temp(), 'data');
-    const own = [SQLITE_FILE, `${SQLITE_FILE}-wal`, `${SQLITE_FILE}-shm`, `${SQLITE_FILE}-journal`, `${SQLITE_FILE}-serve.lock`, API_KEYS_FILE, ADMIN_TOKEN_FILE, `${API_KEYS_FILE}.1234.tmp`, 'calls.jsonl'];
+    const own = [
+      SQLITE_FILE,
+      `${SQLITE_FILE}-wal`,
+      `${SQLITE_FILE}-shm`,
+      `${SQLITE_FILE}-journal`,
+      `${SQLITE_FILE}-serve.lock`,
+      API_KEYS_FILE,
+      ADMIN_TOKEN_FILE,
+      `${API_KEYS_FILE}.1234.tmp`,
+      'calls.jsonl',
+    ];
     leftOpen(dir, [...own, 'config.json', 'notes.txt']);
     mkdirSync(join(dir, 'exports'), { mode: 0o755 });
     chmodSync(join(dir, 'exports'), 0o755);
@@ -45,7 +65,12 @@ describe('prepareDataDir', () => {
     prepareDataDir(dir);
 
     expect(mode(dir)).toBe(0o700);
-    expect(modes(dir)).toEqual({ ...Object.fromEntries(own.map((name) => [name, 0o600])), 'config.json': 0o644, 'notes.txt': 0o644, exports: 0o755 });
+    expect(modes(dir)).toEqual({
+      ...Object.fromEntries(own.map((name) => [name, 0o600])),
+      'config.json': 0o644,
+      'notes.txt': 0o644,
+      exports: 0o755,
+    });
   });
 
   it('follows a database linked from elsewhere, and is a no-op when every mode is already right', () => {
@@ -113,7 +138,13 @@ describe('SQLite', () => {
       wal.pragma('journal_mode = WAL');
       wal.exec('CREATE TABLE t (x)');
       journal.exec('CREATE TABLE t (x); BEGIN; INSERT INTO t VALUES (1)');
-      expect(modes(dir)).toEqual({ 'wal.db': 0o600, 'wal.db-wal': 0o600, 'wal.db-shm': 0o600, 'journal.db': 0o600, 'journal.db-journal': 0o600 });
+      expect(modes(dir)).toEqual({
+        'wal.db': 0o600,
+        'wal.db-wal': 0o600,
+        'wal.db-shm': 0o600,
+        'journal.db': 0o600,
+        'journal.db-journal': 0o600,
+      });
     } finally {
       wal.close();
       journal.close();

@@ -36,7 +36,8 @@ export function prepareDataDir(dir: string): void {
     if (!OWN_FILE.test(entry.name)) continue;
     const path = join(dir, entry.name);
     // A symbolic link is followed (chmod would be anyway): a database linked elsewhere is as private there.
-    if (entry.isFile() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isFile())) setMode(path, FILE_MODE);
+    if (entry.isFile() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isFile()))
+      setMode(path, FILE_MODE);
   }
 }
 
@@ -79,5 +80,8 @@ function setMode(path: string, mode: number, what?: string): void {
 function modeError(path: string, mode: number, err: unknown, what = ''): Error {
   const code = (err as { code?: unknown }).code ?? (err as Error).message;
   const hint = code === 'EPERM' ? ' (it belongs to another user: chown it to the user callhook runs as)' : '';
-  return new Error(`cannot make ${what ? `${what} ` : ''}${path} readable by its owner only (mode 0${mode.toString(8)}): ${String(code)}${hint}`, { cause: err });
+  return new Error(
+    `cannot make ${what ? `${what} ` : ''}${path} readable by its owner only (mode 0${mode.toString(8)}): ${String(code)}${hint}`,
+    { cause: err },
+  );
 }

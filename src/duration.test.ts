@@ -13,7 +13,9 @@ const ms = (text: string) => {
 
 describe('the duration grammar (contract section 7)', () => {
   it('reads a number and a unit, each unit', () => {
-    expect(['250ms', '30s', '5m', '12h', '90d', '2w'].map(ms)).toEqual([250, 30_000, 300_000, 43_200_000, 7_776_000_000, 1_209_600_000]);
+    expect(['250ms', '30s', '5m', '12h', '90d', '2w'].map(ms)).toEqual([
+      250, 30_000, 300_000, 43_200_000, 7_776_000_000, 1_209_600_000,
+    ]);
   });
 
   it('reads several parts in a row, in any order, with spaces between or not', () => {
@@ -44,8 +46,29 @@ describe('the duration grammar (contract section 7)', () => {
   });
 
   it('refuses what is not in the grammar, saying what the grammar is', () => {
-    for (const text of ['', ' ', 'soon', '90 days', '7 days', '1H', '1M', '-5m', '+5m', '1h30', '1m s', 'h', '.5h', '1.h', '5y', '1e3', '1,000', '1h-30m']) {
-      expect(ms(text), JSON.stringify(text)).toBe(`"${text}" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds`);
+    for (const text of [
+      '',
+      ' ',
+      'soon',
+      '90 days',
+      '7 days',
+      '1H',
+      '1M',
+      '-5m',
+      '+5m',
+      '1h30',
+      '1m s',
+      'h',
+      '.5h',
+      '1.h',
+      '5y',
+      '1e3',
+      '1,000',
+      '1h-30m',
+    ]) {
+      expect(ms(text), JSON.stringify(text)).toBe(
+        `"${text}" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds`,
+      );
     }
   });
 
@@ -55,7 +78,9 @@ describe('the duration grammar (contract section 7)', () => {
 
   it('names the CLI option in its one-line error', () => {
     expect(durationOption('1h30m', '--older-than')).toBe(5_400_000);
-    expect(() => durationOption('ninety days', '--older-than')).toThrow(/^--older-than: "ninety days" is not a duration: a number and a unit/);
+    expect(() => durationOption('ninety days', '--older-than')).toThrow(
+      /^--older-than: "ninety days" is not a duration: a number and a unit/,
+    );
   });
 
   it('in the config, takes a JSON number of milliseconds or the text', () => {
@@ -68,11 +93,16 @@ describe('the duration grammar (contract section 7)', () => {
   it('is the grammar of the config file, whose error names the key', async () => {
     const dir = tempDir();
     const path = join(dir, 'callhook.yaml');
-    writeFileSync(path, 'auth_limit:\n  window: 1h30m\nsinks:\n  - { name: crm, type: http, url: "https://crm.example/in", timeout: 1m30s }\n');
+    writeFileSync(
+      path,
+      'auth_limit:\n  window: 1h30m\nsinks:\n  - { name: crm, type: http, url: "https://crm.example/in", timeout: 1m30s }\n',
+    );
     const config = loadConfig({ CALLHOOK_DATA_DIR: dir }, path);
     expect(config.authLimit.windowMs).toBe(5_400_000);
     expect((await resolveSinks(config.sinks)).find((s) => s.name === 'crm')?.policy.timeoutMs).toBe(90_000);
-    await expect(resolveSinks([{ name: 'crm', type: 'http', url: 'https://crm.example/in', timeout: 'soon' }])).rejects.toThrow(/sinks\[0\] \(crm\)\.timeout: "soon" is not a duration/);
+    await expect(
+      resolveSinks([{ name: 'crm', type: 'http', url: 'https://crm.example/in', timeout: 'soon' }]),
+    ).rejects.toThrow(/sinks\[0\] \(crm\)\.timeout: "soon" is not a duration/);
     writeFileSync(path, 'auth_limit:\n  window: 1h30\n');
     expect(() => loadConfig({ CALLHOOK_DATA_DIR: dir }, path)).toThrow(/auth_limit\.window: "1h30" is not a duration/);
   });

@@ -23,7 +23,8 @@ const PART = /\s*(\d+)(?:\.(\d+))?\s*(ms|s|m|h|d|w)/y;
 const BARE = /^\s*(\d+)(?:\.(\d+))?\s*$/;
 
 /** What every refusal says after the text it refuses, so a reader sees the whole grammar once. */
-export const DURATION_GRAMMAR = 'a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds';
+export const DURATION_GRAMMAR =
+  'a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds';
 
 export type DurationResult = { ms: number } | { error: string };
 
@@ -38,7 +39,8 @@ export function readDuration(text: string): DurationResult {
     parts.push([match[1]!, match[2] ?? '', match[3] as Unit]);
     end = part.lastIndex;
   }
-  if (parts.length === 0 || text.slice(end).trim() !== '') return { error: `"${text}" is not a duration: ${DURATION_GRAMMAR}` };
+  if (parts.length === 0 || text.slice(end).trim() !== '')
+    return { error: `"${text}" is not a duration: ${DURATION_GRAMMAR}` };
   return total(text, parts);
 }
 

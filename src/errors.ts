@@ -14,7 +14,11 @@ export const ERRORS = {
   BAD_BODY: { status: 400, message: 'The request body cannot be parsed' },
   BAD_QUERY: { status: 400, message: 'The query string cannot be parsed' },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than the limit' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type: send application/json, application/x-www-form-urlencoded or multipart/form-data' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message:
+      'Unsupported content type: send application/json, application/x-www-form-urlencoded or multipart/form-data',
+  },
   FILE_PART: { status: 415, message: 'File parts are not accepted on this hook' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store cannot commit the call right now' },
   IN_CALL_FAILED: { status: 502, message: 'The in-call handler failed' },

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { secretMasker, type SecretList } from './secrets.js';
+import { type SecretList, secretMasker } from './secrets.js';
 
 export interface LoggerOptions {
   level: string;
@@ -18,10 +18,19 @@ export function createLogger({ level, secrets = [], destination }: LoggerOptions
       level,
       base: undefined,
       redact: {
-        paths: ['authorization', 'headers.authorization', 'req.headers.authorization', '*.headers.authorization', '*.authorization'],
+        paths: [
+          'authorization',
+          'headers.authorization',
+          'req.headers.authorization',
+          '*.headers.authorization',
+          '*.authorization',
+        ],
         censor: '[redacted]',
       },
-      hooks: secrets instanceof Set || (secrets as readonly string[]).length > 0 ? { streamWrite: secretMasker(secrets) } : {},
+      hooks:
+        secrets instanceof Set || (secrets as readonly string[]).length > 0
+          ? { streamWrite: secretMasker(secrets) }
+          : {},
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );

@@ -1,23 +1,23 @@
+import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
-import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
-import { compileHooks, createIntake } from './intake/pipeline.js';
-import { serveKeys, type Generated, type ServeKeys } from './keys/serve.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
+import { loadInCallHandlers } from './in-call/handler.js';
+import { compileHooks, createIntake } from './intake/pipeline.js';
+import { writerThread } from './intake/thread.js';
+import { type Generated, type ServeKeys, serveKeys } from './keys/serve.js';
 import { createLogger } from './log.js';
+import { createMetrics } from './metrics.js';
+import { scheduleReconcile } from './reconcile/schedule.js';
 import { secretValues } from './secret-values.js';
 import { SecretSet, secretMasker } from './secrets.js';
-import { createMetrics } from './metrics.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore, sqlitePath } from './store/open.js';
-import { writerThread } from './intake/thread.js';
-import { scheduleReconcile } from './reconcile/schedule.js';
-import { loadInCallHandlers } from './in-call/handler.js';
 
 /**
  * The process, and only the process: load config → open store → create app → serve → close gracefully.
@@ -40,7 +40,12 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export async function serve({ env, configPath, print = (line) => process.stderr.write(`${line}\n`), writerThread: threaded = true }: ServeOptions): Promise<Running> {
+export async function serve({
+  env,
+  configPath,
+  print = (line) => process.stderr.write(`${line}\n`),
+  writerThread: threaded = true,
+}: ServeOptions): Promise<Running> {
   const config = loadConfig(env, configPath);
   const specs = await resolveConfiguredSinks(config);
   // Shared with the logger, the admin replies and the delivery worker, and grown by the key rings: keys read again
@@ -68,14 +73,20 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     }));
   const { resumed, besideAnother } = await store.resumeInFlight();
   if (resumed > 0) log.info({ deliveries: resumed }, 'resumed deliveries left in flight by the previous run');
-  if (besideAnother) log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
+  if (besideAnother)
+    log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
   const mask = secretMasker(secrets);
   // Contract section 9: a sink whose service is down does not stop start-up; its deliveries retry, and
   // GET /admin/sinks says why from the moment serve listens.
   const hookSummaries = [...config.hooks.values()]
     .filter((hook) => hook.kind === 'end-of-call')
     .map((hook) => ({ name: hook.name, parameters: hook.parameters.map((p) => p.identifier), sinks: hook.sinks }));
-  const context = { dataDir: config.dataDir, log, databaseUrl: config.databaseUrl, hooks: hookSummaries, secret: (value: string) => {
+  const context = {
+    dataDir: config.dataDir,
+    log,
+    databaseUrl: config.databaseUrl,
+    hooks: hookSummaries,
+    secret: (value: string) => {
       secrets.add(value);
       return () => void secrets.delete(value);
     },
@@ -84,10 +95,16 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
     onOpenFailed: (sink, err) => {
       const why = mask(err instanceof Error ? err.message : String(err));
       log.warn({ sink, error: why }, 'cannot open the sink; its deliveries wait and retry');
-      return store.recordSinkError(sink, why).catch((e: unknown) => log.error({ err: e, sink }, 'cannot record why a sink did not open'));
+      return store
+        .recordSinkError(sink, why)
+        .catch((e: unknown) => log.error({ err: e, sink }, 'cannot record why a sink did not open'));
     },
   });
-  const metrics = createMetrics(store, specs.map((s) => s.name), { pausedByDefault: specs.filter((s) => s.policy.paused).map((s) => s.name) });
+  const metrics = createMetrics(
+    store,
+    specs.map((s) => s.name),
+    { pausedByDefault: specs.filter((s) => s.policy.paused).map((s) => s.name) },
+  );
   const worker = createDeliveryWorker({
     store,
     sinks: new Map(specs.map((s) => [s.name, { sink: sinks.get(s.name)!, policy: s.policy }])),
@@ -125,7 +142,15 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   });
 
   const reconciler = config.reconcile?.intervalMs
-    ? scheduleReconcile({ config: config.reconcile, log, secrets, store, hook: hooks.get(config.reconcile.hook)!, ingest, region: config.phoneRegion as CountryCode })
+    ? scheduleReconcile({
+        config: config.reconcile,
+        log,
+        secrets,
+        store,
+        hook: hooks.get(config.reconcile.hook)!,
+        ingest,
+        region: config.phoneRegion as CountryCode,
+      })
     : undefined;
 
   // Everything but the listener, in the order it must stop: what feeds deliveries, the deliveries, then the store.
@@ -143,14 +168,21 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
       fetch: app.fetch,
       // A client that trickles its headers or body cannot hold a connection for ever.
       // Node checks those limits every connectionsCheckingInterval (30 s by default): check each second instead.
-      serverOptions: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
+      serverOptions: {
+        headersTimeout: config.headersTimeoutMs,
+        requestTimeout: config.requestTimeoutMs,
+        connectionsCheckingInterval: 1_000,
+      },
     });
     s.once('error', reject);
     // The sender opens a connection per call and a campaign's end sends thousands at once: beyond Node's default
     // queue of 511 connections waiting to be accepted, the kernel drops the rest, and a sender whose connection is
     // dropped retries it after 1, 3, 7 s, past its 10 s (bench/results.md, the storm). The kernel still caps the
     // queue at net.core.somaxconn (4096 on current Linux).
-    s.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => (s.off('error', reject), resolve(s)));
+    s.listen(
+      { port: config.port, host: config.host, backlog: LISTEN_BACKLOG },
+      () => (s.off('error', reject), resolve(s)),
+    );
   }).catch(async (err: unknown) => {
     await stopBehind();
     throw listenFailure(err, config.host, config.port);
@@ -158,7 +190,10 @@ export async function serve({ env, configPath, print = (line) => process.stderr.
   server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
   banner(print, config, port, keys.generated);
-  log.info({ port, host: config.host, store: store.kind, hooks: [...hooks.keys()], sinks: [...sinks.keys()] }, 'callhook listening');
+  log.info(
+    { port, host: config.host, store: store.kind, hooks: [...hooks.keys()], sinks: [...sinks.keys()] },
+    'callhook listening',
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -183,9 +218,20 @@ const LISTEN_BACKLOG = 4096;
 function listenFailure(err: unknown, host: string, port: number): Error {
   const code = (err as { code?: unknown }).code;
   const where = `${host}:${port}`;
-  if (code === 'EADDRINUSE') return new Error(`cannot listen on ${where}: the port is in use (by another callhook serve?); set PORT to another one`, { cause: err });
-  if (code === 'EACCES') return new Error(`cannot listen on ${where}: not allowed (a port below 1024 needs privileges); set PORT to another one`, { cause: err });
-  if (code === 'EADDRNOTAVAIL') return new Error(`cannot listen on ${where}: no interface of this machine has that address; check HOST`, { cause: err });
+  if (code === 'EADDRINUSE')
+    return new Error(
+      `cannot listen on ${where}: the port is in use (by another callhook serve?); set PORT to another one`,
+      { cause: err },
+    );
+  if (code === 'EACCES')
+    return new Error(
+      `cannot listen on ${where}: not allowed (a port below 1024 needs privileges); set PORT to another one`,
+      { cause: err },
+    );
+  if (code === 'EADDRNOTAVAIL')
+    return new Error(`cannot listen on ${where}: no interface of this machine has that address; check HOST`, {
+      cause: err,
+    });
   return new Error(`cannot listen on ${where}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }
 

@@ -1,8 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptEvent } from './delivery/worker.js';
-import { isPaused } from './store/sink-state.js';
 import type { AdminQueries } from './store/admin-queries.js';
 import type { DeliveryState } from './store/outbox.js';
+import { isPaused } from './store/sink-state.js';
 
 /**
  * `/metrics` in Prometheus text (contract section 6). Request and attempt figures are counted as they happen;
@@ -24,7 +24,11 @@ export interface MetricsOptions {
   pausedByDefault?: readonly string[];
 }
 
-export function createMetrics(store: Pick<AdminQueries, 'deliveryStats' | 'sinkStates'>, sinkNames: readonly string[], { pausedByDefault = [] }: MetricsOptions = {}): Metrics {
+export function createMetrics(
+  store: Pick<AdminQueries, 'deliveryStats' | 'sinkStates'>,
+  sinkNames: readonly string[],
+  { pausedByDefault = [] }: MetricsOptions = {},
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'callhook_' });
 
@@ -57,7 +61,12 @@ export function createMetrics(store: Pick<AdminQueries, 'deliveryStats' | 'sinkS
   });
 
   // Contract section 9. A 429's wait is not a pause here: it is counted by the counter, and ends by itself.
-  const paused = new Gauge({ name: 'callhook_sink_paused', help: 'Whether a sink is paused (1) or not (0), by an operator or its config', labelNames: ['sink'], registers: [registry] });
+  const paused = new Gauge({
+    name: 'callhook_sink_paused',
+    help: 'Whether a sink is paused (1) or not (0), by an operator or its config',
+    labelNames: ['sink'],
+    registers: [registry],
+  });
   const rateLimited = new Counter({
     name: 'callhook_sink_rate_limited_total',
     help: 'Attempts a sink answered with "too many requests" (HTTP 429), each pausing all its deliveries',
@@ -66,8 +75,17 @@ export function createMetrics(store: Pick<AdminQueries, 'deliveryStats' | 'sinkS
   });
   for (const sink of sinkNames) rateLimited.inc({ sink }, 0);
 
-  const deliveries = new Gauge({ name: 'callhook_deliveries', help: 'Deliveries by sink and state', labelNames: ['sink', 'state'], registers: [registry] });
-  const depth = new Gauge({ name: 'callhook_outbox_depth', help: 'Deliveries pending or in flight', registers: [registry] });
+  const deliveries = new Gauge({
+    name: 'callhook_deliveries',
+    help: 'Deliveries by sink and state',
+    labelNames: ['sink', 'state'],
+    registers: [registry],
+  });
+  const depth = new Gauge({
+    name: 'callhook_outbox_depth',
+    help: 'Deliveries pending or in flight',
+    registers: [registry],
+  });
   const oldest = new Gauge({
     name: 'callhook_outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest delivery still pending, by sink (0 when none)',
@@ -82,7 +100,8 @@ export function createMetrics(store: Pick<AdminQueries, 'deliveryStats' | 'sinkS
     // One row a sink (sink_state, migration 6) beside the delivery counts: the same cost whatever the store holds.
     const [stats, states] = await Promise.all([store.deliveryStats(), store.sinkStates()]);
     const stateOf = new Map(states.map((s) => [s.sink, s]));
-    for (const sink of sinkNames) paused.set({ sink }, isPaused(stateOf.get(sink), pausedByDefault.includes(sink)) ? 1 : 0);
+    for (const sink of sinkNames)
+      paused.set({ sink }, isPaused(stateOf.get(sink), pausedByDefault.includes(sink)) ? 1 : 0);
     const now = Date.now();
     deliveries.reset();
     oldest.reset();
@@ -94,7 +113,8 @@ export function createMetrics(store: Pick<AdminQueries, 'deliveryStats' | 'sinkS
     for (const s of stats) {
       deliveries.set({ sink: s.sink, state: s.state }, s.count);
       if (s.state === 'pending' || s.state === 'in_flight') outbox += s.count;
-      if (s.state === 'pending' && s.oldestCreatedAt !== null) oldest.set({ sink: s.sink }, Math.max(0, (now - s.oldestCreatedAt) / 1000));
+      if (s.state === 'pending' && s.oldestCreatedAt !== null)
+        oldest.set({ sink: s.sink }, Math.max(0, (now - s.oldestCreatedAt) / 1000));
     }
     depth.set(outbox);
   };

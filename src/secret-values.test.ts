@@ -16,9 +16,27 @@ async function secretsOf(yaml: string, env: Record<string, string> = {}): Promis
 describe('what counts as a secret (contract section 6)', () => {
   it('every key and token callhook accepts', async () => {
     const secrets = await secretsOf(
-      ['api_keys: [global-key-0123456789]', 'admin_token: admin-token-0123456789', 'metrics_token: metrics-token-0123456789', 'hooks:', '  orders:', '    keys: [hook-key-0123456789]', 'reconcile:', '  api_url: https://calls.example.com/api/v1', '  api_key: service-key-0123456789'].join('\n'),
+      [
+        'api_keys: [global-key-0123456789]',
+        'admin_token: admin-token-0123456789',
+        'metrics_token: metrics-token-0123456789',
+        'hooks:',
+        '  orders:',
+        '    keys: [hook-key-0123456789]',
+        'reconcile:',
+        '  api_url: https://calls.example.com/api/v1',
+        '  api_key: service-key-0123456789',
+      ].join('\n'),
     );
-    expect(secrets).toEqual(expect.arrayContaining(['global-key-0123456789', 'admin-token-0123456789', 'metrics-token-0123456789', 'hook-key-0123456789', 'service-key-0123456789']));
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        'global-key-0123456789',
+        'admin-token-0123456789',
+        'metrics-token-0123456789',
+        'hook-key-0123456789',
+        'service-key-0123456789',
+      ]),
+    );
   });
 
   it('the options a sink type declares secret, and options named like a credential in any sink', async () => {
@@ -30,20 +48,32 @@ describe('what counts as a secret (contract section 6)', () => {
         `  - { name: crm, type: http, url: "https://crm.example.com/calls", signing: { secret: "whsec_${Buffer.alloc(24, 7).toString('base64')}" } }`,
       ].join('\n'),
     );
-    expect(secrets).toEqual(expect.arrayContaining(['https://hooks.slack.com/services/T0/B0/slackpath0123', 'tag-key-0123456789', `whsec_${Buffer.alloc(24, 7).toString('base64')}`]));
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        'https://hooks.slack.com/services/T0/B0/slackpath0123',
+        'tag-key-0123456789',
+        `whsec_${Buffer.alloc(24, 7).toString('base64')}`,
+      ]),
+    );
     expect(secrets).not.toContain('https://crm.example.com/calls');
     expect(secrets).not.toContain('t1');
   });
 
-  it('an option only its sink type declares secret, whose name says nothing: a nats `pass`, a module sink\'s own', async () => {
+  it("an option only its sink type declares secret, whose name says nothing: a nats `pass`, a module sink's own", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'callhook-secret-values-'));
-    writeFileSync(join(dir, 'sink.js'), 'export const secretOptions = ["dsn"];\nexport default () => ({ async deliver() {} });\n');
+    writeFileSync(
+      join(dir, 'sink.js'),
+      'export const secretOptions = ["dsn"];\nexport default () => ({ async deliver() {} });\n',
+    );
     const path = join(dir, 'callhook.yaml');
-    writeFileSync(path, [
-      'sinks:',
-      '  - { name: bus, type: nats, user: callhook, pass: NatsPass4455 }',
-      '  - { name: mine, type: module, module: ./sink.js, dsn: ModuleDsn7788, label: PlainLabel99 }',
-    ].join('\n'));
+    writeFileSync(
+      path,
+      [
+        'sinks:',
+        '  - { name: bus, type: nats, user: callhook, pass: NatsPass4455 }',
+        '  - { name: mine, type: module, module: ./sink.js, dsn: ModuleDsn7788, label: PlainLabel99 }',
+      ].join('\n'),
+    );
     const config = loadConfig({}, path);
     const secrets = secretValues(config, await resolveConfiguredSinks(config));
     expect(secrets).toEqual(expect.arrayContaining(['NatsPass4455', 'ModuleDsn7788']));
@@ -68,10 +98,22 @@ describe('what counts as a secret (contract section 6)', () => {
         '      Authorization: Bearer bearer-token-0123456789',
         '      X-Password: pass-word-0123',
         '      X-Tenant: tenant-visible',
-        '  - { name: other, type: http, url: "https://b.example.com/", headers: { Proxy-Authorization: "Basic ' + basic + '" } }',
+        '  - { name: other, type: http, url: "https://b.example.com/", headers: { Proxy-Authorization: "Basic ' +
+          basic +
+          '" } }',
       ].join('\n'),
     );
-    expect(secrets).toEqual(expect.arrayContaining(['header-key-0123456789', 'auth-token-0123456789', 'Bearer bearer-token-0123456789', 'bearer-token-0123456789', 'pass-word-0123', basic, 'basic-password-123']));
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        'header-key-0123456789',
+        'auth-token-0123456789',
+        'Bearer bearer-token-0123456789',
+        'bearer-token-0123456789',
+        'pass-word-0123',
+        basic,
+        'basic-password-123',
+      ]),
+    );
     expect(secrets).not.toContain('tenant-visible');
   });
 
@@ -96,14 +138,25 @@ describe('what counts as a secret (contract section 6)', () => {
         '  - { name: crm, type: http, url: "https://crm.example.com/calls?access_token=access-0123456789&sig=sig-0123456789&Signature=upper-sig-0123&page=visible-page" }',
       ].join('\n'),
     );
-    expect(secrets).toEqual(expect.arrayContaining(['db%40pass0123', 'db@pass0123', 'query-pass-0123', 'access-0123456789', 'sig-0123456789', 'upper-sig-0123']));
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        'db%40pass0123',
+        'db@pass0123',
+        'query-pass-0123',
+        'access-0123456789',
+        'sig-0123456789',
+        'upper-sig-0123',
+      ]),
+    );
     expect(secrets).not.toContain('visible-page');
     expect(secrets).not.toContain('require');
   });
 
   it('reads the user info and query of a URL the WHATWG parser refuses but a driver takes', () => {
     expect(urlSecrets('postgres://postgres:DbPwNoHost11@/test?host=127.0.0.1')).toContain('DbPwNoHost11');
-    expect(urlSecrets('postgres://app:MultiHostPw22@h1:5432,h2:5433/db?sslmode=require&password=QueryPw33')).toEqual(expect.arrayContaining(['MultiHostPw22', 'QueryPw33']));
+    expect(urlSecrets('postgres://app:MultiHostPw22@h1:5432,h2:5433/db?sslmode=require&password=QueryPw33')).toEqual(
+      expect.arrayContaining(['MultiHostPw22', 'QueryPw33']),
+    );
     expect(urlSecrets('postgres://app:Slash/Pw44@db.example.com/calls')).toContain('Slash/Pw44');
     // A port and an `@` in the path are no user info.
     expect(urlSecrets('https://h.example.com:8080/p@x')).toEqual([]);
@@ -111,6 +164,8 @@ describe('what counts as a secret (contract section 6)', () => {
 
   it('leaves values too short to mask without masking common text', async () => {
     expect(urlSecrets('https://h/?token=abc')).toEqual(['abc', 'abc']);
-    expect(await secretsOf('sinks:\n  - { name: crm, type: http, url: "https://h/?token=abc" }\n')).not.toContain('abc');
+    expect(await secretsOf('sinks:\n  - { name: crm, type: http, url: "https://h/?token=abc" }\n')).not.toContain(
+      'abc',
+    );
   });
 });

@@ -52,7 +52,12 @@ export function secretValues(config: Config, specs: readonly Pick<SinkSpec, 'nam
       const path = sinkPath(filled.path, index);
       if (path === undefined) continue;
       const landed = valueAt(sink, path);
-      if (isSecretOption(path, secretPaths) || headerName(path) !== undefined || (typeof landed === 'string' && isUrl(landed))) add(filled.value);
+      if (
+        isSecretOption(path, secretPaths) ||
+        headerName(path) !== undefined ||
+        (typeof landed === 'string' && isUrl(landed))
+      )
+        add(filled.value);
     }
   }
   for (const filled of config.filled) {
@@ -107,7 +112,9 @@ export function urlSecrets(text: string): string[] {
   if (!SCHEME_SLASHES.test(text)) return [];
   const parsed = URL.canParse(text) ? new URL(text) : undefined;
   const userInfo = parsed ? { user: parsed.username, password: parsed.password } : looseUserInfo(text);
-  const query = parsed ? parsed.searchParams : new URLSearchParams(text.includes('?') ? text.slice(text.indexOf('?') + 1).split('#')[0] : '');
+  const query = parsed
+    ? parsed.searchParams
+    : new URLSearchParams(text.includes('?') ? text.slice(text.indexOf('?') + 1).split('#')[0] : '');
   const out: string[] = [];
   if (userInfo?.password) {
     const password = safeDecode(userInfo.password);
@@ -139,12 +146,14 @@ function safeDecode(text: string): string {
 function walk(value: unknown, path: Path, visit: (value: string, path: Path) => void): void {
   if (typeof value === 'string') visit(value, path);
   else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i], visit));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k], visit);
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) walk(v, [...path, k], visit);
 }
 
 /** The value at a path of plain objects and arrays; undefined where the path leads nowhere. */
 export function valueAt(value: unknown, path: Path): unknown {
   let at = value;
-  for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<string | number, unknown>)[key] : undefined;
+  for (const key of path)
+    at = at !== null && typeof at === 'object' ? (at as Record<string | number, unknown>)[key] : undefined;
   return at;
 }

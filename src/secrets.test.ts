@@ -42,7 +42,9 @@ describe('the forms a secret takes in transit (contract section 6)', () => {
     expect(mask(`error: ${JSON.stringify({ token: SECRET })}`)).toBe('error: {"token":"***"}');
     const asciiJson = JSON.stringify({ token: SECRET }).replace('é', '\\u00e9');
     expect(mask(`error: ${asciiJson}`)).toBe('error: {"token":"***"}');
-    expect(JSON.parse(mask(JSON.stringify({ body: JSON.stringify({ token: SECRET }) })))).toEqual({ body: '{"token":"***"}' });
+    expect(JSON.parse(mask(JSON.stringify({ body: JSON.stringify({ token: SECRET }) })))).toEqual({
+      body: '{"token":"***"}',
+    });
   });
 
   it('masks it base64-encoded inside a Basic header, whatever the user name before it', () => {
@@ -51,23 +53,40 @@ describe('the forms a secret takes in transit (contract section 6)', () => {
       const masked = mask(`upstream said: Authorization: ${header} is wrong`);
       expect(masked, user).toContain('***');
       // What is left of the base64 around the mask decodes to no more than the user and a byte or two.
-      const left = masked.replace(/^.*Basic (\S+) is wrong$/, '$1').split('***').join('');
+      const left = masked
+        .replace(/^.*Basic (\S+) is wrong$/, '$1')
+        .split('***')
+        .join('');
       expect(Buffer.from(left, 'base64').toString('latin1'), user).not.toMatch(/ss w|rd\+|0123/);
     }
   });
 
   it('masks it as other encoders write it: lower-case percent-encoding, Go and .NET \\u escapes, PHP slashes', () => {
     const url = secretMasker(['https://hooks.example.com/T0/B0/xyz<e>&+1']);
-    expect(url('{"url":"https:\\/\\/hooks.example.com\\/T0\\/B0\\/xyz\\u003ce\\u003E\\u0026\\u002B1"}')).toBe('{"url":"***"}');
-    expect(url('error: https%3a%2f%2fhooks.example.com%2fT0%2FB0%2fxyz%3ce%3E%26%2b1 refused')).toBe('error: *** refused');
+    expect(url('{"url":"https:\\/\\/hooks.example.com\\/T0\\/B0\\/xyz\\u003ce\\u003E\\u0026\\u002B1"}')).toBe(
+      '{"url":"***"}',
+    );
+    expect(url('error: https%3a%2f%2fhooks.example.com%2fT0%2FB0%2fxyz%3ce%3E%26%2b1 refused')).toBe(
+      'error: *** refused',
+    );
     // JSON text kept inside JSON: an upstream's escaped reply quoted in an error that is itself escaped.
-    expect(url(JSON.stringify({ error: JSON.stringify({ url: 'https://hooks.example.com/T0/B0/xyz<e>&+1' }).replace(/\//g, '\\/') }))).toBe('{"error":"{\\"url\\":\\"***\\"}"}');
+    expect(
+      url(
+        JSON.stringify({
+          error: JSON.stringify({ url: 'https://hooks.example.com/T0/B0/xyz<e>&+1' }).replace(/\//g, '\\/'),
+        }),
+      ),
+    ).toBe('{"error":"{\\"url\\":\\"***\\"}"}');
   });
 
   it('masks a Basic header whose credentials hold a secret, however short', () => {
     const short = secretMasker(['Pw7abcd']);
-    expect(short(`upstream got Authorization: Basic ${Buffer.from('bob:Pw7abcd').toString('base64')}`)).toBe('upstream got Authorization: Basic ***');
-    expect(short(`basic ${Buffer.from('bob:other').toString('base64')}`)).toBe(`basic ${Buffer.from('bob:other').toString('base64')}`);
+    expect(short(`upstream got Authorization: Basic ${Buffer.from('bob:Pw7abcd').toString('base64')}`)).toBe(
+      'upstream got Authorization: Basic ***',
+    );
+    expect(short(`basic ${Buffer.from('bob:other').toString('base64')}`)).toBe(
+      `basic ${Buffer.from('bob:other').toString('base64')}`,
+    );
   });
 
   it('masks base64 stretches of 8 characters or more, not shorter ones that would match by chance', () => {

@@ -19,7 +19,8 @@ function spellingPattern(secret: string): string {
 }
 
 function characterSpellings(ch: string): string[] {
-  const hex = (n: number, width: number) => [...n.toString(16).padStart(width, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
+  const hex = (n: number, width: number) =>
+    [...n.toString(16).padStart(width, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
   const units = [...Array(ch.length).keys()].map((i) => ch.charCodeAt(i));
   const uEscape = (backslashes: string) => units.map((u) => `${backslashes}u${hex(u, 4)}`).join('');
   const spellings = [
@@ -30,7 +31,8 @@ function characterSpellings(ch: string): string[] {
   ];
   if (ch === ' ') spellings.push('\\+');
   // JSON's short escapes, once and twice: \" \\ \/ and \\\" \\\\\\\\ \\\/.
-  if (ch === '"' || ch === '\\' || ch === '/') spellings.push(`\\\\${escapeRegExp(ch)}`, `\\\\\\\\\\\\${escapeRegExp(ch)}`, `\\\\\\\\${escapeRegExp(ch)}`);
+  if (ch === '"' || ch === '\\' || ch === '/')
+    spellings.push(`\\\\${escapeRegExp(ch)}`, `\\\\\\\\\\\\${escapeRegExp(ch)}`, `\\\\\\\\${escapeRegExp(ch)}`);
   return spellings;
 }
 
@@ -84,7 +86,11 @@ function matcher(secrets: Iterable<string>): Matcher {
     },
     replace(text) {
       const masked = text.replace(spelled, '***');
-      return /basic\s/i.test(masked) ? masked.replace(BASIC, (whole, scheme: string, credentials: string) => (inBasic(credentials) ? `${scheme}***` : whole)) : masked;
+      return /basic\s/i.test(masked)
+        ? masked.replace(BASIC, (whole, scheme: string, credentials: string) =>
+            inBasic(credentials) ? `${scheme}***` : whole,
+          )
+        : masked;
     },
   };
 }
@@ -94,8 +100,10 @@ function maskingValues(replace: (text: string) => string): (value: unknown) => u
     if (typeof value === 'string') return replace(value);
     if (Array.isArray(value)) return value.map(mask);
     // What JSON would write for it: a Date or a URL as its text.
-    if (typeof (value as { toJSON?: unknown } | null)?.toJSON === 'function') return mask((value as { toJSON(): unknown }).toJSON());
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [replace(k), mask(v)]));
+    if (typeof (value as { toJSON?: unknown } | null)?.toJSON === 'function')
+      return mask((value as { toJSON(): unknown }).toJSON());
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [replace(k), mask(v)]));
     return value;
   };
   return mask;
@@ -145,7 +153,12 @@ export function secretMasker(secrets: SecretList): (text: string) => string {
   return (text) => {
     // A set changes while serving (keys reloaded from their file or the database, keys/ring.ts; a sink's fetched
     // tokens): the pattern is made again when it has changed, and only then. A plain set only ever grows.
-    const size = secrets instanceof SecretSet ? secrets.version : secrets instanceof Set ? secrets.size : (secrets as readonly string[]).length;
+    const size =
+      secrets instanceof SecretSet
+        ? secrets.version
+        : secrets instanceof Set
+          ? secrets.size
+          : (secrets as readonly string[]).length;
     if (size !== known) {
       known = size;
       match = matcher(secrets);

@@ -17,7 +17,7 @@ describe('the admin list of calls', () => {
   const list = async (query: string) => {
     const res = await fetch(`${server.url}/admin/calls?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(res.status).toBe(200);
-    return ((await res.json()) as { calls: StoredCall[]; next: string | null });
+    return (await res.json()) as { calls: StoredCall[]; next: string | null };
   };
   const listed = async (query: string) => (await list(query)).calls.map((c) => c.record.id);
 
@@ -36,7 +36,9 @@ describe('the admin list of calls', () => {
     expect(first.calls.map((c) => c.record.id)).toEqual([ids[2], ids[1]]);
     expect(await listed(`order=desc&after=${first.next}`)).toEqual([ids[0]]);
     expect(await listed('order=asc&limit=1')).toEqual([ids[0]]);
-    const bad = await fetch(`${server.url}/admin/calls?order=newest`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const bad = await fetch(`${server.url}/admin/calls?order=newest`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
     expect(bad.status).toBe(400);
   });
 
@@ -65,16 +67,22 @@ describe('a date in from and to', () => {
     const server = await startServer({ config: { timezone } });
     try {
       const { id } = (await (await post(server.url, sampleCall())).json()) as { id: string };
-      const day = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+      const day = new Intl.DateTimeFormat('en-CA', {
+        timeZone: timezone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+      }).format(new Date());
       const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
       const query = ahead ? `from=${day}` : `to=${next}`;
       const res = await fetch(`${server.url}/admin/calls?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
       expect(((await res.json()) as { calls: StoredCall[] }).calls.map((c) => c.record.id)).toEqual([id]);
-      const receipts = await fetch(`${server.url}/admin/receipts?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      const receipts = await fetch(`${server.url}/admin/receipts?${query}`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       expect(((await receipts.json()) as { receipts: unknown[] }).receipts).toHaveLength(1);
     } finally {
       await server.close();
     }
   });
 });
-

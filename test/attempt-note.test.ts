@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storesUnderTest } from './helpers/database.js';
-import { ADMIN, post, sampleCall, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { ADMIN, post, sampleCall, startServer, type TestServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
 /**
@@ -38,9 +38,15 @@ describe.each(stores)('an attempt note on %s', (_, open) => {
   it('keeps what a successful attempt said, masked, and shows it with the call', async () => {
     const { id } = await (await post(server.url, sampleCall({ phone_number: '+919812345678' }))).json();
     const detail = await until(async () => {
-      const body = await (await fetch(`${server.url}/admin/calls/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+      const body = await (
+        await fetch(`${server.url}/admin/calls/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } })
+      ).json();
       return body.attempts?.length === 1 ? body : undefined;
     });
-    expect(detail.attempts[0]).toMatchObject({ outcome: 'ok', error: null, note: '2 contacts matched +919812345678; used the most recently updated (token ***)' });
+    expect(detail.attempts[0]).toMatchObject({
+      outcome: 'ok',
+      error: null,
+      note: '2 contacts matched +919812345678; used the most recently updated (token ***)',
+    });
   });
 });

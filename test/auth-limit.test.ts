@@ -21,10 +21,14 @@ describe('failed authentication', () => {
     const noKey = await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', body: '{}' });
     expect(noKey.status).toBe(429);
     // The admin routes share the limit.
-    expect((await fetch(`${server.url}/admin/calls`, { headers: { authorization: 'Bearer nope-0123456789abcdef' } })).status).toBe(429);
+    expect(
+      (await fetch(`${server.url}/admin/calls`, { headers: { authorization: 'Bearer nope-0123456789abcdef' } })).status,
+    ).toBe(429);
 
     const ok = await post(server.url, sampleCall());
     expect(ok.status).toBe(200);
-    expect((await fetch(`${server.url}/admin/calls`, { headers: { authorization: `Bearer ${ADMIN}` } })).status).toBe(200);
+    expect((await fetch(`${server.url}/admin/calls`, { headers: { authorization: `Bearer ${ADMIN}` } })).status).toBe(
+      200,
+    );
   });
 });

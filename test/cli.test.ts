@@ -6,8 +6,18 @@ import { SQLITE_FILE } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import { callhook, callhookOnTerminal, callhookPiped } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
+import {
+  ADMIN,
+  closedPort,
+  jsonlRecords,
+  KEY,
+  post,
+  sampleCall,
+  startServer,
+  tempDir,
+  until,
+} from './helpers/server.js';
 import { attemptOk, commitData, commitInput, unique } from './helpers/store-inputs.js';
-import { ADMIN, closedPort, jsonlRecords, KEY, post, sampleCall, startServer, tempDir, until } from './helpers/server.js';
 
 /** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
 
@@ -17,7 +27,13 @@ describe('callhook config check', () => {
     const path = join(dir, 'callhook.yaml');
     writeFileSync(path, 'hooks:\n  end-of-call: {}\n  orders:\n    keys: ["${ORDERS_KEY}"]\n    dedup: [order_id]\n');
     const secretKey = 'orders-secret-key-0123456789';
-    const { code, stdout } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, ORDERS_KEY: secretKey, DATABASE_URL: 'postgres://app:pw-0123456789@db.internal/calls' });
+    const { code, stdout } = await callhook(['config', 'check', '--config', path], {
+      CALLHOOK_DATA_DIR: dir,
+      CALLHOOK_API_KEYS: KEY,
+      CALLHOOK_ADMIN_TOKEN: ADMIN,
+      ORDERS_KEY: secretKey,
+      DATABASE_URL: 'postgres://app:pw-0123456789@db.internal/calls',
+    });
     expect(code).toBe(0);
     const resolved = JSON.parse(stdout);
     expect(Object.keys(resolved.hooks)).toEqual(['end-of-call', 'orders']);
@@ -30,9 +46,15 @@ describe('callhook config check', () => {
 
   it('warns of a short key on stderr, naming the variable and never the key', async () => {
     const dir = tempDir();
-    const { code, stdout, stderr } = await callhook(['config', 'check'], { CALLHOOK_DATA_DIR: dir, CALLHOOK_API_KEYS: 'test-key', CALLHOOK_ADMIN_TOKEN: ADMIN });
+    const { code, stdout, stderr } = await callhook(['config', 'check'], {
+      CALLHOOK_DATA_DIR: dir,
+      CALLHOOK_API_KEYS: 'test-key',
+      CALLHOOK_ADMIN_TOKEN: ADMIN,
+    });
     expect(code).toBe(0);
-    expect(stderr).toBe('warning: CALLHOOK_API_KEYS: a key shorter than 16 characters can be guessed; `callhook keys generate` makes a strong one\n');
+    expect(stderr).toBe(
+      'warning: CALLHOOK_API_KEYS: a key shorter than 16 characters can be guessed; `callhook keys generate` makes a strong one\n',
+    );
     expect(JSON.parse(stdout).api_keys).toEqual(['***']);
   });
 
@@ -59,12 +81,17 @@ describe('callhook config check', () => {
   it('refuses a `when` pattern that can backtrack catastrophically, naming the sink', async () => {
     const dir = tempDir();
     const path = join(dir, 'c.json');
-    writeFileSync(path, JSON.stringify({ sinks: [{ name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a+)+$' } }] }));
+    writeFileSync(
+      path,
+      JSON.stringify({ sinks: [{ name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a+)+$' } }] }),
+    );
     const { code, stdout, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).toMatch(/^callhook: .*sinks\[0\] \(crm\)\.when\.matches: "\(a\+\)\+\$" can backtrack catastrophically/);
+    expect(stderr).toMatch(
+      /^callhook: .*sinks\[0\] \(crm\)\.when\.matches: "\(a\+\)\+\$" can backtrack catastrophically/,
+    );
   });
 });
 
@@ -105,17 +132,35 @@ describe('callhook calls', () => {
   it('lists, shows and exports what the store holds', async () => {
     const server = await startServer();
     const ids: string[] = [];
-    for (const name of ['Asha', 'Ravi, Jr.']) ids.push((await (await post(server.url, sampleCall({ first_name: name }))).json()).id);
+    for (const name of ['Asha', 'Ravi, Jr.'])
+      ids.push((await (await post(server.url, sampleCall({ first_name: name }))).json()).id);
     await server.close();
     const env = { CALLHOOK_DATA_DIR: server.dataDir };
 
     const list = await callhook(['calls', 'list'], env);
-    expect(list.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(ids);
+    expect(
+      list.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+    ).toEqual(ids);
     const show = JSON.parse((await callhook(['calls', 'show', ids[0]!], env)).stdout);
-    expect(show).toMatchObject({ status: 'accepted', record: { id: ids[0], data: { first_name: 'Asha' } }, raw: { method: 'POST' }, edits: [] });
+    expect(show).toMatchObject({
+      status: 'accepted',
+      record: { id: ids[0], data: { first_name: 'Asha' } },
+      raw: { method: 'POST' },
+      edits: [],
+    });
     // As GET /admin/calls/<id> shows it: the same operation (admin/calls.ts showCall).
-    expect(show).toMatchObject({ receipts: [{ callId: ids[0], outcome: 'accepted', status: 200 }], deliveries: expect.any(Array), attempts: expect.any(Array) });
-    const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(show).toMatchObject({
+      receipts: [{ callId: ids[0], outcome: 'accepted', status: 200 }],
+      deliveries: expect.any(Array),
+      attempts: expect.any(Array),
+    });
+    const jsonl = (await callhook(['calls', 'export'], env)).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(jsonl.map((r) => r.id)).toEqual(ids);
     const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');
     expect(csv[0]).toMatch(/^\uFEFFid,hook,dedup_key,received_at,source,first_name,/);
@@ -132,13 +177,18 @@ describe('callhook calls export', () => {
     const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
     const at = '2026-11-20T10:00:00.000Z';
     for (let i = 0; i < 2500; i += 250) {
-      await Promise.all(Array.from({ length: 250 }, (_, j) => commitData(store, 'end-of-call', { first_name: `Caller ${i + j}` }, at)));
+      await Promise.all(
+        Array.from({ length: 250 }, (_, j) => commitData(store, 'end-of-call', { first_name: `Caller ${i + j}` }, at)),
+      );
     }
     await commitData(store, 'end-of-call', { first_name: 'Last', gift_wrap: true }, at);
     await store.close();
     const env = { CALLHOOK_DATA_DIR: dataDir };
 
-    const jsonl = (await callhook(['calls', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l) as { data: { first_name: string } });
+    const jsonl = (await callhook(['calls', 'export'], env)).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { data: { first_name: string } });
     expect(jsonl).toHaveLength(2501);
     expect(new Set(jsonl.map((r) => r.data.first_name)).size).toBe(2501);
     const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n').filter(Boolean);
@@ -148,7 +198,11 @@ describe('callhook calls export', () => {
 
     // Closed early by a real shell pipe: one line out, nothing on stderr, exit 0 (contract section 7). The list asks
     // for every call, so it writes more than a pipe holds (64 KiB) and meets the closed pipe as the exports do.
-    for (const args of [['calls', 'list', '--limit', '3000'], ['calls', 'export'], ['calls', 'export', '--format', 'csv']]) {
+    for (const args of [
+      ['calls', 'list', '--limit', '3000'],
+      ['calls', 'export'],
+      ['calls', 'export', '--format', 'csv'],
+    ]) {
       const { stdout, stderr } = await callhookPiped(args, 'head -1', env);
       expect(stdout.split('\n').filter(Boolean), args.join(' ')).toHaveLength(1);
       expect(stderr, args.join(' ')).toBe('exit=0\n');
@@ -167,14 +221,19 @@ describe('callhook calls export', () => {
       input.record.extra = extra;
       await store.commitCall(input);
     };
-    await commit({ first_name: 'Aśha', phone_number: '+919812345678', amount: -250 }, { campaign: '=HYPERLINK("http://evil","x")' });
+    await commit(
+      { first_name: 'Aśha', phone_number: '+919812345678', amount: -250 },
+      { campaign: '=HYPERLINK("http://evil","x")' },
+    );
     await commit({ first_name: '@Ravi, Jr.', summary: '-2+3' }, { tags: ['vip'], agent: '\tA7' });
     await store.close();
 
     const { stdout } = await callhook(['calls', 'export', '--format', 'csv'], { CALLHOOK_DATA_DIR: dataDir });
     expect(stdout.startsWith('\uFEFFid,')).toBe(true);
     const [header, asha, ravi] = stdout.slice(1).split('\r\n');
-    expect(header).toBe('id,hook,dedup_key,received_at,source,first_name,phone_number,amount,summary,extra.campaign,extra.tags,extra.agent,problems');
+    expect(header).toBe(
+      'id,hook,dedup_key,received_at,source,first_name,phone_number,amount,summary,extra.campaign,extra.tags,extra.agent,problems',
+    );
     expect(asha).toMatch(/,webhook,Aśha,'\+919812345678,-250,,"'=HYPERLINK\(""http:\/\/evil"",""x""\)",,,$/);
     expect(ravi).toMatch(/,webhook,"'@Ravi, Jr\.",,,'-2\+3,,"\[""vip""\]",'\tA7,$/);
   });
@@ -184,11 +243,35 @@ describe('callhook replay', () => {
   it('exits 1 and says what differs when a reply does not match the fixture', async () => {
     const server = await startServer();
     const dir = tempDir();
-    writeFileSync(join(dir, 'wrong.json'), JSON.stringify({ description: 'expects a 401 that will not come', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 401 } }));
-    writeFileSync(join(dir, 'right.json'), JSON.stringify({ description: 'accepted', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 200, reply: { status: 'accepted' } } }));
+    writeFileSync(
+      join(dir, 'wrong.json'),
+      JSON.stringify({
+        description: 'expects a 401 that will not come',
+        request: { method: 'POST', encoding: 'json', body: sampleCall() },
+        expect: { status: 401 },
+      }),
+    );
+    writeFileSync(
+      join(dir, 'right.json'),
+      JSON.stringify({
+        description: 'accepted',
+        request: { method: 'POST', encoding: 'json', body: sampleCall() },
+        expect: { status: 200, reply: { status: 'accepted' } },
+      }),
+    );
     // `data` is compared exactly: a fixture that lists only some fields fails.
-    writeFileSync(join(dir, 'some-data.json'), JSON.stringify({ description: 'partial data', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 200, data: { first_name: 'Asha' } } }));
-    const { code, stdout } = await callhook(['replay', dir, '--url', server.url, '--key', KEY, '--admin-token', ADMIN], { CALLHOOK_DATA_DIR: server.dataDir });
+    writeFileSync(
+      join(dir, 'some-data.json'),
+      JSON.stringify({
+        description: 'partial data',
+        request: { method: 'POST', encoding: 'json', body: sampleCall() },
+        expect: { status: 200, data: { first_name: 'Asha' } },
+      }),
+    );
+    const { code, stdout } = await callhook(
+      ['replay', dir, '--url', server.url, '--key', KEY, '--admin-token', ADMIN],
+      { CALLHOOK_DATA_DIR: server.dataDir },
+    );
     await server.close();
     expect(code).toBe(1);
     expect(stdout).toMatch(/^ok {3}.*right\.json/m);
@@ -198,13 +281,27 @@ describe('callhook replay', () => {
     expect(stdout.trim().split('\n').at(-1)).toBe('1 passed, 2 failed');
   });
 
-  it('prints each reply, and what it stores says source replay where a sender\'s call says webhook', async () => {
+  it("prints each reply, and what it stores says source replay where a sender's call says webhook", async () => {
     const server = await startServer();
     const dir = tempDir();
-    writeFileSync(join(dir, 'one.json'), JSON.stringify({ description: 'accepted', request: { method: 'POST', encoding: 'json', body: sampleCall() }, expect: { status: 200 } }));
-    const { code, stdout } = await callhook(['replay', dir, '--url', server.url, '--key', KEY], { CALLHOOK_DATA_DIR: server.dataDir });
+    writeFileSync(
+      join(dir, 'one.json'),
+      JSON.stringify({
+        description: 'accepted',
+        request: { method: 'POST', encoding: 'json', body: sampleCall() },
+        expect: { status: 200 },
+      }),
+    );
+    const { code, stdout } = await callhook(['replay', dir, '--url', server.url, '--key', KEY], {
+      CALLHOOK_DATA_DIR: server.dataDir,
+    });
     const line = stdout.split('\n').find((l) => l.includes('one.json'))!;
-    const reply = JSON.parse(line.slice(line.indexOf('{'))) as { status: string; id: string; dedup_key: string; problems: unknown[] };
+    const reply = JSON.parse(line.slice(line.indexOf('{'))) as {
+      status: string;
+      id: string;
+      dedup_key: string;
+      problems: unknown[];
+    };
     expect(reply).toMatchObject({ status: 'accepted', dedup_key: expect.stringMatching(/^call_id:/), problems: [] });
     const live = (await (await post(server.url, sampleCall())).json()) as { id: string };
     const source = async (id: string) => {
@@ -236,31 +333,64 @@ describe('callhook purge', () => {
     expect(kept.stdout).toMatch(/^purged 0 calls and 0 receipts received before \d{4}-/);
     const bad = await callhook(['purge', '--older-than', 'ninety days'], env);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe('callhook: --older-than: "ninety days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds\n');
+    expect(bad.stderr).toBe(
+      'callhook: --older-than: "ninety days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds\n',
+    );
     // A bare number is milliseconds, as everywhere (contract section 7); a dry run deletes nothing.
     const bare = await callhook(['purge', '--older-than', '90', '--dry-run'], env);
-    expect(bare).toMatchObject({ code: 0, stdout: expect.stringMatching(/^would purge [01] calls and [01] receipts received before \d{4}-/) });
-    expect((await callhook(['purge', '--older-than', '1h30m'], env)).stdout).toMatch(/^purged 0 calls and 0 receipts received before \d{4}-/);
+    expect(bare).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^would purge [01] calls and [01] receipts received before \d{4}-/),
+    });
+    expect((await callhook(['purge', '--older-than', '1h30m'], env)).stdout).toMatch(
+      /^purged 0 calls and 0 receipts received before \d{4}-/,
+    );
     expect((await callhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
   });
 
   /** A store with, two hours old: a delivered call, a held one, one still owed to a sink, a refused request; and a new call. */
-  async function purgeable(): Promise<{ env: Record<string, string>; ids: Record<'done' | 'held' | 'owed' | 'young', string> }> {
+  async function purgeable(): Promise<{
+    env: Record<string, string>;
+    ids: Record<'done' | 'held' | 'owed' | 'young', string>;
+  }> {
     const dataDir = tempDir();
     const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
     const old = Date.now() - 2 * 3_600_000;
     let n = 0;
     // A second apart, so `calls list` shows them in the order written here.
-    const commit = async (name: string, sinks: string[], status: 'accepted' | 'held' = 'accepted', at = old + 1000 * n++) =>
-      (await store.commitCall({ ...commitInput('end-of-call', `call_id:${name}`, sinks, at), status })).id;
-    const ids = { done: await commit('done', ['crm']), held: await commit('held', [], 'held'), owed: await commit('owed', ['crm']), young: await commit('young', [], 'accepted', Date.now()) };
+    const commit = async (
+      name: string,
+      sinks: string[],
+      status: 'accepted' | 'held' = 'accepted',
+      at = old + 1000 * n++,
+    ) => (await store.commitCall({ ...commitInput('end-of-call', `call_id:${name}`, sinks, at), status })).id;
+    const ids = {
+      done: await commit('done', ['crm']),
+      held: await commit('held', [], 'held'),
+      owed: await commit('owed', ['crm']),
+      young: await commit('young', [], 'accepted', Date.now()),
+    };
     const [first] = await store.claimDeliveries('crm', 1, 60_000);
     await store.finishAttempt(first!.id, first!.attempt, attemptOk);
-    await store.recordRejection({ hook: 'end-of-call', receivedAt: new Date(old).toISOString(), method: 'POST', contentType: 'application/json', size: 1, status: 400, outcome: 'rejected', error: 'invalid JSON', rawBody: new Uint8Array([0x7b]) });
+    await store.recordRejection({
+      hook: 'end-of-call',
+      receivedAt: new Date(old).toISOString(),
+      method: 'POST',
+      contentType: 'application/json',
+      size: 1,
+      status: 400,
+      outcome: 'rejected',
+      error: 'invalid JSON',
+      rawBody: new Uint8Array([0x7b]),
+    });
     await store.close();
     return { env: { CALLHOOK_DATA_DIR: dataDir }, ids };
   }
-  const listed = async (env: Record<string, string>) => (await callhook(['calls', 'list'], env)).stdout.trim().split('\n').map((line) => line.split('\t')[0]);
+  const listed = async (env: Record<string, string>) =>
+    (await callhook(['calls', 'list'], env)).stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t')[0]);
 
   // Each command below is a process of its own: on a loaded machine, nine of them can take longer than 30 s.
   it('prints in a dry run what it deletes, deletes it without asking off a terminal, and keeps what is owed (1h30m reads as the config reads it)', async () => {
@@ -276,35 +406,45 @@ describe('callhook purge', () => {
     expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
 
     // The refused request stayed: it is the only copy of a call the sender will not send again.
-    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused', '--dry-run'], env)).stdout).toMatch(/^would purge 0 calls and 1 receipts /);
-    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(/^purged 0 calls and 1 receipts /);
-    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(/^purged 0 calls and 0 receipts /);
+    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused', '--dry-run'], env)).stdout).toMatch(
+      /^would purge 0 calls and 1 receipts /,
+    );
+    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(
+      /^purged 0 calls and 1 receipts /,
+    );
+    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(
+      /^purged 0 calls and 0 receipts /,
+    );
     expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
   }, 90_000);
 
-  it.skipIf(!hasScript())('asks on a terminal, showing the counts, and deletes only on yes', async () => {
-    const { env, ids } = await purgeable();
-    const no = await callhookOnTerminal(['purge', '--older-than', '90m'], 'n\n', env);
-    expect(no.code).toBe(1);
-    expect(no.stdout).toMatch(/callhook: delete 1 calls and 1 receipts received before \d{4}-[\d:.T-]+Z\? \[y\/N\] /);
-    expect(no.stdout).toContain('callhook: nothing deleted');
-    expect(await listed(env)).toEqual([ids.done, ids.held, ids.owed, ids.young]);
+  it.skipIf(!hasScript())(
+    'asks on a terminal, showing the counts, and deletes only on yes',
+    async () => {
+      const { env, ids } = await purgeable();
+      const no = await callhookOnTerminal(['purge', '--older-than', '90m'], 'n\n', env);
+      expect(no.code).toBe(1);
+      expect(no.stdout).toMatch(/callhook: delete 1 calls and 1 receipts received before \d{4}-[\d:.T-]+Z\? \[y\/N\] /);
+      expect(no.stdout).toContain('callhook: nothing deleted');
+      expect(await listed(env)).toEqual([ids.done, ids.held, ids.owed, ids.young]);
 
-    const yes = await callhookOnTerminal(['purge', '--older-than', '90m'], 'y\n', env);
-    expect(yes.code).toBe(0);
-    expect(yes.stdout).toMatch(/purged 1 calls and 1 receipts received before /);
-    expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
+      const yes = await callhookOnTerminal(['purge', '--older-than', '90m'], 'y\n', env);
+      expect(yes.code).toBe(0);
+      expect(yes.stdout).toMatch(/purged 1 calls and 1 receipts received before /);
+      expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
 
-    // --yes does not ask; nor does a run with nothing to delete.
-    const again = await purgeable();
-    const asked = await callhookOnTerminal(['purge', '--older-than', '90m', '--yes'], '', again.env);
-    expect(asked.code).toBe(0);
-    expect(asked.stdout).not.toContain('[y/N]');
-    expect(asked.stdout).toMatch(/purged 1 calls and 1 receipts /);
-    const nothing = await callhookOnTerminal(['purge', '--older-than', '90m'], '', again.env);
-    expect(nothing.stdout).not.toContain('[y/N]');
-    expect(nothing.stdout).toMatch(/purged 0 calls and 0 receipts /);
-  }, 90_000);
+      // --yes does not ask; nor does a run with nothing to delete.
+      const again = await purgeable();
+      const asked = await callhookOnTerminal(['purge', '--older-than', '90m', '--yes'], '', again.env);
+      expect(asked.code).toBe(0);
+      expect(asked.stdout).not.toContain('[y/N]');
+      expect(asked.stdout).toMatch(/purged 1 calls and 1 receipts /);
+      const nothing = await callhookOnTerminal(['purge', '--older-than', '90m'], '', again.env);
+      expect(nothing.stdout).not.toContain('[y/N]');
+      expect(nothing.stdout).toMatch(/purged 0 calls and 0 receipts /);
+    },
+    90_000,
+  );
 });
 
 /** util-linux `script`, which gives a command a terminal; the test that needs one is skipped without it. */
@@ -326,10 +466,18 @@ describe('callhook serve', () => {
   it('started a second time on a port in use, says so in one line, exits non-zero and leaves the first one serving', async () => {
     const first = await startServer();
     try {
-      const env = { PORT: String(first.port), HOST: '127.0.0.1', CALLHOOK_DATA_DIR: first.dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const env = {
+        PORT: String(first.port),
+        HOST: '127.0.0.1',
+        CALLHOOK_DATA_DIR: first.dataDir,
+        CALLHOOK_API_KEYS: KEY,
+        CALLHOOK_ADMIN_TOKEN: ADMIN,
+      };
       const { code, stderr } = await callhook(['serve'], env);
       expect(code).toBe(2);
-      expect(stderr.trim().split('\n')).toEqual([`callhook: cannot listen on 127.0.0.1:${first.port}: the port is in use (by another callhook serve?); set PORT to another one`]);
+      expect(stderr.trim().split('\n')).toEqual([
+        `callhook: cannot listen on 127.0.0.1:${first.port}: the port is in use (by another callhook serve?); set PORT to another one`,
+      ]);
       const reply = await post(first.url, sampleCall({ call_id: 'after-second-start' }));
       expect(await reply.json()).toMatchObject({ status: 'accepted' });
     } finally {
@@ -356,26 +504,44 @@ describe('callhook deliveries, and calls release with no serve', () => {
     const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_CONFIG: join(server.dataDir, 'config.json') };
 
     const dead = await callhook(['deliveries', 'list', '--state', 'dead'], env);
-    const [row] = dead.stdout.trim().split('\n').map((l) => l.split('\t'));
+    const [row] = dead.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     expect(row).toEqual([expect.stringMatching(/^\d+$/), accepted, 'crm', 'dead', '1', '', 'HTTP 400: no']);
     expect((await callhook(['deliveries', 'retry', '--sink', 'crm'], env)).stdout).toBe('retried 1 delivery\n');
-    expect((await callhook(['deliveries', 'list', '--state', 'pending'], env)).stdout).toMatch(new RegExp(`^${row![0]}\\t${accepted}\\tcrm\\tpending\\t0\\t\\d{4}-`));
+    expect((await callhook(['deliveries', 'list', '--state', 'pending'], env)).stdout).toMatch(
+      new RegExp(`^${row![0]}\\t${accepted}\\tcrm\\tpending\\t0\\t\\d{4}-`),
+    );
     expect((await callhook(['deliveries', 'list', '--state', 'lost'], env)).code).not.toBe(0);
 
     // Changing a call asks the running serve (contract section 6): with none, one line and a non-zero exit.
     const port = await closedPort();
-    const none = await callhook(['calls', 'release', held, '--url', `http://127.0.0.1:${port}`], { ...env, CALLHOOK_ADMIN_TOKEN: ADMIN });
+    const none = await callhook(['calls', 'release', held, '--url', `http://127.0.0.1:${port}`], {
+      ...env,
+      CALLHOOK_ADMIN_TOKEN: ADMIN,
+    });
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(new RegExp(`^callhook: no callhook serve answers at http://127\\.0\\.0\\.1:${port} \\(.*\\); start it, or pass --url\n$`));
+    expect(none.stderr).toMatch(
+      new RegExp(
+        `^callhook: no callhook serve answers at http://127\\.0\\.0\\.1:${port} \\(.*\\); start it, or pass --url\n$`,
+      ),
+    );
     expect((await callhook(['deliveries', 'list', '--call', held], env)).stdout).toBe('');
   });
 });
 
 describe('callhook calls release|redeliver and receipts through the running serve', () => {
-  it('releases a held call to the sinks of the serve\'s config, run with no config of its own, and refuses a second release in one line', async () => {
+  it("releases a held call to the sinks of the serve's config, run with no config of its own, and refuses a second release in one line", async () => {
     const crm = await startReceiver();
     const server = await startServer({
-      config: { hooks: { 'end-of-call': { on_problem: 'hold' } }, sinks: [{ name: 'crm', type: 'http', url: crm.url }, { name: 'jsonl', type: 'jsonl' }] },
+      config: {
+        hooks: { 'end-of-call': { on_problem: 'hold' } },
+        sinks: [
+          { name: 'crm', type: 'http', url: crm.url },
+          { name: 'jsonl', type: 'jsonl' },
+        ],
+      },
     });
     try {
       const held = (await (await post(server.url, sampleCall({ call_outcome: '' }))).json()).id as string;
@@ -395,7 +561,9 @@ describe('callhook calls release|redeliver and receipts through the running serv
       await until(() => crm.received.filter((r) => JSON.parse(r.body).id === held).length === 2);
       const unknown = await callhook(['calls', 'redeliver', held, '--sink', 'nowhere', '--url', server.url], env);
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toMatch(/^callhook: serve at .* answered 400: Bad request: no sink is named nowhere \(sinks: crm, jsonl\)\n$/);
+      expect(unknown.stderr).toMatch(
+        /^callhook: serve at .* answered 400: Bad request: no sink is named nowhere \(sinks: crm, jsonl\)\n$/,
+      );
     } finally {
       await server.close();
       await crm.close();
@@ -405,21 +573,44 @@ describe('callhook calls release|redeliver and receipts through the running serv
   it('edits a call through the running serve, printing what changed and the new revision, and refuses in one line', async () => {
     const server = await startServer({ config: { hooks: { 'end-of-call': { on_problem: 'hold' } } } });
     try {
-      const held = (await (await post(server.url, sampleCall({ first_name: '', email_address: 'asha@' }))).json()).id as string;
+      const held = (await (await post(server.url, sampleCall({ first_name: '', email_address: 'asha@' }))).json())
+        .id as string;
       const env = { CALLHOOK_DATA_DIR: tempDir(), CALLHOOK_ADMIN_TOKEN: ADMIN };
-      const edited = await callhook(['calls', 'edit', held, '--set', 'first_name=Asha', '--set', 'email_address=', '--set', 'call_date=31/02/2026', '--url', server.url], env);
+      const edited = await callhook(
+        [
+          'calls',
+          'edit',
+          held,
+          '--set',
+          'first_name=Asha',
+          '--set',
+          'email_address=',
+          '--set',
+          'call_date=31/02/2026',
+          '--url',
+          server.url,
+        ],
+        env,
+      );
       expect(edited).toMatchObject({ code: 0, stderr: '' });
       expect(edited.stdout).toBe(
         `edited ${held}: revision 2\n  first_name: (none) -> "Asha"\n  email_address: "asha@" -> (none)\n  call_date: "2026-11-21" -> "31/02/2026"\nproblems: call_date invalid_format\n`,
       );
       const refused = await callhook(['calls', 'edit', held, '--set', 'colour=red', '--url', server.url], env);
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/^callhook: serve at .* answered 400: Bad request: data\.colour: not a parameter of the hook end-of-call \(parameters: .*\)\n$/);
+      expect(refused.stderr).toMatch(
+        /^callhook: serve at .* answered 400: Bad request: data\.colour: not a parameter of the hook end-of-call \(parameters: .*\)\n$/,
+      );
       const port = await closedPort();
-      const none = await callhook(['calls', 'edit', held, '--set', 'first_name=A', '--url', `http://127.0.0.1:${port}`], env);
+      const none = await callhook(
+        ['calls', 'edit', held, '--set', 'first_name=A', '--url', `http://127.0.0.1:${port}`],
+        env,
+      );
       expect(none.code).toBe(2);
       expect(none.stderr).toMatch(/^callhook: no callhook serve answers at .*; start it, or pass --url\n$/);
-      const shown = (await (await fetch(`${server.url}/admin/calls/${held}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as { record: { revision: number }; edits: unknown[] };
+      const shown = (await (
+        await fetch(`${server.url}/admin/calls/${held}`, { headers: { authorization: `Bearer ${ADMIN}` } })
+      ).json()) as { record: { revision: number }; edits: unknown[] };
       expect(shown.record.revision).toBe(2);
       expect(shown.edits).toHaveLength(1);
       const queue = await callhook(['calls', 'list', '--review'], { CALLHOOK_DATA_DIR: server.dataDir });
@@ -432,12 +623,27 @@ describe('callhook calls release|redeliver and receipts through the running serv
   it('lists refused requests and ingests one with a corrected body from a file', async () => {
     const server = await startServer();
     try {
-      const broken = await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"call_id": "cli-lost-1", ' });
+      const broken = await fetch(`${server.url}/webhooks/end-of-call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: '{"call_id": "cli-lost-1", ',
+      });
       expect(broken.status).toBe(400);
       const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_ADMIN_TOKEN: ADMIN };
       const listed = await callhook(['receipts', 'list', '--rejected'], env);
-      const [line] = listed.stdout.trim().split('\n').map((l) => l.split('\t'));
-      expect(line).toEqual([expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d{4}-/), 'end-of-call', '400', 'rejected', '', expect.stringMatching(/cannot be parsed/)]);
+      const [line] = listed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t'));
+      expect(line).toEqual([
+        expect.stringMatching(/^\d+$/),
+        expect.stringMatching(/^\d{4}-/),
+        'end-of-call',
+        '400',
+        'rejected',
+        '',
+        expect.stringMatching(/cannot be parsed/),
+      ]);
       const file = join(tempDir(), 'fixed.json');
       writeFileSync(file, '{"call_id": "cli-lost-1", "first_name": "Asha"}');
       const ingested = await callhook(['receipts', 'ingest', line![0]!, '--body', file, '--url', server.url], env);
@@ -447,7 +653,11 @@ describe('callhook calls release|redeliver and receipts through the running serv
       const after = await callhook(['receipts', 'list', '--rejected'], env);
       expect(after.stdout.split('\t')[5]).toBe(`ingested as ${id}`);
       const shown = JSON.parse((await callhook(['calls', 'show', id!], env)).stdout);
-      expect(shown.record).toMatchObject({ source: 'recovered', extra: { call_id: 'cli-lost-1' }, data: { first_name: 'Asha' } });
+      expect(shown.record).toMatchObject({
+        source: 'recovered',
+        extra: { call_id: 'cli-lost-1' },
+        data: { first_name: 'Asha' },
+      });
     } finally {
       await server.close();
     }

@@ -22,7 +22,15 @@ describe('the receiver killed again and again under load', () => {
     });
     const dataDir = tempDir();
     const config = join(dataDir, 'callhook.json');
-    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl' }, { name: 'crm', type: 'http', url: sink.url, concurrency: 16 }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        sinks: [
+          { name: 'jsonl', type: 'jsonl' },
+          { name: 'crm', type: 'http', url: sink.url, concurrency: 16 },
+        ],
+      }),
+    );
     const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
 
     const acknowledged = new Map<string, string>(); // call_id → record id
@@ -76,7 +84,10 @@ describe('the receiver killed again and again under load', () => {
     }
 
     const { stored, undelivered } = readStoreFile(dataDir, (db) => ({
-      stored: db.prepare(`SELECT dedup_key, COUNT(*) AS n FROM calls GROUP BY dedup_key`).all() as { dedup_key: string; n: number }[],
+      stored: db.prepare(`SELECT dedup_key, COUNT(*) AS n FROM calls GROUP BY dedup_key`).all() as {
+        dedup_key: string;
+        n: number;
+      }[],
       undelivered: db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get(),
     }));
     const storedKeys = new Set(stored.map((s) => s.dedup_key));
@@ -102,7 +113,11 @@ describe('the receiver killed again and again under load', () => {
   });
 });
 
-async function drained(acknowledged: Map<string, string>, received: { body: string }[], dataDir: string): Promise<void> {
+async function drained(
+  acknowledged: Map<string, string>,
+  received: { body: string }[],
+  dataDir: string,
+): Promise<void> {
   const expected = [...acknowledged.values()];
   await until(
     () => {

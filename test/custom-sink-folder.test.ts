@@ -28,7 +28,8 @@ function setUpFolder(folder: string): void {
     if (command === '' || command.startsWith('mkdir') || command.startsWith('cd ')) continue;
     const install = /^npm install (.+)$/.exec(command);
     if (install) {
-      for (const name of install[1]!.split(/\s+/)) cpSync(join('node_modules', name), join(folder, 'node_modules', name), { recursive: true });
+      for (const name of install[1]!.split(/\s+/))
+        cpSync(join('node_modules', name), join(folder, 'node_modules', name), { recursive: true });
       continue;
     }
     execFileSync('sh', ['-c', command], { cwd: folder, stdio: 'ignore' });
@@ -36,7 +37,9 @@ function setUpFolder(folder: string): void {
 }
 
 describe('a module sink in a folder of its own, as docs/custom-sinks.md says', () => {
-  it('loads with its own dependencies, checks its options, masks its secret and delivers', { timeout: 60_000 }, async () => {
+  it('loads with its own dependencies, checks its options, masks its secret and delivers', {
+    timeout: 60_000,
+  }, async () => {
     const folder = tempDir('callhook-sinks-');
     setUpFolder(folder);
     expect(JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')).type).toBe('module');
@@ -47,25 +50,52 @@ describe('a module sink in a folder of its own, as docs/custom-sinks.md says', (
     const dataDir = tempDir();
     const config = (url: string) => {
       const path = join(dataDir, `callhook-${Math.random().toString(36).slice(2)}.yaml`);
-      writeFileSync(path, ['sinks:', '  - name: notes', '    type: module', `    module: ${join(folder, 'crm-notes.js')}`, `    url: ${url}`, '    token: ${CRM_TOKEN}'].join('\n'));
+      writeFileSync(
+        path,
+        [
+          'sinks:',
+          '  - name: notes',
+          '    type: module',
+          `    module: ${join(folder, 'crm-notes.js')}`,
+          `    url: ${url}`,
+          '    token: ${CRM_TOKEN}',
+        ].join('\n'),
+      );
       return path;
     };
     try {
-      const check = await callhook(['config', 'check', '--config', config(`${crm.url}/api/notes`)], { CALLHOOK_DATA_DIR: dataDir, CRM_TOKEN: token });
+      const check = await callhook(['config', 'check', '--config', config(`${crm.url}/api/notes`)], {
+        CALLHOOK_DATA_DIR: dataDir,
+        CRM_TOKEN: token,
+      });
       expect(check.code, check.stderr).toBe(0);
       expect(check.stdout).toContain('"notes"');
       expect(check.stdout).not.toContain(token);
 
-      const bad = await callhook(['config', 'check', '--config', config('not a url')], { CALLHOOK_DATA_DIR: dataDir, CRM_TOKEN: token });
+      const bad = await callhook(['config', 'check', '--config', config('not a url')], {
+        CALLHOOK_DATA_DIR: dataDir,
+        CRM_TOKEN: token,
+      });
       expect(bad.code).toBe(2);
       expect(bad.stderr).toMatch(/^callhook: sinks\[0\] \(notes\)\.url: /);
 
       const server = await spawnServer(dataDir, { CALLHOOK_CONFIG: config(`${crm.url}/api/notes`), CRM_TOKEN: token });
       try {
-        const { id } = await (await post(server.url, sampleCall({ phone_number: '+919812345678', call_summary: 'wants a callback' }), { key: KEY })).json();
+        const { id } = await (
+          await post(server.url, sampleCall({ phone_number: '+919812345678', call_summary: 'wants a callback' }), {
+            key: KEY,
+          })
+        ).json();
         await until(() => crm.received.length === 1, { timeoutMs: 20_000 });
-        expect(crm.received[0]!.headers).toMatchObject({ authorization: `Bearer ${token}`, 'idempotency-key': `${id}:notes` });
-        expect(JSON.parse(crm.received[0]!.body)).toEqual({ phone: '+919812345678', note: 'wants a callback', call: id });
+        expect(crm.received[0]!.headers).toMatchObject({
+          authorization: `Bearer ${token}`,
+          'idempotency-key': `${id}:notes`,
+        });
+        expect(JSON.parse(crm.received[0]!.body)).toEqual({
+          phone: '+919812345678',
+          note: 'wants a callback',
+          call: id,
+        });
       } finally {
         server.child.kill('SIGTERM');
         await server.exited;

@@ -27,7 +27,11 @@ async function signIn(url: string, headers: Record<string, string> = {}, token =
 describe('dashboard over HTTP', () => {
   it('makes the cookie Secure when the browser came over HTTPS through a trusted proxy, or when secure_cookies says so', async () => {
     server = await startServer({ config: { trust_proxy: true } });
-    const viaTls = await signIn(server.url, { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'dash.example.com', origin: 'https://dash.example.com' });
+    const viaTls = await signIn(server.url, {
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'dash.example.com',
+      origin: 'https://dash.example.com',
+    });
     expect(viaTls.status).toBe(303);
     expect(viaTls.headers.get('set-cookie')).toMatch(/; Secure/);
     const plain = await signIn(server.url);
@@ -42,7 +46,9 @@ describe('dashboard over HTTP', () => {
 
     server = await startServer({ config: { secure_cookies: true } });
     const always = await signIn(server.url);
-    expect(always.headers.get('set-cookie')).toMatch(/^callhook_session=[^;]+; Max-Age=43200; Path=\/ui; HttpOnly; Secure; SameSite=Strict$/);
+    expect(always.headers.get('set-cookie')).toMatch(
+      /^callhook_session=[^;]+; Max-Age=43200; Path=\/ui; HttpOnly; Secure; SameSite=Strict$/,
+    );
   });
 
   it("checks a POST's origin against the proxy's host and scheme with trust_proxy, and against the request's without", async () => {
@@ -55,23 +61,45 @@ describe('dashboard over HTTP', () => {
     await server.close();
 
     server = await startServer();
-    expect((await signIn(server.url, { 'x-forwarded-host': 'dash.example.com', origin: 'http://dash.example.com' })).status).toBe(403);
+    expect(
+      (await signIn(server.url, { 'x-forwarded-host': 'dash.example.com', origin: 'http://dash.example.com' })).status,
+    ).toBe(403);
     // A client that is no browser sends no Origin; a browser's cross-site fetch says so.
-    expect((await fetch(`${server.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ token: ADMIN }) })).status).toBe(303);
-    const crossSite = await fetch(`${server.url}/ui/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' }, body: form({ token: ADMIN }) });
+    expect(
+      (
+        await fetch(`${server.url}/ui/login`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form({ token: ADMIN }),
+        })
+      ).status,
+    ).toBe(303);
+    const crossSite = await fetch(`${server.url}/ui/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' },
+      body: form({ token: ADMIN }),
+    });
     expect(crossSite.status).toBe(403);
   });
 
   it('counts a wrong sign-in toward the same limiter as the bearer checks, and never refuses the right token', async () => {
     server = await startServer({ config: { auth_limit: { max: 3, window: '1m' } } });
-    expect((await fetch(`${server.url}/admin/calls`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
+    expect(
+      (await fetch(`${server.url}/admin/calls`, { headers: { authorization: 'Bearer wrong-token-0123456789' } }))
+        .status,
+    ).toBe(401);
     expect((await signIn(server.url, {}, 'wrong-one')).status).toBe(401);
     expect((await signIn(server.url, {}, 'wrong-two')).status).toBe(401);
     const limited = await signIn(server.url, {}, 'wrong-three');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await limited.text()).toContain('Too many failed sign-ins');
-    expect((await fetch(`${server.url}/admin/calls`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(429);
+    expect(
+      (await fetch(`${server.url}/admin/calls`, { headers: { authorization: 'Bearer wrong-token-0123456789' } }))
+        .status,
+    ).toBe(429);
     expect((await signIn(server.url)).status).toBe(303);
   });
 
@@ -92,7 +120,11 @@ describe('dashboard over HTTP', () => {
       const res = await fetch(`${server.url}${path}`, { redirect: 'manual' });
       expect([res.status, res.headers.get('location')], path).toEqual([303, '/ui/login']);
     }
-    const post = await fetch(`${server.url}/ui/sinks/jsonl/pause`, { method: 'POST', redirect: 'manual', headers: { origin: server.url } });
+    const post = await fetch(`${server.url}/ui/sinks/jsonl/pause`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: server.url },
+    });
     expect([post.status, post.headers.get('location')]).toEqual([303, '/ui/login']);
   });
 });

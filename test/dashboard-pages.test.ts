@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, launchChromium, newContext, PHONE, seriousViolations, signIn } from './helpers/browser.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { adminApi, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { type Receiver, startReceiver } from './helpers/receiver.js';
+import { adminApi, KEY, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 
 /**
  * Every page of the dashboard (contract section 11) at desktop and phone width: no serious or critical
@@ -21,13 +21,55 @@ let heldId: string;
 let deadId: string;
 
 const CALLS = [
-  { first_name: 'Asha', last_name: 'Verma', call_outcome: 'order placed', sentiment_analysis: 'positive', call_summary: 'Ordered two electric kettles, delivery to Pune on Friday.' },
-  { first_name: 'Rahul', last_name: 'Mehta', call_outcome: 'order placed', sentiment_analysis: 'positive', call_summary: 'Repeat order of the 5 kg rice pack.' },
-  { first_name: 'Priya', last_name: 'Nair', call_outcome: 'callback requested', sentiment_analysis: 'neutral', call_summary: 'Busy at work, asked to be called after 6 pm.' },
-  { first_name: 'Imran', last_name: 'Khan', call_outcome: 'not interested', sentiment_analysis: 'negative', call_summary: 'Said he already bought a kettle elsewhere.' },
-  { first_name: 'Lakshmi', last_name: 'Iyer', call_outcome: 'order placed', sentiment_analysis: 'positive', call_summary: 'Ordered a mixer grinder and asked about the warranty.' },
-  { first_name: 'Vikram', last_name: 'Singh', call_outcome: 'refund requested', sentiment_analysis: 'negative', call_summary: 'The toaster arrived broken; wants a refund.' },
-  { first_name: 'Neha', last_name: 'Joshi', call_outcome: 'callback requested', sentiment_analysis: 'neutral', call_summary: 'Wants to compare prices first.' },
+  {
+    first_name: 'Asha',
+    last_name: 'Verma',
+    call_outcome: 'order placed',
+    sentiment_analysis: 'positive',
+    call_summary: 'Ordered two electric kettles, delivery to Pune on Friday.',
+  },
+  {
+    first_name: 'Rahul',
+    last_name: 'Mehta',
+    call_outcome: 'order placed',
+    sentiment_analysis: 'positive',
+    call_summary: 'Repeat order of the 5 kg rice pack.',
+  },
+  {
+    first_name: 'Priya',
+    last_name: 'Nair',
+    call_outcome: 'callback requested',
+    sentiment_analysis: 'neutral',
+    call_summary: 'Busy at work, asked to be called after 6 pm.',
+  },
+  {
+    first_name: 'Imran',
+    last_name: 'Khan',
+    call_outcome: 'not interested',
+    sentiment_analysis: 'negative',
+    call_summary: 'Said he already bought a kettle elsewhere.',
+  },
+  {
+    first_name: 'Lakshmi',
+    last_name: 'Iyer',
+    call_outcome: 'order placed',
+    sentiment_analysis: 'positive',
+    call_summary: 'Ordered a mixer grinder and asked about the warranty.',
+  },
+  {
+    first_name: 'Vikram',
+    last_name: 'Singh',
+    call_outcome: 'refund requested',
+    sentiment_analysis: 'negative',
+    call_summary: 'The toaster arrived broken; wants a refund.',
+  },
+  {
+    first_name: 'Neha',
+    last_name: 'Joshi',
+    call_outcome: 'callback requested',
+    sentiment_analysis: 'neutral',
+    call_summary: 'Wants to compare prices first.',
+  },
 ];
 
 const PAGES: [name: string, path: () => string][] = [
@@ -44,7 +86,11 @@ const PAGES: [name: string, path: () => string][] = [
 describe('dashboard pages', { timeout: 300_000 }, () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    crm = await startReceiver((req, res) => (req.body.includes('Vikram') ? res.writeHead(422).end('{"error":"phone already belongs to another contact"}') : res.writeHead(200).end('ok')));
+    crm = await startReceiver((req, res) =>
+      req.body.includes('Vikram')
+        ? res.writeHead(422).end('{"error":"phone already belongs to another contact"}')
+        : res.writeHead(200).end('ok'),
+    );
     server = await startServer({
       config: {
         timezone: 'Asia/Kolkata',
@@ -57,10 +103,27 @@ describe('dashboard pages', { timeout: 300_000 }, () => {
       },
     });
     for (const call of CALLS) expect((await post(server.url, sampleCall(call))).status).toBe(200);
-    const held = await post(server.url, sampleCall({ first_name: 'Sunita', last_name: 'Rao', call_duration: undefined, phone_number: '98123', call_outcome: 'order placed', call_summary: 'Ordered a pressure cooker; the line dropped before the address.' }));
+    const held = await post(
+      server.url,
+      sampleCall({
+        first_name: 'Sunita',
+        last_name: 'Rao',
+        call_duration: undefined,
+        phone_number: '98123',
+        call_outcome: 'order placed',
+        call_summary: 'Ordered a pressure cooker; the line dropped before the address.',
+      }),
+    );
     heldId = ((await held.json()) as { id: string }).id;
-    await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"first_name": "Arjun", "call_outcome": "order placed", ' });
-    await until(async () => (await adminApi(server, '/deliveries?state=dead')).body.deliveries.length === 1, { timeoutMs: 60_000, everyMs: 100 });
+    await fetch(`${server.url}/webhooks/end-of-call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: '{"first_name": "Arjun", "call_outcome": "order placed", ',
+    });
+    await until(async () => (await adminApi(server, '/deliveries?state=dead')).body.deliveries.length === 1, {
+      timeoutMs: 60_000,
+      everyMs: 100,
+    });
     deadId = (await adminApi(server, '/deliveries?state=dead')).body.deliveries[0].callId;
     browser = await launchChromium();
   }, 240_000);

@@ -14,7 +14,9 @@ interface Reply {
 }
 
 const stored = async (server: TestServer, id: string) => {
-  const res = await fetch(`${server.url}/admin/calls/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  const res = await fetch(`${server.url}/admin/calls/${encodeURIComponent(id)}`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { record: { data: Record<string, unknown> } }).record.data;
 };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../src/store/admin-queries.js';
 import { storesUnderTest } from './helpers/database.js';
-import { ADMIN, jsonlRecords, KEY, post, startServer, until, type TestServer } from './helpers/server.js';
+import { ADMIN, jsonlRecords, KEY, post, startServer, type TestServer, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
 /**
@@ -60,10 +60,18 @@ describe.each(stores)('dedup on %s', (_, open) => {
   });
 
   it('takes a repeat of the same request for a duplicate, counted on the first call, with its body kept', async () => {
-    const body = { recording_url: 'https://rec.example/dup-1.mp3', first_name: 'Ravi', call_outcome: 'callback requested' };
+    const body = {
+      recording_url: 'https://rec.example/dup-1.mp3',
+      first_name: 'Ravi',
+      call_outcome: 'callback requested',
+    };
     const first = await send(server, body);
     const again = await send(server, body);
-    expect(again).toEqual({ status: 'duplicate', id: first.id, dedup_key: 'recording_url:https://rec.example/dup-1.mp3' });
+    expect(again).toEqual({
+      status: 'duplicate',
+      id: first.id,
+      dedup_key: 'recording_url:https://rec.example/dup-1.mp3',
+    });
     const call = await admin<CallDetail>(server, `/calls/${first.id}`);
     expect(call.duplicates).toBe(1);
     expect(call.receipts.map((r) => r.outcome)).toEqual(['accepted', 'duplicate']);
@@ -72,7 +80,16 @@ describe.each(stores)('dedup on %s', (_, open) => {
 
   it('keeps a conflict on recording_url as a call of its own, with conflicts_with and no problem; its own repeats are its duplicates', async () => {
     const url = 'https://rec.example/conflict-1.mp3';
-    const base = { recording_url: url, first_name: 'Meena', last_name: 'Iyer', phone_number: '+919812345678', call_date: '2026-11-21', call_duration: 60, call_outcome: 'order placed', call_summary: 'Ordered tea.' };
+    const base = {
+      recording_url: url,
+      first_name: 'Meena',
+      last_name: 'Iyer',
+      phone_number: '+919812345678',
+      call_date: '2026-11-21',
+      call_duration: 60,
+      call_outcome: 'order placed',
+      call_summary: 'Ordered tea.',
+    };
     const first = await send(server, base);
     const other = { ...base, call_outcome: 'not interested', call_summary: 'Declined.' };
     const conflict = await send(server, other);
@@ -82,7 +99,12 @@ describe.each(stores)('dedup on %s', (_, open) => {
     expect(conflict.problems).toEqual([]);
     expect(conflict.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
     const stored = await admin<CallDetail>(server, `/calls/${conflict.id}`);
-    expect(stored.record).toMatchObject({ conflicts_with: first.id, dedup_key: conflict.dedup_key, problems: [], data: { call_outcome: 'not interested' } });
+    expect(stored.record).toMatchObject({
+      conflicts_with: first.id,
+      dedup_key: conflict.dedup_key,
+      problems: [],
+      data: { call_outcome: 'not interested' },
+    });
     // The repeat of the conflicting call is its duplicate; a repeat of the first is still the first's.
     expect(await send(server, other)).toEqual({ status: 'duplicate', id: conflict.id, dedup_key: conflict.dedup_key });
     expect((await send(server, base)).id).toBe(first.id);
@@ -93,7 +115,10 @@ describe.each(stores)('dedup on %s', (_, open) => {
     const empties: Reply[] = [];
     for (let i = 0; i < 2; i++) {
       empties.push(await send(server, { first_name: '', last_name: '  ', phone_number: '', call_outcome: '' }));
-      const bare = await fetch(`${server.url}/webhooks/end-of-call?assistant=priya`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } });
+      const bare = await fetch(`${server.url}/webhooks/end-of-call?assistant=priya`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}` },
+      });
       expect(bare.status).toBe(200);
       empties.push((await bare.json()) as Reply);
     }
@@ -125,7 +150,11 @@ describe.each(stores)('dedup on %s', (_, open) => {
     expect(monday.dedup_key).toBe('phone_number+call_date:+919812345678|2026-11-23');
     expect(tuesday.dedup_key).toBe('phone_number+call_date:+919812345678|2026-11-24');
     expect(tuesday.status).toBe('accepted');
-    expect(await send(server, { ...call, call_date: '23-11-2026' }, 'per-day')).toEqual({ status: 'duplicate', id: monday.id, dedup_key: monday.dedup_key });
+    expect(await send(server, { ...call, call_date: '23-11-2026' }, 'per-day')).toEqual({
+      status: 'duplicate',
+      id: monday.id,
+      dedup_key: monday.dedup_key,
+    });
     // Without the date the composite entry gives no key, and the next entry (none present) leaves the content hash.
     expect((await send(server, call, 'per-day')).dedup_key).toMatch(/^sha256:/);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, jsonlRecords, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { type Receiver, startReceiver } from './helpers/receiver.js';
+import { ADMIN, jsonlRecords, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 
 /** Delivery end to end: a real receiver, real HTTP sinks, retries, dead letters, filters and the admin API. */
 
@@ -9,7 +9,10 @@ let slackish: Receiver;
 let server: TestServer;
 
 const admin = async (path: string, init: RequestInit = {}) => {
-  const res = await fetch(`${server.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json', ...init.headers } });
+  const res = await fetch(`${server.url}/admin${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json', ...init.headers },
+  });
   return { status: res.status, body: await res.json() };
 };
 const callDetail = async (id: string) => (await admin(`/calls/${id}`)).body;
@@ -23,8 +26,25 @@ beforeAll(async () => {
       auth_limit: { max: 100 },
       sinks: [
         { name: 'jsonl', type: 'jsonl' },
-        { name: 'crm', type: 'http', url: `${crm.url}/calls`, headers: { Authorization: 'Bearer crm-token-0123456789' }, retry: { attempts: 4, schedule: ['50ms'], jitter: 0 } },
-        { name: 'orders', type: 'http', url: `${slackish.url}/orders`, when: { all: [{ field: 'call_outcome', eq: 'order placed' }, { field: 'valid', eq: true }] }, retry: { attempts: 2, schedule: ['50ms'], jitter: 0 } },
+        {
+          name: 'crm',
+          type: 'http',
+          url: `${crm.url}/calls`,
+          headers: { Authorization: 'Bearer crm-token-0123456789' },
+          retry: { attempts: 4, schedule: ['50ms'], jitter: 0 },
+        },
+        {
+          name: 'orders',
+          type: 'http',
+          url: `${slackish.url}/orders`,
+          when: {
+            all: [
+              { field: 'call_outcome', eq: 'order placed' },
+              { field: 'valid', eq: true },
+            ],
+          },
+          retry: { attempts: 2, schedule: ['50ms'], jitter: 0 },
+        },
       ],
     },
   });
@@ -40,10 +60,18 @@ describe('an HTTP sink', () => {
     crm.respond((_req, res, n) => res.writeHead(n <= 2 ? 500 : 200).end(n <= 2 ? 'boom' : 'ok'));
     crm.received.length = 0;
     const { id } = await (await post(server.url, sampleCall({ call_id: 'retry-1' }))).json();
-    await until(async () => (await callDetail(id)).deliveries.find((d: { sink: string }) => d.sink === 'crm')?.state === 'done');
+    await until(
+      async () => (await callDetail(id)).deliveries.find((d: { sink: string }) => d.sink === 'crm')?.state === 'done',
+    );
     const detail = await callDetail(id);
     const attempts = detail.attempts.filter((a: { sink: string }) => a.sink === 'crm');
-    expect(attempts.map((a: { attempt: number; outcome: string; httpStatus: number }) => [a.attempt, a.outcome, a.httpStatus])).toEqual([
+    expect(
+      attempts.map((a: { attempt: number; outcome: string; httpStatus: number }) => [
+        a.attempt,
+        a.outcome,
+        a.httpStatus,
+      ]),
+    ).toEqual([
       [1, 'retry', 500],
       [2, 'retry', 500],
       [3, 'ok', null],
@@ -63,21 +91,32 @@ describe('an HTTP sink', () => {
     await until(async () => (await admin(`/deliveries?state=dead&sink=crm&call=${id}`)).body.deliveries.length === 1);
     expect(crm.received).toHaveLength(1);
     const detail = await callDetail(id);
-    expect(detail.attempts.filter((a: { sink: string }) => a.sink === 'crm')).toMatchObject([{ attempt: 1, outcome: 'dead', httpStatus: 400 }]);
+    expect(detail.attempts.filter((a: { sink: string }) => a.sink === 'crm')).toMatchObject([
+      { attempt: 1, outcome: 'dead', httpStatus: 400 },
+    ]);
 
     crm.respond((_req, res) => res.writeHead(200).end('ok'));
-    const retried = await admin('/deliveries/retry', { method: 'POST', body: JSON.stringify({ sink: 'crm', call_id: id }) });
+    const retried = await admin('/deliveries/retry', {
+      method: 'POST',
+      body: JSON.stringify({ sink: 'crm', call_id: id }),
+    });
     expect(retried).toEqual({ status: 200, body: { retried: 1 } });
-    await until(async () => (await callDetail(id)).deliveries.find((d: { sink: string }) => d.sink === 'crm')?.state === 'done');
+    await until(
+      async () => (await callDetail(id)).deliveries.find((d: { sink: string }) => d.sink === 'crm')?.state === 'done',
+    );
     expect(crm.received).toHaveLength(2);
   });
 
   it('honours a Retry-After longer than its schedule', async () => {
-    crm.respond((_req, res, n) => (n === 1 ? res.writeHead(429, { 'retry-after': '1' }).end('slow down') : res.writeHead(200).end('ok')));
+    crm.respond((_req, res, n) =>
+      n === 1 ? res.writeHead(429, { 'retry-after': '1' }).end('slow down') : res.writeHead(200).end('ok'),
+    );
     crm.received.length = 0;
     const started = Date.now();
     const { id } = await (await post(server.url, sampleCall({ call_id: 'retry-after-1' }))).json();
-    await until(async () => (await callDetail(id)).deliveries.find((d: { sink: string }) => d.sink === 'crm')?.state === 'done');
+    await until(
+      async () => (await callDetail(id)).deliveries.find((d: { sink: string }) => d.sink === 'crm')?.state === 'done',
+    );
     expect(crm.received).toHaveLength(2);
     // The schedule says 50 ms; the receiver asked for 1 s.
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
@@ -87,9 +126,18 @@ describe('an HTTP sink', () => {
 describe('when filters', () => {
   it('are evaluated when the record is stored: the outbox holds only the deliveries that are due', async () => {
     crm.respond((_req, res) => res.writeHead(200).end('ok'));
-    const order = await (await post(server.url, sampleCall({ call_id: 'filter-order', call_outcome: ' Order Placed ' }))).json();
-    const other = await (await post(server.url, sampleCall({ call_id: 'filter-other', call_outcome: 'not interested' }))).json();
-    const invalid = await (await post(server.url, sampleCall({ call_id: 'filter-invalid', call_outcome: 'order placed', call_date: 'someday' }))).json();
+    const order = await (
+      await post(server.url, sampleCall({ call_id: 'filter-order', call_outcome: ' Order Placed ' }))
+    ).json();
+    const other = await (
+      await post(server.url, sampleCall({ call_id: 'filter-other', call_outcome: 'not interested' }))
+    ).json();
+    const invalid = await (
+      await post(
+        server.url,
+        sampleCall({ call_id: 'filter-invalid', call_outcome: 'order placed', call_date: 'someday' }),
+      )
+    ).json();
     const sinksOf = async (id: string) => (await callDetail(id)).deliveries.map((d: { sink: string }) => d.sink).sort();
     expect(await sinksOf(order.id)).toEqual(['crm', 'jsonl', 'orders']);
     expect(await sinksOf(other.id)).toEqual(['crm', 'jsonl']);
@@ -113,7 +161,9 @@ describe('the admin API', () => {
     // The JSONL file still holds one line for the call.
     await until(async () => (await callDetail(id)).deliveries.every((d: { state: string }) => d.state === 'done'));
     expect(jsonlRecords(server.dataDir).filter((r) => r.id === id)).toHaveLength(1);
-    expect((await admin(`/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['nowhere'] }) })).status).toBe(400);
+    expect(
+      (await admin(`/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['nowhere'] }) })).status,
+    ).toBe(400);
     expect((await admin('/calls/no-such-call/redeliver', { method: 'POST' })).status).toBe(404);
   });
 
@@ -123,36 +173,76 @@ describe('the admin API', () => {
     await until(async () => (await callDetail(id)).attempts.length >= 2);
     const { status, body } = await admin(`/calls/${id}`);
     expect(status).toBe(200);
-    expect(body).toMatchObject({ status: 'accepted', duplicates: 1, record: { id }, raw: { method: 'POST', content_type: 'application/json' } });
+    expect(body).toMatchObject({
+      status: 'accepted',
+      duplicates: 1,
+      record: { id },
+      raw: { method: 'POST', content_type: 'application/json' },
+    });
     expect(body.receipts.map((r: { outcome: string }) => r.outcome)).toEqual(['accepted', 'duplicate']);
     expect(JSON.stringify(body)).not.toContain('crm-token-0123456789');
   });
 
   it('lists calls by filter with a cursor, and deliveries by state and sink', async () => {
-    for (const [i, sentiment] of ['Negative', 'negative', 'Positive'].entries()) await post(server.url, sampleCall({ call_id: `list-${i}`, sentiment_analysis: sentiment, first_name: `Lister${i}` }));
+    for (const [i, sentiment] of ['Negative', 'negative', 'Positive'].entries())
+      await post(
+        server.url,
+        sampleCall({ call_id: `list-${i}`, sentiment_analysis: sentiment, first_name: `Lister${i}` }),
+      );
     const negative = await admin('/calls?sentiment=NEGATIVE&q=lister');
-    expect(negative.body.calls.map((c: { record: { data: { first_name: string } } }) => c.record.data.first_name)).toEqual(['Lister0', 'Lister1']);
+    expect(
+      negative.body.calls.map((c: { record: { data: { first_name: string } } }) => c.record.data.first_name),
+    ).toEqual(['Lister0', 'Lister1']);
     const first = await admin('/calls?q=lister&limit=2');
     expect(first.body.calls).toHaveLength(2);
     const second = await admin(`/calls?q=lister&limit=2&after=${first.body.next}`);
-    expect(second.body.calls.map((c: { record: { data: { first_name: string } } }) => c.record.data.first_name)).toEqual(['Lister2']);
+    expect(
+      second.body.calls.map((c: { record: { data: { first_name: string } } }) => c.record.data.first_name),
+    ).toEqual(['Lister2']);
     expect((await admin('/calls?status=bogus')).status).toBe(400);
     const badDate = await admin('/calls?from=2026-02-30');
-    expect(badDate).toEqual({ status: 400, body: { error: 400, message: expect.stringMatching(/^Bad request: from: /) } });
-    expect((await admin(`/calls?from=${new Date(Date.now() - 60_000).toISOString()}&q=lister`)).body.calls).toHaveLength(3);
+    expect(badDate).toEqual({
+      status: 400,
+      body: { error: 400, message: expect.stringMatching(/^Bad request: from: /) },
+    });
+    expect(
+      (await admin(`/calls?from=${new Date(Date.now() - 60_000).toISOString()}&q=lister`)).body.calls,
+    ).toHaveLength(3);
     expect((await admin('/calls?to=2001-01-01&q=lister')).body.calls).toHaveLength(0);
     const done = await admin('/deliveries?state=done&sink=jsonl&limit=5');
     expect(done.body.deliveries.length).toBeGreaterThan(0);
-    expect(done.body.deliveries.every((d: { state: string; sink: string }) => d.state === 'done' && d.sink === 'jsonl')).toBe(true);
+    expect(
+      done.body.deliveries.every((d: { state: string; sink: string }) => d.state === 'done' && d.sink === 'jsonl'),
+    ).toBe(true);
   });
 
   it('serves an OpenAPI document of the admin and webhook routes', async () => {
     const { status, body } = await admin('/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
-    expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/webhooks/{hook}', '/admin/calls', '/admin/calls/{id}/redeliver', '/admin/deliveries/retry', '/admin/receipts', '/admin/receipts/{id}/ingest']));
+    expect(Object.keys(body.paths)).toEqual(
+      expect.arrayContaining([
+        '/webhooks/{hook}',
+        '/admin/calls',
+        '/admin/calls/{id}/redeliver',
+        '/admin/deliveries/retry',
+        '/admin/receipts',
+        '/admin/receipts/{id}/ingest',
+      ]),
+    );
     // Every admin route the app answers is in the document.
-    const routes = ['/calls', '/calls/{id}', '/calls/{id}/redeliver', '/calls/{id}/release', '/receipts', '/receipts/{id}', '/receipts/{id}/ingest', '/deliveries', '/deliveries/retry', '/deliveries/{id}/retry'];
+    const routes = [
+      '/calls',
+      '/calls/{id}',
+      '/calls/{id}/redeliver',
+      '/calls/{id}/release',
+      '/receipts',
+      '/receipts/{id}',
+      '/receipts/{id}/ingest',
+      '/deliveries',
+      '/deliveries/retry',
+      '/deliveries/{id}/retry',
+    ];
     for (const route of routes) expect(Object.keys(body.paths), route).toContain(`/admin${route}`);
   });
 
@@ -172,7 +262,10 @@ describe('the admin API', () => {
     ];
     for (const [method, path] of routes) {
       for (const authorization of [undefined, 'Bearer wrong-token-0123456789', `Bearer test-key-0123456789abcdef`]) {
-        const res = await fetch(`${server.url}/admin${path}`, { method, headers: authorization ? { authorization } : {} });
+        const res = await fetch(`${server.url}/admin${path}`, {
+          method,
+          headers: authorization ? { authorization } : {},
+        });
         expect(res.status, `${method} ${path} ${authorization}`).toBe(401);
         expect(await res.json()).toEqual({ error: 401, message: expect.any(String) });
       }

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonlRecords, post, sampleCall, spawnServer, tempDir, until, type ChildServer } from './helpers/server.js';
+import { type ChildServer, jsonlRecords, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /**
  * Contract section 6: the data dir is 0700 and every file callhook writes in it 0600, also when the directory
@@ -50,7 +50,8 @@ async function deliverOne(server: ChildServer, { dataDir, theirs, made }: Layout
   const key = readFileSync(join(dataDir, 'api-keys'), 'utf8').trim().split('\n')[0]!;
   const call = sampleCall();
   expect((await post(server.url, call, { key })).status).toBe(200);
-  const has = (dir: string, file: string) => jsonlRecords(dir, file).some((r) => r.dedup_key === `call_id:${call.call_id}`);
+  const has = (dir: string, file: string) =>
+    jsonlRecords(dir, file).some((r) => r.dedup_key === `call_id:${call.call_id}`);
   await until(() => has(dataDir, 'calls.jsonl') && has(theirs, 'shared.jsonl') && has(made, 'calls.jsonl'));
 }
 
@@ -75,7 +76,15 @@ describe('file modes under umask 022', () => {
     try {
       await deliverOne(server, at);
       // While it runs, so the WAL and its shared-memory file are there.
-      expectOwnerOnly(at, ['admin-token', 'api-keys', 'callhook.db', 'callhook.db-serve.lock', 'callhook.db-shm', 'callhook.db-wal', 'calls.jsonl']);
+      expectOwnerOnly(at, [
+        'admin-token',
+        'api-keys',
+        'callhook.db',
+        'callhook.db-serve.lock',
+        'callhook.db-shm',
+        'callhook.db-wal',
+        'calls.jsonl',
+      ]);
     } finally {
       await stop(server, 'SIGTERM');
     }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixtures } from '../src/cli/fixtures.js';
-import { replay, type ReplayResult } from '../src/cli/replay.js';
+import { type ReplayResult, replay } from '../src/cli/replay.js';
 import { ADMIN, KEY, startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -20,14 +20,17 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const run = () => replay([DIR], { url: server.url, key: KEY, adminToken: ADMIN, print: () => {} });
-const failures = (results: ReplayResult[]) => results.filter((r) => !r.ok).map((r) => `${r.file}: ${r.failures.join('; ')}`);
+const failures = (results: ReplayResult[]) =>
+  results.filter((r) => !r.ok).map((r) => `${r.file}: ${r.failures.join('; ')}`);
 const resultOf = (results: ReplayResult[], name: RegExp) => {
   const found = results.find((r) => name.test(r.file));
   if (!found) throw new Error(`no fixture matches ${name}`);
   return found;
 };
 const stored = async (id: string) => {
-  const res = await fetch(`${server.url}/admin/calls/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  const res = await fetch(`${server.url}/admin/calls/${encodeURIComponent(id)}`, {
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { record: { data: Record<string, unknown>; extra: Record<string, unknown> } }).record;
 };
@@ -86,7 +89,11 @@ describe('callhook replay of fixtures/', () => {
     expect(conflict.conflicts_with).toBe(original.id);
     expect(conflict.id).not.toBe(original.id);
     expect(conflict.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(reply(/71-conflict-repeated\.json$/)).toMatchObject({ status: 'duplicate', id: conflict.id, dedup_key: conflict.dedup_key });
+    expect(reply(/71-conflict-repeated\.json$/)).toMatchObject({
+      status: 'duplicate',
+      id: conflict.id,
+      dedup_key: conflict.dedup_key,
+    });
     const empties = [reply(/72-empty-call\.json$/), reply(/73-empty-call-again\.json$/), reply(/74-empty-body\.json$/)];
     expect(new Set(empties.map((r) => r.id)).size).toBe(3);
     expect(reply(/76-same-order-cancelled\.json$/).id).not.toBe(reply(/75-order-placed\.json$/).id);
@@ -113,7 +120,10 @@ describe('callhook replay of fixtures/', () => {
     expect(second).toHaveLength(fixtures.length);
     expect(failures(second)).toEqual([]);
     // A new run id means new calls: the same files did not come back as duplicates of the first run.
-    const accepted = (results: ReplayResult[]) => results.filter((r) => (r.reply as { status?: unknown })?.status === 'accepted').map((r) => (r.reply as { id: string }).id);
+    const accepted = (results: ReplayResult[]) =>
+      results
+        .filter((r) => (r.reply as { status?: unknown })?.status === 'accepted')
+        .map((r) => (r.reply as { id: string }).id);
     const again = new Set(accepted(second));
     expect(accepted(first).filter((id) => again.has(id))).toEqual([]);
   });

@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readKeyFile } from '../src/keys/file.js';
 import { callhook } from './helpers/cli.js';
-import { ADMIN, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, tempDir, until, type ChildServer } from './helpers/server.js';
+import {
+  ADMIN,
+  type ChildServer,
+  jsonlRecords,
+  post,
+  readStoreFile,
+  sampleCall,
+  spawnServer,
+  tempDir,
+  until,
+} from './helpers/server.js';
 
 /**
  * A real full disk under a real `callhook serve`: a small tmpfs, filled to the last byte while the receiver runs.
@@ -18,7 +28,9 @@ import { ADMIN, jsonlRecords, post, readStoreFile, sampleCall, spawnServer, temp
 const SIZE = '8m';
 
 function mount(dir: string): boolean {
-  return spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE},mode=0700`, 'tmpfs', dir], { stdio: 'ignore' }).status === 0;
+  return (
+    spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE},mode=0700`, 'tmpfs', dir], { stdio: 'ignore' }).status === 0
+  );
 }
 
 function unmount(dir: string): void {
@@ -95,10 +107,17 @@ async function withDisk(work: (disk: string, start: Start) => Promise<void>): Pr
 }
 
 describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
-  it('under the database: refuses with 503 while full, acknowledges only what is on disk, and catches up when space returns', { timeout: 120_000 }, async () => {
+  it('under the database: refuses with 503 while full, acknowledges only what is on disk, and catches up when space returns', {
+    timeout: 120_000,
+  }, async () => {
     await withDisk(async (dataDir, start) => {
       const config = join(tempDir(), 'callhook.json');
-      writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
+      writeFileSync(
+        config,
+        JSON.stringify({
+          sinks: [{ name: 'jsonl', type: 'jsonl', retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }],
+        }),
+      );
       const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'warn' };
       let server = await start(dataDir, env);
       const acknowledged = new Map<string, unknown>(); // call_id → record id
@@ -124,7 +143,10 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
           expect(r.body).toMatchObject({ status: 'accepted' });
           acknowledged.set(callId, r.body.id);
         } else {
-          expect(r).toEqual({ status: 503, body: { error: 503, message: 'The store cannot commit the call right now' } });
+          expect(r).toEqual({
+            status: 503,
+            body: { error: 503, message: 'The store cannot commit the call right now' },
+          });
           refused.push(callId);
         }
       }
@@ -144,7 +166,11 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
         acknowledged.set(callId, r.body.id);
       }
       // The outage is in the log once, with its end, not once per refused call.
-      const logged = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; refusedCalls?: number });
+      const logged = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; refusedCalls?: number });
       expect(logged.filter((l) => /commit/.test(l.msg)).map((l) => l.msg)).toEqual([
         'cannot commit a call; calls are refused with 503 until the store commits again',
         'the store commits again',
@@ -159,18 +185,32 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       const lines = jsonlRecords(dataDir);
       expect(lines.map((r) => r.id).sort()).toEqual([...acknowledged.values()].sort());
 
-      const stored = readStoreFile(dataDir, (db) => db.prepare('SELECT dedup_key, id FROM calls').all() as { dedup_key: string; id: string }[]);
-      expect(Object.fromEntries(stored.map((r) => [r.dedup_key, r.id]))).toEqual(Object.fromEntries([...acknowledged].map(([callId, id]) => [`call_id:${callId}`, id])));
+      const stored = readStoreFile(
+        dataDir,
+        (db) => db.prepare('SELECT dedup_key, id FROM calls').all() as { dedup_key: string; id: string }[],
+      );
+      expect(Object.fromEntries(stored.map((r) => [r.dedup_key, r.id]))).toEqual(
+        Object.fromEntries([...acknowledged].map(([callId, id]) => [`call_id:${callId}`, id])),
+      );
       await stop(server);
     });
   });
 
-  it('under the JSONL file: holds its deliveries, retried, and never tears or repeats a line', { timeout: 60_000 }, async () => {
+  it('under the JSONL file: holds its deliveries, retried, and never tears or repeats a line', {
+    timeout: 60_000,
+  }, async () => {
     await withDisk(async (outDir, start) => {
       const dataDir = tempDir();
       const file = join(outDir, 'calls.jsonl');
       const config = join(dataDir, 'callhook.json');
-      writeFileSync(config, JSON.stringify({ sinks: [{ name: 'jsonl', type: 'jsonl', path: file, retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } }] }));
+      writeFileSync(
+        config,
+        JSON.stringify({
+          sinks: [
+            { name: 'jsonl', type: 'jsonl', path: file, retry: { attempts: 100, schedule: ['200ms'], jitter: 0 } },
+          ],
+        }),
+      );
       const server = await start(dataDir, { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' });
       const acknowledged: unknown[] = [];
       const send = async (callId: string) => {
@@ -186,18 +226,35 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       // The database's disk has room: calls go on being acknowledged, and the receiver stays ready.
       for (let i = 0; i < 20; i++) await send(`while-${i}`);
       expect(await readyz(server)).toBe(200);
-      await until(() => readStoreFile(dataDir, (db) => db.prepare(`SELECT COUNT(*) FROM attempts WHERE error LIKE '%ENOSPC%'`).pluck().get() as number) >= 20);
+      await until(
+        () =>
+          readStoreFile(
+            dataDir,
+            (db) => db.prepare(`SELECT COUNT(*) FROM attempts WHERE error LIKE '%ENOSPC%'`).pluck().get() as number,
+          ) >= 20,
+      );
       expect(jsonlRecords(outDir)).toHaveLength(5);
 
       unlinkSync(filler);
       await until(() => jsonlRecords(outDir).length >= acknowledged.length);
-      expect(jsonlRecords(outDir).map((r) => r.id).sort()).toEqual([...acknowledged].sort());
-      await until(() => readStoreFile(dataDir, (db) => db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get()) === 0);
+      expect(
+        jsonlRecords(outDir)
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual([...acknowledged].sort());
+      await until(
+        () =>
+          readStoreFile(dataDir, (db) =>
+            db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state != 'done'`).pluck().get(),
+          ) === 0,
+      );
       await stop(server);
     });
   });
 
-  it('at start-up and under `keys generate`: one line, exit 2, and every key file stays whole', { timeout: 60_000 }, async () => {
+  it('at start-up and under `keys generate`: one line, exit 2, and every key file stays whole', {
+    timeout: 60_000,
+  }, async () => {
     await withDisk(async (disk, start) => {
       const kept = join(disk, 'kept');
       const generated = await callhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
@@ -215,7 +272,13 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
 
       // A first start on a full disk: one line, and no empty key file that would stop every later start.
       const fresh = join(disk, 'fresh');
-      const firstStart = await callhook(['serve'], { CALLHOOK_DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      const firstStart = await callhook(['serve'], {
+        CALLHOOK_DATA_DIR: fresh,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        CALLHOOK_API_KEYS: '',
+        CALLHOOK_ADMIN_TOKEN: '',
+      });
       expect(firstStart.code).toBe(2);
       expect(firstStart.stderr).toMatch(/^callhook: ENOSPC: no space left on device[^\n]*\n$/);
       expect(existsSync(fresh) ? readdirSync(fresh) : []).toEqual([]);
@@ -228,14 +291,24 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
       const [printed, printedAdmin] = (await until(() => (shown().length === 2 ? shown() : undefined)))!;
       expect(readKeyFile(join(fresh, 'api-keys'))).toEqual([printed]);
       expect((await post(first.url, sampleCall(), { key: printed })).status).toBe(200);
-      expect((await fetch(`${first.url}/admin/calls`, { headers: { authorization: `Bearer ${printedAdmin}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${first.url}/admin/calls`, { headers: { authorization: `Bearer ${printedAdmin}` } })).status,
+      ).toBe(200);
       await stop(first);
 
       // A restart on a full disk: the line names the database and the likely cause.
       fill(filler);
-      const restart = await callhook(['serve'], { CALLHOOK_DATA_DIR: fresh, PORT: '0', HOST: '127.0.0.1', CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' });
+      const restart = await callhook(['serve'], {
+        CALLHOOK_DATA_DIR: fresh,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        CALLHOOK_API_KEYS: '',
+        CALLHOOK_ADMIN_TOKEN: '',
+      });
       expect(restart.code).toBe(2);
-      expect(restart.stderr).toBe(`callhook: cannot open the SQLite store ${join(fresh, 'callhook.db')}: disk I/O error (is the disk full?)\n`);
+      expect(restart.stderr).toBe(
+        `callhook: cannot open the SQLite store ${join(fresh, 'callhook.db')}: disk I/O error (is the disk full?)\n`,
+      );
       unlinkSync(filler);
       const again = await start(fresh, generatedKeys);
       expect((await post(again.url, sampleCall(), { key: printed })).status).toBe(200);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { appOn } from './helpers/app.js';
-import { ADMIN, KEY, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 
 /** Hooks declared in the config file: their own parameters, keys, dedup fields, sinks and on_problem. */
 
@@ -12,7 +12,10 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startServer({
     config: {
-      sinks: [{ name: 'log', type: 'log' }, { name: 'jsonl', type: 'jsonl' }],
+      sinks: [
+        { name: 'log', type: 'log' },
+        { name: 'jsonl', type: 'jsonl' },
+      ],
       hooks: {
         'end-of-call': {},
         orders: {
@@ -33,7 +36,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const admin = async (id: string) => (await fetch(`${server.url}/admin/calls/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } })).json() as Promise<any>;
+const admin = async (id: string) =>
+  (
+    await fetch(`${server.url}/admin/calls/${id}`, { headers: { authorization: `Bearer ${ADMIN}` } })
+  ).json() as Promise<any>;
 
 describe('declared hooks', () => {
   it('normalises against the hook’s own parameters and dedups on its own field', async () => {
@@ -59,18 +65,30 @@ describe('declared hooks', () => {
     const res = await post(server.url, { order_id: 'ORD-10', quantity: 'many' }, { hook: 'orders', key: HOOK_KEY });
     const reply = await res.json();
     expect(res.status).toBe(200);
-    expect(reply).toMatchObject({ status: 'held', dedup_key: 'order_id:ORD-10', problems: [{ field: 'quantity', code: 'invalid_type' }] });
+    expect(reply).toMatchObject({
+      status: 'held',
+      dedup_key: 'order_id:ORD-10',
+      problems: [{ field: 'quantity', code: 'invalid_type' }],
+    });
     expect((await admin(reply.id)).status).toBe('held');
     expect((await admin(reply.id)).deliveries).toEqual([]);
   });
 
   it('releases a held call through the admin API, once', async () => {
-    const { id } = await (await post(server.url, { order_id: 'ORD-11', quantity: 'lots' }, { hook: 'orders', key: HOOK_KEY })).json();
-    const release = () => fetch(`${server.url}/admin/calls/${id}/release`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+    const { id } = await (
+      await post(server.url, { order_id: 'ORD-11', quantity: 'lots' }, { hook: 'orders', key: HOOK_KEY })
+    ).json();
+    const release = () =>
+      fetch(`${server.url}/admin/calls/${id}/release`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
     const first = await release();
     expect(first.status).toBe(200);
     expect(await first.json()).toEqual({ id, status: 'accepted', sinks: ['log'] });
-    await until(async () => (await admin(id)).deliveries.some((d: { sink: string; state: string }) => d.sink === 'log' && d.state === 'done'));
+    await until(async () =>
+      (await admin(id)).deliveries.some((d: { sink: string; state: string }) => d.sink === 'log' && d.state === 'done'),
+    );
     expect((await admin(id)).status).toBe('accepted');
     const again = await release();
     expect(again.status).toBe(409);
@@ -95,7 +113,11 @@ describe('a store that cannot commit', () => {
 
   it('answers 503 with the Error object, never a 200, and readiness turns 503', async () => {
     const app = appOn(failing(openSqliteStore({ path: ':memory:' })));
-    const res = await app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(sampleCall()) });
+    const res = await app.request('/webhooks/end-of-call', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(sampleCall()),
+    });
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     const ready = await app.request('/readyz');

@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { readKeyFile } from '../src/keys/file.js';
 import { postgresKeptKeys } from '../src/store/postgres-kept-keys.js';
 import { callhook } from './helpers/cli.js';
-import { KEY, post, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { KEY, post, sampleCall, spawnServer, startServer, type TestServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
 /**
@@ -42,8 +42,12 @@ describe('keys kept in the data dir', () => {
 
       // Read while serving, and a secret all the same: an admin reply that would quote it masks it.
       const [token] = readKeyFile(join(server.dataDir, 'admin-token'));
-      const call = await (await post(server.url, sampleCall({ call_summary: `The caller read out ${second}.` }), { key: second })).json();
-      const shown = await (await fetch(`${server.url}/admin/calls/${call.id}`, { headers: { authorization: `Bearer ${token}` } })).text();
+      const call = await (
+        await post(server.url, sampleCall({ call_summary: `The caller read out ${second}.` }), { key: second })
+      ).json();
+      const shown = await (
+        await fetch(`${server.url}/admin/calls/${call.id}`, { headers: { authorization: `Bearer ${token}` } })
+      ).text();
       expect(shown).toContain('The caller read out ***.');
       expect(shown).not.toContain(second);
 
@@ -63,12 +67,18 @@ describe('keys kept in the data dir', () => {
       const path = join(dataDir, 'api-keys');
       const [key] = readKeyFile(path);
       writeFileSync(path, '\n');
-      const warnings = () => server.output().split('\n').filter((line) => line.startsWith('{') && JSON.parse(line).level === 40);
+      const warnings = () =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{') && JSON.parse(line).level === 40);
       await until(() => warnings().length > 0, WITHIN);
       expect(await status(server.url, key!)).toBe(200);
       await new Promise((r) => setTimeout(r, 2_500)); // two more polls of the same empty file
       expect(warnings()).toHaveLength(1);
-      expect(JSON.parse(warnings()[0]!)).toMatchObject({ msg: `webhook keys: ${path} holds no key; what was accepted before stays accepted` });
+      expect(JSON.parse(warnings()[0]!)).toMatchObject({
+        msg: `webhook keys: ${path} holds no key; what was accepted before stays accepted`,
+      });
       expect(warnings()[0]).not.toContain(key);
       expect(await status(server.url, key!)).toBe(200);
     } finally {
@@ -80,12 +90,16 @@ describe('keys kept in the data dir', () => {
   it('`keys generate` says the key works at once, and reminds that CALLHOOK_API_KEYS is not the file', async () => {
     const dataDir = tempDir();
     const { notes } = await generate({ CALLHOOK_DATA_DIR: dataDir });
-    expect(notes).toContain(`note: kept in ${join(dataDir, 'api-keys')}. A running callhook serve that keeps its keys there accepts it within 2 s, without a restart`);
+    expect(notes).toContain(
+      `note: kept in ${join(dataDir, 'api-keys')}. A running callhook serve that keeps its keys there accepts it within 2 s, without a restart`,
+    );
     expect(notes).toContain(`note: a serve started with CALLHOOK_API_KEYS does not read ${join(dataDir, 'api-keys')}.`);
     expect(notes).not.toContain('is set here');
 
     const { notes: withVariable } = await generate({ CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY });
-    expect(withVariable).toContain('note: CALLHOOK_API_KEYS (or api_keys in the config) is set here: a serve started like this accepts those keys, not this one.');
+    expect(withVariable).toContain(
+      'note: CALLHOOK_API_KEYS (or api_keys in the config) is set here: a serve started like this accepts those keys, not this one.',
+    );
   });
 });
 
@@ -107,7 +121,9 @@ describe.skipIf(!url)('keys kept in PostgreSQL, shared by replicas', () => {
     u.pathname = `/${database}`;
     databaseUrl = u.toString();
     // Started together, each with a data dir of its own and no key configured.
-    replicas = await Promise.all([0, 1, 2].map(() => startServer({ env: { ...GENERATED, DATABASE_URL: databaseUrl } })));
+    replicas = await Promise.all(
+      [0, 1, 2].map(() => startServer({ env: { ...GENERATED, DATABASE_URL: databaseUrl } })),
+    );
   });
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.close()));
@@ -123,7 +139,9 @@ describe.skipIf(!url)('keys kept in PostgreSQL, shared by replicas', () => {
     expect(printed).toContain('generated webhook key (shown once, kept in the database (meta row "api-keys")):');
     for (const replica of replicas) {
       expect(await status(replica.url, key!)).toBe(200);
-      expect((await fetch(`${replica.url}/admin/calls`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${replica.url}/admin/calls`, { headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
       expect(['api-keys', 'admin-token'].filter((file) => existsSync(join(replica.dataDir, file)))).toEqual([]);
     }
     // The CLI finds them as serve does: simulate, replay and the admin commands use these.

@@ -13,7 +13,8 @@ const started = async (options: Parameters<typeof startServer>[0]) => {
   servers.push(server);
   return server;
 };
-const scrape = (server: TestServer, authorization?: string) => fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
+const scrape = (server: TestServer, authorization?: string) =>
+  fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
 
 afterAll(async () => {
   for (const server of servers) await server.close();
@@ -33,7 +34,13 @@ describe('/metrics', () => {
   ])('with %s set', (_, options) => {
     it('refuses a scrape with no token, a wrong one or another credential with 401, the Error object and WWW-Authenticate: Bearer', async () => {
       const server = await started(options);
-      for (const authorization of [undefined, `Bearer ${TOKEN}x`, `Bearer ${ADMIN}`, `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`, TOKEN]) {
+      for (const authorization of [
+        undefined,
+        `Bearer ${TOKEN}x`,
+        `Bearer ${ADMIN}`,
+        `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`,
+        TOKEN,
+      ]) {
         const res = await scrape(server, authorization);
         expect(res.status, String(authorization)).toBe(401);
         expect(res.headers.get('www-authenticate'), String(authorization)).toBe('Bearer');

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { contentHash } from '../src/normalize/dedup-key.js';
+import type { CommitInput, CommitResult } from '../src/store/calls.js';
 import { openPostgresStore } from '../src/store/postgres.js';
 import { createCommitBatcher, MAX_BATCH } from '../src/store/postgres-batch.js';
-import type { CommitInput, CommitResult } from '../src/store/calls.js';
 import type { Store } from '../src/store/store.js';
-import { commitInput, unique } from './helpers/store-inputs.js';
 import { serviceUrl } from './helpers/services.js';
+import { commitInput, unique } from './helpers/store-inputs.js';
 
 /**
  * Group commit on PostgreSQL (src/store/postgres-batch.ts): the calls of one turn of the event loop, committed
@@ -47,20 +47,29 @@ describe.skipIf(!url)('postgres group commit', () => {
    */
   const spiedBatcher = () => {
     const alone = vi.fn((input: CommitInput): Promise<CommitResult> => store.commitCall(input));
-    return { commit: createCommitBatcher(pool, alone), alone: () => alone.mock.calls.map(([input]) => input.record.id) };
+    return {
+      commit: createCommitBatcher(pool, alone),
+      alone: () => alone.mock.calls.map(([input]) => input.record.id),
+    };
   };
 
-  const count = async (sql: string, values: unknown[] = []) => (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".${sql}`, values)).rows[0]!.n;
+  const count = async (sql: string, values: unknown[] = []) =>
+    (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".${sql}`, values)).rows[0]!.n;
 
   it('commits many calls of one turn each exactly once, with their outbox rows and receipts, none alone', async () => {
     const hook = unique('hook');
     const { commit, alone } = spiedBatcher();
-    const inputs = Array.from({ length: MAX_BATCH + 50 }, (_, i) => commitInput(hook, `call_id:${i}`, ['log', 'jsonl']));
+    const inputs = Array.from({ length: MAX_BATCH + 50 }, (_, i) =>
+      commitInput(hook, `call_id:${i}`, ['log', 'jsonl']),
+    );
     const results = await Promise.all(inputs.map(commit));
     expect(results).toEqual(inputs.map((input) => ({ outcome: 'accepted', id: input.record.id })));
     expect(alone()).toEqual([]);
     expect(await count('calls WHERE hook = $1', [hook])).toBe(inputs.length);
-    const { rows: keys } = await admin.query(`SELECT count(DISTINCT dedup_key)::int AS n FROM "${schema}".calls WHERE hook = $1`, [hook]);
+    const { rows: keys } = await admin.query(
+      `SELECT count(DISTINCT dedup_key)::int AS n FROM "${schema}".calls WHERE hook = $1`,
+      [hook],
+    );
     expect(keys[0].n).toBe(inputs.length);
     expect(await count(`deliveries WHERE state = 'pending' AND attempts = 0`)).toBe(inputs.length * 2);
     const { rows } = await admin.query(
@@ -68,7 +77,17 @@ describe.skipIf(!url)('postgres group commit', () => {
       [hook],
     );
     // Ids sort by arrival (UUIDv7), so the calls' order too.
-    expect(rows).toEqual(inputs.map((input) => ({ call_id: input.record.id, outcome: 'accepted', status: 200, raw_body: null, query: null, method: 'POST', size: 21 })));
+    expect(rows).toEqual(
+      inputs.map((input) => ({
+        call_id: input.record.id,
+        outcome: 'accepted',
+        status: 200,
+        raw_body: null,
+        query: null,
+        method: 'POST',
+        size: 21,
+      })),
+    );
     // The stored record and raw request read back as they were given.
     const stored = await store.getCall(inputs[7]!.record.id);
     expect(stored).toMatchObject({ record: inputs[7]!.record, raw: inputs[7]!.raw, status: 'accepted', duplicates: 0 });
@@ -84,7 +103,10 @@ describe.skipIf(!url)('postgres group commit', () => {
     const { commit, alone } = spiedBatcher();
     const body = new TextEncoder().encode('{"call_id":"c1"}');
     const first = commitInput(hook, 'call_id:c1', ['log']);
-    const repeat = { ...commitInput(hook, 'call_id:c1', ['log']), receipt: { ...first.receipt, rawBody: body, query: '?again=1' } };
+    const repeat = {
+      ...commitInput(hook, 'call_id:c1', ['log']),
+      receipt: { ...first.receipt, rawBody: body, query: '?again=1' },
+    };
     const other = commitInput(hook, 'call_id:c2', ['log']);
     const results = await Promise.all([first, repeat, other].map(commit));
     expect(results).toEqual([
@@ -148,7 +170,11 @@ describe.skipIf(!url)('postgres group commit', () => {
     expect(alone()).toEqual([kept.record.id, counted.record.id, same.record.id]);
     // The conflict wrote nothing; the two duplicates are counted on the stored call, each with its receipt.
     expect((await store.getCall(stored.record.id))?.duplicates).toBe(2);
-    expect((await store.listReceipts(stored.record.id)).map((r) => r.outcome)).toEqual(['accepted', 'duplicate', 'duplicate']);
+    expect((await store.listReceipts(stored.record.id)).map((r) => r.outcome)).toEqual([
+      'accepted',
+      'duplicate',
+      'duplicate',
+    ]);
     expect(await count('calls WHERE hook = $1', [hook])).toBe(2);
     expect(await count('deliveries')).toBe(2);
   });
@@ -157,9 +183,13 @@ describe.skipIf(!url)('postgres group commit', () => {
     const hook = unique('hook');
     const inputs = Array.from({ length: 5 }, (_, i) => commitInput(hook, `call_id:${i}`, ['log']));
     const failing = { ...inputs[2]!, ingests: 987_654_321 };
-    const outcomes = await Promise.allSettled(inputs.map((input) => store.commitCall(input === inputs[2] ? failing : input)));
+    const outcomes = await Promise.allSettled(
+      inputs.map((input) => store.commitCall(input === inputs[2] ? failing : input)),
+    );
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ message: 'receipt 987654321 is not a refused request waiting to be ingested' });
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({
+      message: 'receipt 987654321 is not a refused request waiting to be ingested',
+    });
     expect(await store.getCall(failing.record.id)).toBeUndefined();
     expect(await count('calls WHERE hook = $1', [hook])).toBe(4);
     expect(await count('deliveries')).toBe(4);
@@ -168,7 +198,16 @@ describe.skipIf(!url)('postgres group commit', () => {
 
   it('marks the refused request a call of a batch ingests, and gives it no receipt of its own', async () => {
     const hook = unique('hook');
-    await store.recordRejection({ hook, receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2, status: 400, outcome: 'rejected', rawBody: new Uint8Array([0x7b, 0x7d]) });
+    await store.recordRejection({
+      hook,
+      receivedAt: new Date().toISOString(),
+      method: 'POST',
+      contentType: 'application/json',
+      size: 2,
+      status: 400,
+      outcome: 'rejected',
+      rawBody: new Uint8Array([0x7b, 0x7d]),
+    });
     const [refused] = await store.listReceiptPage({ hook, outcome: 'rejected' });
     const ingest = { ...commitInput(hook, 'call_id:late', ['log']), ingests: refused!.id };
     const beside = commitInput(hook, 'call_id:beside', ['log']);
@@ -176,7 +215,11 @@ describe.skipIf(!url)('postgres group commit', () => {
       { outcome: 'accepted', id: ingest.record.id },
       { outcome: 'accepted', id: beside.record.id },
     ]);
-    expect(await store.getReceipt(refused!.id)).toMatchObject({ callId: ingest.record.id, ingestedAs: ingest.record.id, outcome: 'rejected' });
+    expect(await store.getReceipt(refused!.id)).toMatchObject({
+      callId: ingest.record.id,
+      ingestedAs: ingest.record.id,
+      outcome: 'rejected',
+    });
     expect(await count('receipts WHERE hook = $1', [hook])).toBe(2);
   });
 

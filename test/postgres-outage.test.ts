@@ -3,9 +3,9 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/store/postgres.js';
-import { post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
-import { commitInput, unique } from './helpers/store-inputs.js';
+import { post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
+import { commitInput, unique } from './helpers/store-inputs.js';
 
 /**
  * The real PostgreSQL stops answering mid-run, as behind a network that drops packets for a while: callhook talks
@@ -98,11 +98,16 @@ describe.skipIf(!url)('PostgreSQL that stops answering', () => {
     await admin.end();
   });
 
-  it('gets a 503 and an unready receiver inside the sender’s 10 s, and stores every call once when it is back', { timeout: 60_000 }, async () => {
+  it('gets a 503 and an unready receiver inside the sender’s 10 s, and stores every call once when it is back', {
+    timeout: 60_000,
+  }, async () => {
     expect((await post(server.url, sampleCall({ call_id: 'before' }))).status).toBe(200);
 
     relay.freeze();
-    const [during, ready] = await Promise.all([post(server.url, sampleCall({ call_id: 'during' })), fetch(`${server.url}/readyz`)]);
+    const [during, ready] = await Promise.all([
+      post(server.url, sampleCall({ call_id: 'during' })),
+      fetch(`${server.url}/readyz`),
+    ]);
     expect(during.status).toBe(503);
     expect(await during.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     expect(ready.status).toBe(503);
@@ -150,10 +155,16 @@ describe.skipIf(!url)('PostgreSQL that vanishes behind its address', () => {
     const store = await openPostgresStore({ url: through.toString(), schema, poolSize: 2, queryTimeoutMs: 500 });
     try {
       // Both pooled connections open and in use.
-      await Promise.all([store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])), store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), []))]);
+      await Promise.all([
+        store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])),
+        store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])),
+      ]);
 
       relay.cutOff();
-      const hung = await Promise.allSettled([store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])), store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), []))]);
+      const hung = await Promise.allSettled([
+        store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])),
+        store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), [])),
+      ]);
       expect(hung.map((r) => r.status)).toEqual(['rejected', 'rejected']);
       // Each hung connection is closed, so the next commits open new ones, which reach the server.
       const after = await store.commitCall(commitInput('end-of-call', unique('call_id:vanish'), []));

@@ -2,7 +2,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startReceiver } from './helpers/receiver.js';
-import { ADMIN, KEY, jsonlRecords, post, readStoreFile, sampleCall, spawnStarting, spawnServer, tempDir, until } from './helpers/server.js';
+import {
+  ADMIN,
+  jsonlRecords,
+  KEY,
+  post,
+  readStoreFile,
+  sampleCall,
+  spawnServer,
+  spawnStarting,
+  tempDir,
+  until,
+} from './helpers/server.js';
 
 /** The receiver as its own process: what a 200 promises survives SIGKILL, and SIGTERM drains and exits 0. */
 
@@ -10,7 +21,12 @@ const jsonlIds = (dataDir: string): string[] => jsonlRecords(dataDir).map((r) =>
 
 async function sendCalls(url: string, count: number, prefix: string): Promise<string[]> {
   const replies = await Promise.all(
-    Array.from({ length: count }, (_, i) => post(url, sampleCall({ call_id: `${prefix}-${i}` })).then(async (r) => ({ status: r.status, body: await r.json() }))),
+    Array.from({ length: count }, (_, i) =>
+      post(url, sampleCall({ call_id: `${prefix}-${i}` })).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      })),
+    ),
   );
   expect(replies.every((r) => r.status === 200 && r.body.status === 'accepted')).toBe(true);
   return replies.map((r) => r.body.id as string);
@@ -24,7 +40,9 @@ describe('a killed receiver', () => {
     first.child.kill('SIGKILL');
     expect(await first.exited).toBeNull();
 
-    const stored = new Set(readStoreFile(dataDir, (db) => db.prepare('SELECT id FROM calls').pluck().all() as string[]));
+    const stored = new Set(
+      readStoreFile(dataDir, (db) => db.prepare('SELECT id FROM calls').pluck().all() as string[]),
+    );
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
 
     const second = await spawnServer(dataDir);
@@ -50,7 +68,10 @@ describe('SIGTERM', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
     const { waiting, inFlight } = readStoreFile(dataDir, (db) => ({
-      waiting: db.prepare(`SELECT call_id FROM deliveries WHERE sink = 'jsonl' AND state = 'pending'`).pluck().all() as string[],
+      waiting: db
+        .prepare(`SELECT call_id FROM deliveries WHERE sink = 'jsonl' AND state = 'pending'`)
+        .pluck()
+        .all() as string[],
       inFlight: db.prepare(`SELECT COUNT(*) FROM deliveries WHERE state = 'in_flight'`).pluck().get(),
     }));
     expect(inFlight).toBe(0);
@@ -64,7 +85,10 @@ describe('SIGTERM', () => {
     const dataDir = tempDir();
     // A sink that takes a while to open holds start-up at a known point, before the listener is up.
     const module = join(dataDir, 'slow-to-open.mjs');
-    writeFileSync(module, `export default async () => { process.stderr.write('opening the sink\\n'); await new Promise((r) => setTimeout(r, 1500)); return { deliver() {} }; };\n`);
+    writeFileSync(
+      module,
+      `export default async () => { process.stderr.write('opening the sink\\n'); await new Promise((r) => setTimeout(r, 1500)); return { deliver() {} }; };\n`,
+    );
     const config = join(dataDir, 'callhook.json');
     writeFileSync(config, JSON.stringify({ sinks: [{ name: 'slow', type: 'module', module }] }));
     const server = spawnStarting(dataDir, { CALLHOOK_CONFIG: config });
@@ -80,17 +104,35 @@ describe('logs', () => {
     const dataDir = tempDir();
     const server = await spawnServer(dataDir, { LOG_LEVEL: 'trace' });
     await sendCalls(server.url, 3, 'logs');
-    await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: 'Bearer not-the-key-0123456789' }, body: '{}' });
-    await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{broken' });
+    await fetch(`${server.url}/webhooks/end-of-call`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer not-the-key-0123456789' },
+      body: '{}',
+    });
+    await fetch(`${server.url}/webhooks/end-of-call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: '{broken',
+    });
     await fetch(`${server.url}/admin/calls`, { headers: { authorization: `Bearer ${ADMIN}` } });
     server.child.kill('SIGTERM');
     await server.exited;
     const output = server.output();
     for (const secret of [KEY, ADMIN, 'not-the-key-0123456789']) expect(output).not.toContain(secret);
     expect(output.toLowerCase()).not.toContain('authorization');
-    const requests = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    const requests = output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request');
     expect(requests.length).toBeGreaterThanOrEqual(6);
-    for (const line of requests) expect(line).toMatchObject({ level: expect.any(Number), reqId: expect.any(String), method: expect.any(String), status: expect.any(Number) });
+    for (const line of requests)
+      expect(line).toMatchObject({
+        level: expect.any(Number),
+        reqId: expect.any(String),
+        method: expect.any(String),
+        status: expect.any(Number),
+      });
     expect(requests.filter((l) => l.outcome === 'accepted')).toHaveLength(3);
   });
 });
@@ -108,14 +150,24 @@ describe('a receiver killed while deliveries are pending and in flight', () => {
       JSON.stringify({
         sinks: [
           { name: 'jsonl', type: 'jsonl' },
-          { name: 'orders', type: 'http', url: slow.url, concurrency: 2, when: { field: 'call_outcome', eq: 'order placed' } },
+          {
+            name: 'orders',
+            type: 'http',
+            url: slow.url,
+            concurrency: 2,
+            when: { field: 'call_outcome', eq: 'order placed' },
+          },
         ],
       }),
     );
     try {
       const first = await spawnServer(dataDir, { CALLHOOK_CONFIG: configPath });
       const outcomes = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'order placed' : 'not interested'));
-      const replies = await Promise.all(outcomes.map((call_outcome, i) => post(first.url, sampleCall({ call_id: `inflight-${i}`, call_outcome })).then((r) => r.json())));
+      const replies = await Promise.all(
+        outcomes.map((call_outcome, i) =>
+          post(first.url, sampleCall({ call_id: `inflight-${i}`, call_outcome })).then((r) => r.json()),
+        ),
+      );
       const orders = replies.filter((_, i) => outcomes[i] === 'order placed').map((r) => r.id as string);
       await until(() => slow.received.length >= 3);
       first.child.kill('SIGKILL');
@@ -125,14 +177,18 @@ describe('a receiver killed while deliveries are pending and in flight', () => {
 
       const second = await spawnServer(dataDir, { CALLHOOK_CONFIG: configPath });
       try {
-        await until(() => orders.every((id) => slow.received.some((r) => JSON.parse(r.body).id === id)), { timeoutMs: 20_000 });
+        await until(() => orders.every((id) => slow.received.some((r) => JSON.parse(r.body).id === id)), {
+          timeoutMs: 20_000,
+        });
         await until(() => replies.every((r) => jsonlIds(dataDir).includes(r.id)), { timeoutMs: 20_000 });
         const delivered = new Set(slow.received.map((r) => JSON.parse(r.body).id));
         expect([...delivered].sort()).toEqual([...orders].sort());
         expect(jsonlIds(dataDir).length).toBe(replies.length);
         // At least once: a delivery cut off by the kill may arrive twice, always with the same idempotency key.
         for (const r of slow.received) expect(r.headers['idempotency-key']).toBe(`${JSON.parse(r.body).id}:orders`);
-        console.log(`killed with ${before.size} of ${orders.length} order deliveries made; after restart ${delivered.size} distinct, ${slow.received.length} requests in all`);
+        console.log(
+          `killed with ${before.size} of ${orders.length} order deliveries made; after restart ${delivered.size} distinct, ${slow.received.length} requests in all`,
+        );
       } finally {
         second.child.kill('SIGTERM');
         await second.exited;
@@ -155,7 +211,8 @@ describe('two receivers on one data dir, as in a rolling restart', () => {
     const configPath = join(dataDir, 'callhook.json');
     writeFileSync(configPath, JSON.stringify({ sinks: [{ name: 'crm', type: 'http', url: crm.url }] }));
     const env = { CALLHOOK_CONFIG: configPath, LOG_LEVEL: 'info' };
-    const inFlight = () => readStoreFile(dataDir, (db) => db.prepare(`SELECT state, attempts FROM deliveries ORDER BY id`).all());
+    const inFlight = () =>
+      readStoreFile(dataDir, (db) => db.prepare(`SELECT state, attempts FROM deliveries ORDER BY id`).all());
     try {
       const first = await spawnServer(dataDir, env);
       const ids = await sendCalls(first.url, 3, 'rolling');
@@ -175,7 +232,12 @@ describe('two receivers on one data dir, as in a rolling restart', () => {
       const third = await spawnServer(dataDir, env);
       try {
         await until(() => crm.received.length === 6, { timeoutMs: 20_000 });
-        expect(crm.received.slice(3).map((r) => JSON.parse(r.body).id).sort()).toEqual([...ids].sort());
+        expect(
+          crm.received
+            .slice(3)
+            .map((r) => JSON.parse(r.body).id)
+            .sort(),
+        ).toEqual([...ids].sort());
         expect(third.output()).toContain('resumed deliveries left in flight by the previous run');
         expect(third.output()).not.toContain('another callhook serve');
       } finally {

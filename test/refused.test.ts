@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../src/record.js';
 import { storesUnderTest } from './helpers/database.js';
-import { ADMIN, jsonlRecords, KEY, startServer, until, type TestServer } from './helpers/server.js';
+import { ADMIN, jsonlRecords, KEY, startServer, type TestServer, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
 /**
@@ -10,7 +10,18 @@ import { serviceUrl } from './helpers/services.js';
  * with `source: recovered`, once. Run against both stores.
  */
 
-type Receipt = { id: number; hook: string; status: number; outcome: string; error: string | null; rawBody?: string; rawBodyBase64?: string; query: string | null; ingestedAs: string | null; callId: string | null };
+type Receipt = {
+  id: number;
+  hook: string;
+  status: number;
+  outcome: string;
+  error: string | null;
+  rawBody?: string;
+  rawBodyBase64?: string;
+  query: string | null;
+  ingestedAs: string | null;
+  callId: string | null;
+};
 
 const stores = storesUnderTest(serviceUrl('postgres'), 'callhook_refused');
 
@@ -28,7 +39,10 @@ describe.each(stores)('refused requests on %s', (_, open) => {
   });
 
   const admin = (path: string, init: RequestInit = {}) =>
-    fetch(`${server.url}/admin${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json', ...init.headers } });
+    fetch(`${server.url}/admin${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json', ...init.headers },
+    });
   const refuse = async (body: string | Uint8Array, contentType: string | null, query = '') => {
     const res = await fetch(`${server.url}/webhooks/end-of-call${query}`, {
       method: 'POST',
@@ -42,13 +56,22 @@ describe.each(stores)('refused requests on %s', (_, open) => {
     expect(res.status).toBe(200);
     return ((await res.json()) as { receipts: Receipt[] }).receipts;
   };
-  const ingest = (id: number, body?: unknown) => admin(`/receipts/${id}/ingest`, { method: 'POST', body: body === undefined ? '' : JSON.stringify(body) });
+  const ingest = (id: number, body?: unknown) =>
+    admin(`/receipts/${id}/ingest`, { method: 'POST', body: body === undefined ? '' : JSON.stringify(body) });
 
   it('lists a request refused for broken JSON with its error, body and query, and ingests it corrected as source recovered, once', async () => {
     const broken = '{"first_name": "Asha", "call_outcome": "order placed", ';
     expect(await refuse(broken, 'application/json', '?call_id=lost-1')).toBe(400);
     const [receipt] = await refused();
-    expect(receipt).toMatchObject({ hook: 'end-of-call', status: 400, outcome: 'rejected', rawBody: broken, query: '?call_id=lost-1', ingestedAs: null, callId: null });
+    expect(receipt).toMatchObject({
+      hook: 'end-of-call',
+      status: 400,
+      outcome: 'rejected',
+      rawBody: broken,
+      query: '?call_id=lost-1',
+      ingestedAs: null,
+      callId: null,
+    });
     expect(receipt!.error).toMatch(/cannot be parsed/);
 
     // As it came, it is still broken: refused with the same error, and nothing changes.
@@ -62,17 +85,36 @@ describe.each(stores)('refused requests on %s', (_, open) => {
     const reply = (await fixed.json()) as { status: string; id: string; dedup_key: string; receipt: number };
     expect(reply).toMatchObject({ status: 'accepted', dedup_key: 'call_id:lost-1', receipt: receipt!.id });
 
-    const call = (await (await admin(`/calls/${reply.id}`)).json()) as { record: CallRecord; raw: { query: unknown }; receipts: Receipt[] };
-    expect(call.record).toMatchObject({ source: 'recovered', data: { first_name: 'Asha', call_outcome: 'order placed' }, extra: { call_id: 'lost-1' } });
+    const call = (await (await admin(`/calls/${reply.id}`)).json()) as {
+      record: CallRecord;
+      raw: { query: unknown };
+      receipts: Receipt[];
+    };
+    expect(call.record).toMatchObject({
+      source: 'recovered',
+      data: { first_name: 'Asha', call_outcome: 'order placed' },
+      extra: { call_id: 'lost-1' },
+    });
     // The call keeps the time the sender sent it; its receipt is the refused one, marked with the call it became.
     expect(call.record.received_at).toBe((await (await admin(`/receipts/${receipt!.id}`)).json()).receivedAt);
     expect(call.raw.query).toEqual({ call_id: 'lost-1' });
-    expect(call.receipts).toEqual([expect.objectContaining({ id: receipt!.id, outcome: 'rejected', status: 400, ingestedAs: reply.id, rawBody: broken })]);
+    expect(call.receipts).toEqual([
+      expect.objectContaining({
+        id: receipt!.id,
+        outcome: 'rejected',
+        status: 400,
+        ingestedAs: reply.id,
+        rawBody: broken,
+      }),
+    ]);
     await until(() => jsonlRecords(server.dataDir).some((r) => r.id === reply.id && r.source === 'recovered'));
 
     const twice = await ingest(receipt!.id, { body: '{"first_name": "Asha"}' });
     expect(twice.status).toBe(409);
-    expect(await twice.json()).toMatchObject({ error: 409, message: expect.stringContaining(`ingested already, as call ${reply.id}`) });
+    expect(await twice.json()).toMatchObject({
+      error: 409,
+      message: expect.stringContaining(`ingested already, as call ${reply.id}`),
+    });
     expect((await admin('/calls?source=recovered')).status).toBe(200);
     const recovered = (await (await admin('/calls?source=recovered')).json()) as { calls: { record: CallRecord }[] };
     expect(recovered.calls.map((c) => c.record.id)).toEqual([reply.id]);
@@ -109,7 +151,11 @@ describe.each(stores)('refused requests on %s', (_, open) => {
   it('answers a receipt that is not a refused request, or none, with the Error object', async () => {
     expect((await ingest(999_999_999)).status).toBe(404);
     expect((await ingest(Number.NaN)).status).toBe(404);
-    const res = await fetch(`${server.url}/webhooks/end-of-call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"call_id":"fine-1"}' });
+    const res = await fetch(`${server.url}/webhooks/end-of-call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: '{"call_id":"fine-1"}',
+    });
     const { id } = (await res.json()) as { id: string };
     const call = (await (await admin(`/calls/${id}`)).json()) as { receipts: Receipt[] };
     const accepted = await ingest(call.receipts[0]!.id);
@@ -121,7 +167,8 @@ describe.each(stores)('refused requests on %s', (_, open) => {
 
   it('lists receipts by outcome and hook, newest first with order=desc, a page at a time', async () => {
     for (let i = 0; i < 3; i++) expect(await refuse(`{broken ${i}`, 'application/json')).toBe(400);
-    const page = async (query: string) => ((await (await admin(`/receipts?${query}`)).json()) as { receipts: Receipt[]; next: number | null });
+    const page = async (query: string) =>
+      (await (await admin(`/receipts?${query}`)).json()) as { receipts: Receipt[]; next: number | null };
     const newest = await page('outcome=rejected&order=desc&limit=2');
     expect(newest.receipts.map((r) => r.rawBody)).toEqual(['{broken 2', '{broken 1']);
     const rest = await page(`outcome=rejected&order=desc&limit=2&after=${newest.next}`);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonlRecords, post, sampleCall, startServer, until, type TestServer } from './helpers/server.js';
+import { jsonlRecords, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
 /** Two receivers sharing one PostgreSQL, as replicas behind a load balancer would (contract section 4). */
@@ -35,7 +35,9 @@ describe.skipIf(!url)('replicas sharing PostgreSQL', () => {
 
   it('stores one record and makes one delivery per sink for twenty copies of a call spread over both', async () => {
     const call = sampleCall({ call_id: 'replica-burst' });
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => post(replicas[i % 2]!.url, call).then((r) => r.json())));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(replicas[i % 2]!.url, call).then((r) => r.json())),
+    );
     expect(replies.filter((r) => r.status === 'accepted')).toHaveLength(1);
     expect(replies.filter((r) => r.status === 'duplicate')).toHaveLength(19);
     expect(new Set(replies.map((r) => r.id)).size).toBe(1);
@@ -44,7 +46,10 @@ describe.skipIf(!url)('replicas sharing PostgreSQL', () => {
     await until(() => replicas.some((r) => jsonlIds(r).includes(id)));
     await new Promise((r) => setTimeout(r, 300));
     expect(replicas.flatMap(jsonlIds).filter((x) => x === id)).toHaveLength(1);
-    const { rows } = await db.query(`SELECT duplicates, (SELECT COUNT(*)::int FROM deliveries WHERE call_id = $1) AS deliveries FROM calls WHERE id = $1`, [id]);
+    const { rows } = await db.query(
+      `SELECT duplicates, (SELECT COUNT(*)::int FROM deliveries WHERE call_id = $1) AS deliveries FROM calls WHERE id = $1`,
+      [id],
+    );
     expect(rows).toEqual([{ duplicates: 19, deliveries: 2 }]);
   });
 });

@@ -2,19 +2,21 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../src/record.js';
-import type { StoredCall } from '../src/store/admin-queries.js';
-import { ENCODINGS, METHODS, plan, planRequests, type Planned } from '../src/simulate/plan.js';
+import { ENCODINGS, METHODS, type Planned, plan, planRequests } from '../src/simulate/plan.js';
 import { simulate } from '../src/simulate/simulate.js';
+import type { StoredCall } from '../src/store/admin-queries.js';
 import { callhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
-import { ADMIN, KEY, post, startServer, tempDir, type TestServer } from './helpers/server.js';
+import { ADMIN, KEY, post, startServer, type TestServer, tempDir } from './helpers/server.js';
 
 /** `callhook simulate` plays the sender of spec 6.3 against a real receiver, over real HTTP. */
 
 async function allCalls(server: TestServer): Promise<StoredCall[]> {
   const calls: StoredCall[] = [];
   for (let after = ''; ; ) {
-    const res = await fetch(`${server.url}/admin/calls?limit=500${after && `&after=${after}`}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const res = await fetch(`${server.url}/admin/calls?limit=500${after && `&after=${after}`}`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
     const page = (await res.json()) as { calls: StoredCall[]; next: string | null };
     calls.push(...page.calls);
     if (!page.next) return calls;
@@ -30,7 +32,16 @@ describe('callhook simulate against a running receiver', () => {
   afterAll(() => server?.close());
 
   it('ends with every call stored once, and a summary that matches the store', async () => {
-    const options = { count: 400, duplicates: 0.2, empty: 0.2, encodings: ENCODINGS, methods: METHODS, seed: 7, today: '2026-11-22', query: { assistant: 'priya' } };
+    const options = {
+      count: 400,
+      duplicates: 0.2,
+      empty: 0.2,
+      encodings: ENCODINGS,
+      methods: METHODS,
+      seed: 7,
+      today: '2026-11-22',
+      query: { assistant: 'priya' },
+    };
     const summary = await simulate({ ...options, url: server.url, key: KEY, rate: 400 });
     expect(summary.failures).toBe(0);
     expect(summary.by_status).toEqual({ 200: 400 });
@@ -56,11 +67,27 @@ describe('callhook simulate against a running receiver', () => {
     const bodyless = stored.filter((c) => c.raw.method === 'GET' || c.raw.method === 'DELETE');
     expect(bodyless.length).toBeGreaterThan(0);
     expect(bodyless.every((c) => c.raw.body === '' && c.raw.query.call_id === c.record.extra.call_id)).toBe(true);
-    expect(new Set(stored.map((c) => c.raw.content_type?.split(';')[0]))).toEqual(new Set([undefined, 'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data']));
+    expect(new Set(stored.map((c) => c.raw.content_type?.split(';')[0]))).toEqual(
+      new Set([undefined, 'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data']),
+    );
   });
 
   it('prints the summary as JSON from the command line', async () => {
-    const { code, stdout } = await callhook(['simulate', '--count', '20', '--rate', '200', '--json', '--url', `${server.url}/webhooks/end-of-call`, '--key', KEY], { CALLHOOK_DATA_DIR: server.dataDir });
+    const { code, stdout } = await callhook(
+      [
+        'simulate',
+        '--count',
+        '20',
+        '--rate',
+        '200',
+        '--json',
+        '--url',
+        `${server.url}/webhooks/end-of-call`,
+        '--key',
+        KEY,
+      ],
+      { CALLHOOK_DATA_DIR: server.dataDir },
+    );
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
     expect(summary).toMatchObject({ sent: 20, failures: 0, by_status: { 200: 20 } });
@@ -68,10 +95,14 @@ describe('callhook simulate against a running receiver', () => {
   });
 
   it('refuses a bad option with one line', async () => {
-    const share = await callhook(['simulate', '--duplicates', '2', '--url', server.url], { CALLHOOK_DATA_DIR: server.dataDir });
+    const share = await callhook(['simulate', '--duplicates', '2', '--url', server.url], {
+      CALLHOOK_DATA_DIR: server.dataDir,
+    });
     expect(share.code).toBe(2);
     expect(share.stderr.trim()).toBe('callhook: --duplicates must be a number from 0 to 1, not 2');
-    const encoding = await callhook(['simulate', '--encoding', 'xml', '--url', server.url], { CALLHOOK_DATA_DIR: server.dataDir });
+    const encoding = await callhook(['simulate', '--encoding', 'xml', '--url', server.url], {
+      CALLHOOK_DATA_DIR: server.dataDir,
+    });
     expect(encoding.code).toBe(2);
     expect(encoding.stderr.trim()).toBe('callhook: --encoding must be one of json, form, multipart or mixed, not xml');
   });
@@ -81,21 +112,36 @@ describe('callhook simulate against a running receiver', () => {
     const env = { CALLHOOK_DATA_DIR: server.dataDir };
     const multipart = await callhook([...args, '--json', '--header', 'Content-Type: multipart/form-data'], env);
     expect(multipart.code).toBe(0);
-    expect(JSON.parse(multipart.stdout)).toMatchObject({ sent: 6, failures: 0, by_status: { 200: 6 }, by_encoding: { multipart: 6 } });
-    const form = await callhook([...args, '--json', '--header', 'content-type: application/x-www-form-urlencoded'], env);
+    expect(JSON.parse(multipart.stdout)).toMatchObject({
+      sent: 6,
+      failures: 0,
+      by_status: { 200: 6 },
+      by_encoding: { multipart: 6 },
+    });
+    const form = await callhook(
+      [...args, '--json', '--header', 'content-type: application/x-www-form-urlencoded'],
+      env,
+    );
     expect(JSON.parse(form.stdout)).toMatchObject({ failures: 0, by_encoding: { form: 6 } });
 
     const clash = await callhook([...args, '--encoding', 'json', '--header', 'Content-Type: multipart/form-data'], env);
     expect(clash.code).toBe(2);
-    expect(clash.stderr.trim()).toBe('callhook: --encoding json contradicts the Content-Type header, which asks for multipart');
+    expect(clash.stderr.trim()).toBe(
+      'callhook: --encoding json contradicts the Content-Type header, which asks for multipart',
+    );
     const unknown = await callhook([...args, '--header', 'Content-Type: text/plain'], env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr.trim()).toMatch(/^callhook: --header Content-Type: the sender serialises .* \(spec 6\.3\), not text\/plain$/);
+    expect(unknown.stderr.trim()).toMatch(
+      /^callhook: --header Content-Type: the sender serialises .* \(spec 6\.3\), not text\/plain$/,
+    );
   });
 
   it('exits 1 with the failures listed when a reply is not 2xx', async () => {
     // No duplicates, so three requests are three calls whatever the random seed.
-    const err = await callhook(['simulate', '--count', '3', '--rate', '100', '--duplicates', '0', '--url', server.url, '--key', 'not-the-key'], { CALLHOOK_DATA_DIR: server.dataDir });
+    const err = await callhook(
+      ['simulate', '--count', '3', '--rate', '100', '--duplicates', '0', '--url', server.url, '--key', 'not-the-key'],
+      { CALLHOOK_DATA_DIR: server.dataDir },
+    );
     expect(err.code).toBe(1);
     expect(err.stdout).toMatch(/^sent 3 requests for 3 calls \(0 duplicates\)/);
     expect(err.stdout).toContain('replies by status: 401 3');
@@ -108,14 +154,33 @@ describe('test traffic kept out of a sink with when', () => {
     const dataDir = tempDir();
     const server = await startServer({
       dataDir,
-      config: { sinks: [{ name: 'all', type: 'jsonl', path: join(dataDir, 'all.jsonl') }, { name: 'crm', type: 'jsonl', path: join(dataDir, 'crm.jsonl'), when: { field: 'source', ne: 'simulate' } }] },
+      config: {
+        sinks: [
+          { name: 'all', type: 'jsonl', path: join(dataDir, 'all.jsonl') },
+          { name: 'crm', type: 'jsonl', path: join(dataDir, 'crm.jsonl'), when: { field: 'source', ne: 'simulate' } },
+        ],
+      },
     });
     try {
-      const summary = await simulate({ count: 10, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 3, url: server.url, key: KEY, rate: 100 });
+      const summary = await simulate({
+        count: 10,
+        duplicates: 0,
+        empty: 0,
+        encodings: ['json'],
+        methods: ['POST'],
+        seed: 3,
+        url: server.url,
+        key: KEY,
+        rate: 100,
+      });
       expect(summary.by_status).toEqual({ 200: 10 });
       const real = await post(server.url, { call_id: 'real-1', first_name: 'Asha' });
       expect(real.status).toBe(200);
-      const lines = async (file: string) => (await readFile(join(server.dataDir, file), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as CallRecord);
+      const lines = async (file: string) =>
+        (await readFile(join(server.dataDir, file), 'utf8').catch(() => ''))
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as CallRecord);
       await expect.poll(async () => (await lines('all.jsonl')).length, { timeout: 10_000 }).toBe(11);
       await expect.poll(async () => (await lines('crm.jsonl')).length, { timeout: 10_000 }).toBe(1);
       expect((await lines('crm.jsonl'))[0]).toMatchObject({ source: 'webhook', extra: { call_id: 'real-1' } });
@@ -127,7 +192,15 @@ describe('test traffic kept out of a sink with when', () => {
 });
 
 describe('the requests simulate plans', () => {
-  const requests = plan({ count: 2000, duplicates: 0.1, empty: 0.25, encodings: ENCODINGS, methods: METHODS, seed: 11, today: '2026-11-22' });
+  const requests = plan({
+    count: 2000,
+    duplicates: 0.1,
+    empty: 0.25,
+    encodings: ENCODINGS,
+    methods: METHODS,
+    seed: 11,
+    today: '2026-11-22',
+  });
 
   it('sends GET and DELETE with no body, every field in the query string', () => {
     for (const r of requests.filter((p) => p.method === 'GET' || p.method === 'DELETE')) {
@@ -142,7 +215,11 @@ describe('the requests simulate plans', () => {
   });
 
   it('sends "" at about the chosen rate, and never for the call id', () => {
-    const values = requests.flatMap((r) => Object.entries(r.fixture.request.body ?? r.fixture.request.query).filter(([k]) => k !== 'call_id').map(([, v]) => v));
+    const values = requests.flatMap((r) =>
+      Object.entries(r.fixture.request.body ?? r.fixture.request.query)
+        .filter(([k]) => k !== 'call_id')
+        .map(([, v]) => v),
+    );
     const share = values.filter((v) => v === '').length / values.length;
     // Some fields are "" by their nature too (no order, no quantity): the share is at least the rate.
     expect(share).toBeGreaterThan(0.22);
@@ -161,7 +238,15 @@ describe('the requests simulate plans', () => {
   });
 
   it('plans a long run as it goes: millions of calls cost no more memory than the calls in flight', () => {
-    const endless = planRequests({ count: 1e12, duplicates: 0.5, empty: 0, encodings: ['json'], methods: ['POST'], seed: 5, today: '2026-11-22' });
+    const endless = planRequests({
+      count: 1e12,
+      duplicates: 0.5,
+      empty: 0,
+      encodings: ['json'],
+      methods: ['POST'],
+      seed: 5,
+      today: '2026-11-22',
+    });
     // Far past the window of sends that repeats are drawn from, a repeat is still of a call already sent.
     const seen = new Set<string>();
     for (let i = 0; i < 30_000; i++) {
@@ -172,9 +257,19 @@ describe('the requests simulate plans', () => {
   });
 
   it('is the same run for the same seed, and another for another', () => {
-    const again = plan({ count: 2000, duplicates: 0.1, empty: 0.25, encodings: ENCODINGS, methods: METHODS, seed: 11, today: '2026-11-22' });
+    const again = plan({
+      count: 2000,
+      duplicates: 0.1,
+      empty: 0.25,
+      encodings: ENCODINGS,
+      methods: METHODS,
+      seed: 11,
+      today: '2026-11-22',
+    });
     expect(again).toEqual(requests);
-    expect(plan({ count: 5, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 12 })[0]!.callId).not.toBe(requests[0]!.callId);
+    expect(
+      plan({ count: 5, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 12 })[0]!.callId,
+    ).not.toBe(requests[0]!.callId);
   });
 });
 
@@ -185,12 +280,27 @@ describe('simulate records failures as the sender would', () => {
       res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":500,"message":"boom"}');
     });
     try {
-      const summary = await simulate({ url: receiver.url, key: KEY, count: 6, rate: 100, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 3, timeoutMs: 300 });
+      const summary = await simulate({
+        url: receiver.url,
+        key: KEY,
+        count: 6,
+        rate: 100,
+        duplicates: 0,
+        empty: 0,
+        encodings: ['json'],
+        methods: ['POST'],
+        seed: 3,
+        timeoutMs: 300,
+      });
       expect(receiver.received).toHaveLength(6);
       expect(summary.by_status).toEqual({ 500: 3, timeout: 3 });
       expect(summary.failures).toBe(6);
-      expect(summary.failed).toContainEqual(expect.objectContaining({ status: 500, body: '{"error":500,"message":"boom"}' }));
-      expect(summary.failed).toContainEqual(expect.objectContaining({ status: 'timeout', body: 'no reply within 300 ms' }));
+      expect(summary.failed).toContainEqual(
+        expect.objectContaining({ status: 500, body: '{"error":500,"message":"boom"}' }),
+      );
+      expect(summary.failed).toContainEqual(
+        expect.objectContaining({ status: 'timeout', body: 'no reply within 300 ms' }),
+      );
     } finally {
       await receiver.close();
     }

@@ -1,8 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { natsAdmin, type NatsAdmin } from './helpers/nats-stream.js';
-import { adminApi, deliveryStates, post, readStoreFile, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
+import { type NatsAdmin, natsAdmin } from './helpers/nats-stream.js';
+import {
+  adminApi,
+  deliveryStates,
+  post,
+  readStoreFile,
+  sampleCall,
+  spawnServer,
+  startServer,
+  tempDir,
+  until,
+} from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
@@ -47,12 +57,19 @@ describe.skipIf(!url)('the nats sink end to end', () => {
         return done && dead && detail.attempts.length === attempts ? detail : undefined;
       };
       const detail = await until(() => settled(2));
-      expect(await nats.messages(stream)).toEqual([{ subject: `${prefix}.end-of-call`, msgId: `${id}:bus`, body: detail.record }]);
-      const nowhere = detail.attempts.filter((a: { sink?: string; error?: string }) => a.error?.includes('no JetStream stream'));
+      expect(await nats.messages(stream)).toEqual([
+        { subject: `${prefix}.end-of-call`, msgId: `${id}:bus`, body: detail.record },
+      ]);
+      const nowhere = detail.attempts.filter((a: { sink?: string; error?: string }) =>
+        a.error?.includes('no JetStream stream'),
+      );
       expect(nowhere).toHaveLength(1);
       expect(nowhere[0].error).toMatch(`no JetStream stream listens on subject ${prefix}-nowhere.end-of-call`);
 
-      expect((await adminApi(server, `/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['bus'] }) })).body).toMatchObject({ scheduled: 1 });
+      expect(
+        (await adminApi(server, `/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['bus'] }) }))
+          .body,
+      ).toMatchObject({ scheduled: 1 });
       const again = await until(() => settled(3));
       expect(again.attempts.filter((a: { outcome: string }) => a.outcome === 'ok')).toHaveLength(2);
       expect(await nats.messages(stream)).toHaveLength(1);
@@ -66,13 +83,24 @@ describe.skipIf(!url)('the nats sink end to end', () => {
     const { stream, subject } = own();
     const retry = { attempts: 100, schedule: ['100ms'], jitter: 0 };
     await proxy.down();
-    const server = await startServer({ config: { sinks: [{ name: 'bus', type: 'nats', servers: proxy.url(url!), stream, subject, retry }] } });
+    const server = await startServer({
+      config: { sinks: [{ name: 'bus', type: 'nats', servers: proxy.url(url!), stream, subject, retry }] },
+    });
     try {
       const ids: string[] = [];
       const postAll = async (from: number) => {
-        for (let i = from; i < from + 5; i++) ids.push((await (await post(server.url, sampleCall({ call_id: `nats-away-${i}` }))).json()).id);
+        for (let i = from; i < from + 5; i++)
+          ids.push((await (await post(server.url, sampleCall({ call_id: `nats-away-${i}` }))).json()).id);
       };
-      const retried = () => readStoreFile(server.dataDir, (db) => db.prepare(`SELECT COUNT(DISTINCT delivery_id) FROM attempts WHERE outcome = 'retry'`).pluck().get() as number);
+      const retried = () =>
+        readStoreFile(
+          server.dataDir,
+          (db) =>
+            db
+              .prepare(`SELECT COUNT(DISTINCT delivery_id) FROM attempts WHERE outcome = 'retry'`)
+              .pluck()
+              .get() as number,
+        );
       const lastError = async (id: string) => (await adminApi(server, `/calls/${id}`)).body.attempts[0].error as string;
 
       // Away before the first connection: the connect fails, and is tried again by the next attempt.
@@ -86,7 +114,9 @@ describe.skipIf(!url)('the nats sink end to end', () => {
       await proxy.down();
       await postAll(5);
       await until(() => retried() === 10);
-      expect(await lastError(ids[5]!)).toBe(`NATS at 127.0.0.1:${proxy.port}: connection lost, the client is reconnecting`);
+      expect(await lastError(ids[5]!)).toBe(
+        `NATS at 127.0.0.1:${proxy.port}: connection lost, the client is reconnecting`,
+      );
       await proxy.up();
       await until(() => deliveryStates(server.dataDir, 'bus').done === 10, { timeoutMs: 20_000 });
       const messages = await nats.messages(stream);
@@ -98,13 +128,20 @@ describe.skipIf(!url)('the nats sink end to end', () => {
     }
   });
 
-  it('leaves one message per call when the receiver is killed with publishes whose acknowledgements never came', { timeout: 60_000 }, async () => {
+  it('leaves one message per call when the receiver is killed with publishes whose acknowledgements never came', {
+    timeout: 60_000,
+  }, async () => {
     const proxy = await startTcpProxy(url!, 4222);
     const { stream, subject } = own();
     const dataDir = tempDir();
     const config = join(dataDir, 'callhook.json');
     const concurrency = 16;
-    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'bus', type: 'nats', servers: proxy.url(url!), stream, subject, concurrency }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        sinks: [{ name: 'bus', type: 'nats', servers: proxy.url(url!), stream, subject, concurrency }],
+      }),
+    );
     const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
     const count = async () => (await nats.jsm.streams.info(stream).catch(() => undefined))?.state.messages ?? 0;
     try {
@@ -114,7 +151,8 @@ describe.skipIf(!url)('the nats sink end to end', () => {
       // From here the stream stores every publish but its acknowledgements never reach the receiver.
       proxy.holdReplies();
       const calls = 40;
-      for (let i = 0; i < calls; i++) expect((await post(first.url, sampleCall({ call_id: `nats-kill-${i}` }))).status).toBe(200);
+      for (let i = 0; i < calls; i++)
+        expect((await post(first.url, sampleCall({ call_id: `nats-kill-${i}` }))).status).toBe(200);
       await until(async () => (await count()) === 1 + concurrency);
       first.child.kill('SIGKILL');
       await first.exited;

@@ -3,7 +3,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminApi, deliveryStates, post, readStoreFile, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import {
+  adminApi,
+  deliveryStates,
+  post,
+  readStoreFile,
+  sampleCall,
+  spawnServer,
+  startServer,
+  type TestServer,
+  tempDir,
+  until,
+} from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
@@ -21,7 +32,9 @@ const streamName = () => `${prefix}:${++n}`;
 
 /** The entries of a stream as field objects, in stream order. */
 async function entries(stream: string): Promise<Record<string, string>[]> {
-  return (await redis.xrange(stream, '-', '+')).map(([, flat]) => Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1]!]] : []))));
+  return (await redis.xrange(stream, '-', '+')).map(([, flat]) =>
+    Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1]!]] : []))),
+  );
 }
 
 describe.skipIf(!url)('the redis-stream sink end to end', () => {
@@ -36,7 +49,9 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
 
   it('adds a call as one entry in the record shape, and a redelivered call adds nothing', async () => {
     const stream = streamName();
-    const server: TestServer = await startServer({ config: { sinks: [{ name: 'events', type: 'redis-stream', url, stream }] } });
+    const server: TestServer = await startServer({
+      config: { sinks: [{ name: 'events', type: 'redis-stream', url, stream }] },
+    });
     try {
       const { id } = await (await post(server.url, sampleCall({ call_id: 'redis-e2e-1' }))).json();
       const done = async (attempts: number) => {
@@ -49,7 +64,9 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
       expect(entry).toMatchObject({ id, hook: 'end-of-call', revision: '1', idempotency_key: `${id}:events` });
       expect(JSON.parse(entry!.record!)).toEqual(detail.record);
 
-      expect((await adminApi(server, `/calls/${id}/redeliver`, { method: 'POST', body: '{}' })).body).toMatchObject({ scheduled: 1 });
+      expect((await adminApi(server, `/calls/${id}/redeliver`, { method: 'POST', body: '{}' })).body).toMatchObject({
+        scheduled: 1,
+      });
       const again = await until(() => done(2));
       expect(again.attempts.map((a: { outcome: string }) => a.outcome)).toEqual(['ok', 'ok']);
       expect(await entries(stream)).toHaveLength(1);
@@ -62,13 +79,22 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
     const proxy = await startTcpProxy(url!, 6379);
     const stream = streamName();
     const retry = { attempts: 100, schedule: ['100ms'], jitter: 0 };
-    const server = await startServer({ config: { sinks: [{ name: 'events', type: 'redis-stream', url: proxy.url(url!), stream, retry }] } });
+    const server = await startServer({
+      config: { sinks: [{ name: 'events', type: 'redis-stream', url: proxy.url(url!), stream, retry }] },
+    });
     try {
       await proxy.down();
       const ids: string[] = [];
-      for (let i = 0; i < 10; i++) ids.push((await (await post(server.url, sampleCall({ call_id: `redis-away-${i}` }))).json()).id);
+      for (let i = 0; i < 10; i++)
+        ids.push((await (await post(server.url, sampleCall({ call_id: `redis-away-${i}` }))).json()).id);
       // Every call has met the outage at least once before Redis comes back.
-      await until(() => readStoreFile(server.dataDir, (db) => db.prepare(`SELECT COUNT(DISTINCT delivery_id) FROM attempts WHERE outcome = 'retry'`).pluck().get() === 10));
+      await until(() =>
+        readStoreFile(
+          server.dataDir,
+          (db) =>
+            db.prepare(`SELECT COUNT(DISTINCT delivery_id) FROM attempts WHERE outcome = 'retry'`).pluck().get() === 10,
+        ),
+      );
       const failed = (await adminApi(server, `/calls/${ids[0]}`)).body.attempts[0];
       expect(failed.error).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${proxy.port}: .*ECONNREFUSED`));
       await proxy.up();
@@ -80,13 +106,18 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
     }
   });
 
-  it('leaves one entry per call when the receiver is killed with deliveries whose replies never came', { timeout: 60_000 }, async () => {
+  it('leaves one entry per call when the receiver is killed with deliveries whose replies never came', {
+    timeout: 60_000,
+  }, async () => {
     const proxy = await startTcpProxy(url!, 6379);
     const stream = streamName();
     const dataDir = tempDir();
     const config = join(dataDir, 'callhook.json');
     const concurrency = 16;
-    writeFileSync(config, JSON.stringify({ sinks: [{ name: 'events', type: 'redis-stream', url: proxy.url(url!), stream, concurrency }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({ sinks: [{ name: 'events', type: 'redis-stream', url: proxy.url(url!), stream, concurrency }] }),
+    );
     const env = { CALLHOOK_CONFIG: config, LOG_LEVEL: 'error' };
     try {
       const first = await spawnServer(dataDir, env);
@@ -95,7 +126,8 @@ describe.skipIf(!url)('the redis-stream sink end to end', () => {
       // From here Redis runs every script but its replies never reach the receiver: each delivery is in flight.
       proxy.holdReplies();
       const calls = 40;
-      for (let i = 0; i < calls; i++) expect((await post(first.url, sampleCall({ call_id: `redis-kill-${i}` }))).status).toBe(200);
+      for (let i = 0; i < calls; i++)
+        expect((await post(first.url, sampleCall({ call_id: `redis-kill-${i}` }))).status).toBe(200);
       await until(async () => (await redis.xlen(stream)) === 1 + concurrency);
       first.child.kill('SIGKILL');
       await first.exited;

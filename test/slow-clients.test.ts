@@ -42,7 +42,8 @@ function open(): Promise<Exchange> {
 
 const statusOf = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
 const bodyOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
-const head = (extra: string) => `POST /webhooks/end-of-call HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\n${extra}\r\n`;
+const head = (extra: string) =>
+  `POST /webhooks/end-of-call HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\n${extra}\r\n`;
 
 describe('slow clients', () => {
   it('a body trickled byte by byte is cut off with 408 after the request timeout', async () => {

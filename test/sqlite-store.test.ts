@@ -6,18 +6,28 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../src/normalize/dedup-key.js';
 import type { CallRecord } from '../src/record.js';
-import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite-admin.js';
-import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
 import type { DeliveryStat } from '../src/store/admin-queries.js';
 import type { CommitInput } from '../src/store/calls.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite-admin.js';
+import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
 import { storeCallsContract } from './store-calls-contract.js';
+import {
+  type AttemptRow,
+  type CountRow,
+  type DeliveryRow,
+  expectKeptByMigration4,
+  ODD_RECORDS,
+  OLD_INSERT_COLUMNS,
+  type ReceiptRow,
+  type StorePeek,
+  storeContract,
+} from './store-contract.js';
 import { storeEditsContract } from './store-edits-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
-import { expectKeptByMigration4, ODD_RECORDS, OLD_INSERT_COLUMNS, storeContract, type AttemptRow, type CountRow, type DeliveryRow, type ReceiptRow, type StorePeek } from './store-contract.js';
 
 /** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
 async function commitMany(store: Store, count: number, input: (i: number) => CommitInput): Promise<void> {
@@ -53,23 +63,31 @@ describe('sqlite store', () => {
   const peek: StorePeek = {
     receipts: async (hook) =>
       peekDb()
-        .prepare('SELECT outcome, status, call_id AS callId, raw_body AS rawBody, ingested_as AS ingestedAs FROM receipts WHERE hook = ? ORDER BY id')
+        .prepare(
+          'SELECT outcome, status, call_id AS callId, raw_body AS rawBody, ingested_as AS ingestedAs FROM receipts WHERE hook = ? ORDER BY id',
+        )
         .all(hook) as ReceiptRow[],
     deliveries: async (callId) =>
-      peekDb().prepare('SELECT sink, state, attempts FROM deliveries WHERE call_id = ? ORDER BY sink').all(callId) as DeliveryRow[],
+      peekDb()
+        .prepare('SELECT sink, state, attempts FROM deliveries WHERE call_id = ? ORDER BY sink')
+        .all(callId) as DeliveryRow[],
     attempts: async (deliveryId) =>
       peekDb()
         .prepare('SELECT attempt, outcome, http_status AS httpStatus FROM attempts WHERE delivery_id = ? ORDER BY id')
         .all(deliveryId) as AttemptRow[],
     deliveryCounts: async (sinks) =>
       peekDb()
-        .prepare('SELECT sink, state, COUNT(*) AS count FROM deliveries WHERE sink IN (SELECT value FROM json_each(?)) GROUP BY sink, state')
+        .prepare(
+          'SELECT sink, state, COUNT(*) AS count FROM deliveries WHERE sink IN (SELECT value FROM json_each(?)) GROUP BY sink, state',
+        )
         .all(JSON.stringify(sinks)) as CountRow[],
     ingested: async (hook, callId) => {
       const writer = new Database(path);
       try {
         writer
-          .prepare(`UPDATE receipts SET ingested_as = ? WHERE id = (SELECT max(id) FROM receipts WHERE hook = ? AND outcome = 'rejected')`)
+          .prepare(
+            `UPDATE receipts SET ingested_as = ? WHERE id = (SELECT max(id) FROM receipts WHERE hook = ? AND outcome = 'rejected')`,
+          )
           .run(callId, hook);
       } finally {
         writer.close();
@@ -94,16 +112,32 @@ describe('sqlite store', () => {
   it("reads a caller's history through the calls_phone index, neither scanning nor sorting", async () => {
     await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first
     const plan = (sql: string, ...values: unknown[]) =>
-      (peekDb().prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as { detail: string }[]).map((row) => row.detail).join('\n');
-    expect(plan(CALLER_HISTORY_SQL.count, '+14155550100')).toMatch(/^SEARCH calls USING COVERING INDEX calls_phone \(<expr>=\?\)$/);
+      (
+        peekDb()
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(...values) as { detail: string }[]
+      )
+        .map((row) => row.detail)
+        .join('\n');
+    expect(plan(CALLER_HISTORY_SQL.count, '+14155550100')).toMatch(
+      /^SEARCH calls USING COVERING INDEX calls_phone \(<expr>=\?\)$/,
+    );
     // No "USE TEMP B-TREE FOR ORDER BY": the index gives id order within one phone number.
-    expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(/^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/);
+    expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(
+      /^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/,
+    );
   });
 
   it("reads /metrics' figures from the kept counts and one index row a sink, never scanning the deliveries (contract section 6)", async () => {
     await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first
-    const plan = (peekDb().prepare(`EXPLAIN QUERY PLAN ${DELIVERY_STATS_SQL}`).all() as { detail: string }[]).map((row) => row.detail);
-    expect(plan).toEqual(['SCAN c', 'CORRELATED SCALAR SUBQUERY 1', 'SEARCH d USING INDEX deliveries_state_sink (state=? AND sink=?)']);
+    const plan = (peekDb().prepare(`EXPLAIN QUERY PLAN ${DELIVERY_STATS_SQL}`).all() as { detail: string }[]).map(
+      (row) => row.detail,
+    );
+    expect(plan).toEqual([
+      'SCAN c',
+      'CORRELATED SCALAR SUBQUERY 1',
+      'SEARCH d USING INDEX deliveries_state_sink (state=? AND sink=?)',
+    ]);
   });
 
   it('counts the deliveries of a database made before migration 5, and follows the writes of a serve of the version before', async () => {
@@ -112,8 +146,12 @@ describe('sqlite store', () => {
     db.unsafeMode(true); // migration 4 edits a table's schema text (sqlite.ts's migrate)
     for (const migration of SQLITE_MIGRATIONS.slice(0, 4)) db.exec(migration);
     db.pragma('user_version = 4');
-    const insertCall = db.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', '{}', '{}')`);
-    const insertDelivery = db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, ?, 5, ?, ?)`);
+    const insertCall = db.prepare(
+      `INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', '{}', '{}')`,
+    );
+    const insertDelivery = db.prepare(
+      `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, ?, 5, ?, ?)`,
+    );
     const states = ['done', 'done', 'dead', 'pending', 'in_flight', 'pending'];
     states.forEach((state, i) => {
       insertCall.run(`c${i}`, `call_id:${i}`);
@@ -124,17 +162,37 @@ describe('sqlite store', () => {
     const store = openSqliteStore({ path: old });
     // A serve of the version before, on the same file (a rolling restart on one volume), knows nothing of the counts.
     const before = new Database(old);
-    const counted = () => before.prepare('SELECT sink, state, COUNT(*) AS count FROM deliveries GROUP BY sink, state ORDER BY sink, state').all();
+    const counted = () =>
+      before
+        .prepare('SELECT sink, state, COUNT(*) AS count FROM deliveries GROUP BY sink, state ORDER BY sink, state')
+        .all();
     const stats = async () => (await store.deliveryStats()).map(({ sink, state, count }) => ({ sink, state, count }));
     try {
       expect(await stats()).toEqual([
-        { sink: 'crm', state: 'done', count: 3 }, { sink: 'crm', state: 'pending', count: 3 },
-        { sink: 'log', state: 'dead', count: 1 }, { sink: 'log', state: 'done', count: 2 }, { sink: 'log', state: 'in_flight', count: 1 }, { sink: 'log', state: 'pending', count: 2 },
+        { sink: 'crm', state: 'done', count: 3 },
+        { sink: 'crm', state: 'pending', count: 3 },
+        { sink: 'log', state: 'dead', count: 1 },
+        { sink: 'log', state: 'done', count: 2 },
+        { sink: 'log', state: 'in_flight', count: 1 },
+        { sink: 'log', state: 'pending', count: 2 },
       ]);
-      expect((await store.deliveryStats()).filter((s) => s.state === 'pending').map((s) => [s.sink, s.oldestCreatedAt])).toEqual([['crm', 1000], ['log', 1003]]);
+      expect(
+        (await store.deliveryStats()).filter((s) => s.state === 'pending').map((s) => [s.sink, s.oldestCreatedAt]),
+      ).toEqual([
+        ['crm', 1000],
+        ['log', 1003],
+      ]);
       before.prepare(`UPDATE deliveries SET state = 'done' WHERE sink = 'log' AND state = 'in_flight'`).run();
-      before.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('c9', 'h', 'call_id:9', 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', '{}', '{}')`).run();
-      before.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c9', 'log', 'pending', 5, 9, 9)`).run();
+      before
+        .prepare(
+          `INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('c9', 'h', 'call_id:9', 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', '{}', '{}')`,
+        )
+        .run();
+      before
+        .prepare(
+          `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c9', 'log', 'pending', 5, 9, 9)`,
+        )
+        .run();
       before.prepare(`DELETE FROM calls WHERE id = 'c0'`).run();
       expect(await stats()).toEqual(counted());
     } finally {
@@ -150,8 +208,12 @@ describe('sqlite store', () => {
     try {
       for (const s of [store, memory]) {
         for (let i = 0; i < 40; i++) await s.commitCall(commitInput('stats', `call_id:s${i}`, ['jsonl', 'log']));
-        for (const [n, outcome] of [[10, 'ok'], [5, 'dead']] as const) {
-          for (const claimed of await s.claimDeliveries('jsonl', n, 60_000)) await s.finishAttempt(claimed.id, claimed.attempt, { ...attemptOk, outcome });
+        for (const [n, outcome] of [
+          [10, 'ok'],
+          [5, 'dead'],
+        ] as const) {
+          for (const claimed of await s.claimDeliveries('jsonl', n, 60_000))
+            await s.finishAttempt(claimed.id, claimed.attempt, { ...attemptOk, outcome });
         }
         await s.claimDeliveries('log', 3, 60_000);
       }
@@ -159,15 +221,24 @@ describe('sqlite store', () => {
       const expected = direct.prepare(DELIVERY_STATS_SQL).all();
       direct.close();
       expect(expected.map((s) => Object.values(s as object).slice(0, 3))).toEqual([
-        ['jsonl', 'dead', 5], ['jsonl', 'done', 10], ['jsonl', 'pending', 25], ['log', 'in_flight', 3], ['log', 'pending', 37],
+        ['jsonl', 'dead', 5],
+        ['jsonl', 'done', 10],
+        ['jsonl', 'pending', 25],
+        ['log', 'in_flight', 3],
+        ['log', 'pending', 37],
       ]);
 
       // Whether the reader thread answers is src/store/sqlite-reader.test.ts's to show; here, that it answers right.
       expect(await store.deliveryStats()).toEqual(expected);
       const found = await store.listCalls({ text: 'call_id:s1', hook: 'stats' });
       // Ids made within one millisecond need not sort in commit order: the set is what is compared.
-      expect(found.map((c) => c.record.dedup_key).sort()).toEqual(['call_id:s1', ...Array.from({ length: 10 }, (_, i) => `call_id:s1${i}`)]);
-      expect((await store.listDeliveries({ state: 'dead', sink: 'jsonl' })).map((d) => d.attempts)).toEqual([1, 1, 1, 1, 1]);
+      expect(found.map((c) => c.record.dedup_key).sort()).toEqual([
+        'call_id:s1',
+        ...Array.from({ length: 10 }, (_, i) => `call_id:s1${i}`),
+      ]);
+      expect((await store.listDeliveries({ state: 'dead', sink: 'jsonl' })).map((d) => d.attempts)).toEqual([
+        1, 1, 1, 1, 1,
+      ]);
       // An in-memory database cannot be opened twice, so it is counted in place, with the same result.
       expect((await memory.deliveryStats()).map(({ oldestCreatedAt: _, ...rest }) => rest)).toEqual(
         (expected as DeliveryStat[]).map(({ oldestCreatedAt: _, ...rest }) => rest),
@@ -195,7 +266,14 @@ describe('sqlite store', () => {
       expect(during.outcome).toBe('accepted');
       expect(await purging).toEqual({ calls: 1200, receipts: 1200 });
       // Running totals, one a chunk, for the command's progress line.
-      expect(steps.map((t) => `${t.calls}/${t.receipts}`)).toEqual(['500/0', '1000/0', '1200/0', '1200/500', '1200/1000', '1200/1200']);
+      expect(steps.map((t) => `${t.calls}/${t.receipts}`)).toEqual([
+        '500/0',
+        '1000/0',
+        '1200/0',
+        '1200/500',
+        '1200/1000',
+        '1200/1200',
+      ]);
       expect(await serve.getCall(during.id)).toBeDefined();
     } finally {
       await purger.close();
@@ -209,7 +287,10 @@ describe('sqlite store', () => {
     try {
       const longAgo = Date.parse('2001-01-01T00:00:00Z');
       // Every third call held: each chunk meets some it keeps, and the walk must go on past them, not stop short.
-      await commitMany(store, 1600, (i) => ({ ...commitInput('old', `call_id:k${i}`, [], longAgo), status: i % 3 === 0 ? 'held' : 'accepted' }));
+      await commitMany(store, 1600, (i) => ({
+        ...commitInput('old', `call_id:k${i}`, [], longAgo),
+        status: i % 3 === 0 ? 'held' : 'accepted',
+      }));
       const before = new Date('2002-01-01T00:00:00Z');
       const counted = await store.purgeable(before);
       expect(counted).toEqual({ calls: 1066, receipts: 1066 });
@@ -291,16 +372,44 @@ describe('sqlite store', () => {
     for (const migration of SQLITE_MIGRATIONS.slice(0, 7)) db.exec(migration);
     db.pragma('user_version = 7');
     // Stored before records carried a revision, and before calls had a content hash.
-    const problems = [{ field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required but was missing or empty' }];
-    const record = { id: 'e1', hook: 'h', dedup_key: 'order_id:ORD-8', received_at: '2001-11-01T10:00:00.000Z', source: 'webhook', data: { first_name: 'Asha' }, extra: {}, problems };
-    db.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('e1', 'h', 'order_id:ORD-8', 'accepted', 'webhook', ?, ?, '{}')`).run(record.received_at, JSON.stringify(record));
+    const problems = [
+      { field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required but was missing or empty' },
+    ];
+    const record = {
+      id: 'e1',
+      hook: 'h',
+      dedup_key: 'order_id:ORD-8',
+      received_at: '2001-11-01T10:00:00.000Z',
+      source: 'webhook',
+      data: { first_name: 'Asha' },
+      extra: {},
+      problems,
+    };
+    db.prepare(
+      `INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES ('e1', 'h', 'order_id:ORD-8', 'accepted', 'webhook', ?, ?, '{}')`,
+    ).run(record.received_at, JSON.stringify(record));
     db.close();
     const store = openSqliteStore({ path: old });
     try {
       expect((await store.listCalls({ hook: 'h', review: true })).map((c) => c.record.id)).toEqual(['e1']);
-      const edited = { ...record, revision: 2, data: { first_name: 'Asha Rao' }, problems: problems as CallRecord['problems'], source: 'webhook' as const };
-      expect(await store.editCall('e1', { at: new Date().toISOString(), fields: { first_name: { before: 'Asha', after: 'Asha Rao' } }, revision: 2 }, edited)).toBe('edited');
-      const repeat = { ...commitInput('h', 'order_id:ORD-8', [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra, problems as CallRecord['problems']) };
+      const edited = {
+        ...record,
+        revision: 2,
+        data: { first_name: 'Asha Rao' },
+        problems: problems as CallRecord['problems'],
+        source: 'webhook' as const,
+      };
+      expect(
+        await store.editCall(
+          'e1',
+          { at: new Date().toISOString(), fields: { first_name: { before: 'Asha', after: 'Asha Rao' } }, revision: 2 },
+          edited,
+        ),
+      ).toBe('edited');
+      const repeat = {
+        ...commitInput('h', 'order_id:ORD-8', [], Date.now(), record.data),
+        contentHash: contentHash(record.data, record.extra, problems as CallRecord['problems']),
+      };
       expect(await store.commitCall(repeat)).toEqual({ outcome: 'duplicate', id: 'e1' });
     } finally {
       await store.close();
@@ -321,11 +430,26 @@ describe('sqlite store', () => {
     const db = new Database(old);
     for (const migration of SQLITE_MIGRATIONS.slice(0, 3)) db.exec(migration);
     db.pragma('user_version = 3');
-    const record = { id: 'c1', hook: 'h', dedup_key: 'order_id:ORD-1', received_at: '2026-11-01T10:00:00.000Z', source: 'webhook', data: { call_outcome: 'order placed', call_cost: 1.5 }, extra: { call_id: 'x' }, problems: [] };
-    db.prepare(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'order_id:ORD-1', 'accepted', 'webhook', ?, ?, '{}')`).run(record.received_at, JSON.stringify(record));
-    db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c1', 'log', 'done', 5, 1234, 1234)`).run();
+    const record = {
+      id: 'c1',
+      hook: 'h',
+      dedup_key: 'order_id:ORD-1',
+      received_at: '2026-11-01T10:00:00.000Z',
+      source: 'webhook',
+      data: { call_outcome: 'order placed', call_cost: 1.5 },
+      extra: { call_id: 'x' },
+      problems: [],
+    };
+    db.prepare(
+      `INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'order_id:ORD-1', 'accepted', 'webhook', ?, ?, '{}')`,
+    ).run(record.received_at, JSON.stringify(record));
+    db.prepare(
+      `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES ('c1', 'log', 'done', 5, 1234, 1234)`,
+    ).run();
     for (const [key, text] of ODD_RECORDS) {
-      db.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', ?, '{}')`).run(key, key, text);
+      db.prepare(
+        `INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-01T10:00:00.000Z', ?, '{}')`,
+      ).run(key, key, text);
     }
     db.close();
     const store = openSqliteStore({ path: old });
@@ -334,7 +458,11 @@ describe('sqlite store', () => {
     try {
       expect((await store.listDeliveries({ callId: 'c1' })).map((d) => [d.sink, d.state])).toEqual([['log', 'done']]);
       await expectKeptByMigration4(store, record, async (id, key, text) => {
-        before.prepare(`INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-25T10:00:00.000Z', ?, '{}') ON CONFLICT (hook, dedup_key) DO NOTHING`).run(id, key, text);
+        before
+          .prepare(
+            `INSERT INTO calls (${OLD_INSERT_COLUMNS}) VALUES (?, 'h', ?, 'accepted', 'webhook', '2026-11-25T10:00:00.000Z', ?, '{}') ON CONFLICT (hook, dedup_key) DO NOTHING`,
+          )
+          .run(id, key, text);
       });
       expect(before.pragma('integrity_check', { simple: true })).toBe('ok');
     } finally {
@@ -359,7 +487,11 @@ describe('sqlite store', () => {
       console.log(outcome);`;
     const run = () =>
       new Promise<string>((resolve, reject) => {
-        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, file], (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout.trim())));
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script, file],
+          (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout.trim())),
+        );
       });
     expect(await Promise.all([run(), run()])).toEqual(['accepted', 'accepted']);
     const after = new Database(file, { readonly: true });
@@ -376,8 +508,12 @@ describe('sqlite store', () => {
     const db = new Database(old);
     db.exec(SQLITE_MIGRATIONS[0]!);
     db.pragma('user_version = 1');
-    db.prepare(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'k', 'accepted', 'webhook', '', '{}', '{}')`).run();
-    db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at) VALUES ('c1', 'log', 'pending', 5, 1234)`).run();
+    db.prepare(
+      `INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw) VALUES ('c1', 'h', 'k', 'accepted', 'webhook', '', '{}', '{}')`,
+    ).run();
+    db.prepare(
+      `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at) VALUES ('c1', 'log', 'pending', 5, 1234)`,
+    ).run();
     db.close();
     const store = openSqliteStore({ path: old });
     try {

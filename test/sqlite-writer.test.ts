@@ -63,8 +63,12 @@ describe('the SQLite writer thread', () => {
       // The store's connection keeps the file it opened; the thread, opening the path, finds nothing there.
       renameSync(path, moved);
       const warnings = catchWarnings('CALLHOOK_THREAD_FAILED');
-      await expect(store.commitCall(commitInput('h', 'call_id:first', []))).rejects.toThrow('the SQLite writer thread failed: SQLITE_CANTOPEN');
-      expect(warnings.map((w) => w.message)).toEqual(['the SQLite writer thread failed: SQLITE_CANTOPEN; writes are made on the event loop from now on']);
+      await expect(store.commitCall(commitInput('h', 'call_id:first', []))).rejects.toThrow(
+        'the SQLite writer thread failed: SQLITE_CANTOPEN',
+      );
+      expect(warnings.map((w) => w.message)).toEqual([
+        'the SQLite writer thread failed: SQLITE_CANTOPEN; writes are made on the event loop from now on',
+      ]);
       const second = await store.commitCall(commitInput('h', 'call_id:second', []));
       expect(second.outcome).toBe('accepted');
       expect((await store.commitCall(commitInput('h', 'call_id:second', []))).outcome).toBe('duplicate');
@@ -75,7 +79,9 @@ describe('the SQLite writer thread', () => {
     }
     const check = new Database(path, { readonly: true });
     try {
-      expect(check.prepare('SELECT dedup_key, duplicates FROM calls').all()).toEqual([{ dedup_key: 'call_id:second', duplicates: 1 }]);
+      expect(check.prepare('SELECT dedup_key, duplicates FROM calls').all()).toEqual([
+        { dedup_key: 'call_id:second', duplicates: 1 },
+      ]);
     } finally {
       check.close();
     }

@@ -18,7 +18,11 @@ import { KEY, sampleCall, tempDir, until } from './helpers/server.js';
 function receiver(db: Database.Database) {
   const app = appOn(sqliteStoreOn(db, { busyTimeoutMs: 200 }));
   const send = (call: Record<string, unknown>) =>
-    app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(call) });
+    app.request('/webhooks/end-of-call', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(call),
+    });
   const ready = async () => (await app.request('/readyz')).status;
   return { send, ready };
 }
@@ -27,8 +31,12 @@ const count = (db: Database.Database, sql: string) => db.prepare(sql).pluck().ge
 
 function expectWhole(db: Database.Database) {
   // Every stored call has its delivery rows' receipt; no receipt or delivery points at a call that is not there.
-  expect(count(db, `SELECT COUNT(*) FROM receipts WHERE outcome = 'accepted' AND call_id NOT IN (SELECT id FROM calls)`)).toBe(0);
-  expect(count(db, `SELECT COUNT(*) FROM calls WHERE id NOT IN (SELECT call_id FROM receipts WHERE outcome = 'accepted')`)).toBe(0);
+  expect(
+    count(db, `SELECT COUNT(*) FROM receipts WHERE outcome = 'accepted' AND call_id NOT IN (SELECT id FROM calls)`),
+  ).toBe(0);
+  expect(
+    count(db, `SELECT COUNT(*) FROM calls WHERE id NOT IN (SELECT call_id FROM receipts WHERE outcome = 'accepted')`),
+  ).toBe(0);
   expect(count(db, `SELECT COUNT(*) FROM deliveries WHERE call_id NOT IN (SELECT id FROM calls)`)).toBe(0);
 }
 
@@ -43,12 +51,15 @@ describe('a full disk', () => {
     // page is left over for a call to slip into.
     db.exec('VACUUM');
     db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true })}`);
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => send(sampleCall({ call_id: `full-${i}`, call_summary: 'z'.repeat(3000) }))));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send(sampleCall({ call_id: `full-${i}`, call_summary: 'z'.repeat(3000) }))),
+    );
     const bodies = await Promise.all(replies.map((r) => r.json()));
     const refused = replies.filter((r) => r.status === 503);
     expect(refused.length).toBeGreaterThanOrEqual(18);
     replies.forEach((res, i) => {
-      if (res.status === 503) expect(bodies[i]).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
+      if (res.status === 503)
+        expect(bodies[i]).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
       else expect(res.status).toBe(200);
     });
     expect(await ready()).toBe(503);
@@ -111,10 +122,12 @@ function hangingStore(db: Database.Database) {
   const store = sqliteStoreOn(db);
   let gate: Promise<void> | undefined;
   let open = () => {};
-  const held = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    if (gate) await gate;
-    return fn(...args);
-  };
+  const held =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (gate) await gate;
+      return fn(...args);
+    };
   const hanging: Store = {
     ...store,
     commitCall: held(store.commitCall),
@@ -135,7 +148,11 @@ describe('a store that hangs', () => {
     const { store, hang, release } = hangingStore(db);
     const app = appOn(store, { storeDeadlineMs: 300 });
     const send = (call: Record<string, unknown>) =>
-      app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(call) });
+      app.request('/webhooks/end-of-call', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(call),
+      });
 
     hang();
     const res = await send(sampleCall({ call_id: 'while-hung' }));
@@ -146,7 +163,11 @@ describe('a store that hangs', () => {
     // Which check failed, not why: the reason goes to the log (contract section 6).
     expect((await ready.json()).checks.store).toBe('failing');
     // A refusal that is not the store's fault waits for its receipt at most as long.
-    const broken = await app.request('/webhooks/end-of-call', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{broken' });
+    const broken = await app.request('/webhooks/end-of-call', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: '{broken',
+    });
     expect(broken.status).toBe(400);
 
     release();
@@ -168,17 +189,30 @@ describe('a store that cannot read the caller history', () => {
     let down = true;
     const failing: Store = {
       ...store,
-      callerHistory: (...args) => (down ? Promise.reject(Object.assign(new Error('connection terminated'), { code: 'ECONNRESET' })) : store.callerHistory(...args)),
+      callerHistory: (...args) =>
+        down
+          ? Promise.reject(Object.assign(new Error('connection terminated'), { code: 'ECONNRESET' }))
+          : store.callerHistory(...args),
     };
     const lines: { level: number; msg: string; refusedLookups?: number }[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const app = appOn(failing, { hooks: compileHooks(loadConfig({ CALLHOOK_API_KEYS: KEY, CALLHOOK_CONFIG: path })), log });
+    const app = appOn(failing, {
+      hooks: compileHooks(loadConfig({ CALLHOOK_API_KEYS: KEY, CALLHOOK_CONFIG: path })),
+      log,
+    });
     const lookup = () =>
-      app.request('/webhooks/caller-lookup', { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"phone_number":"09812345678"}' });
+      app.request('/webhooks/caller-lookup', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: '{"phone_number":"09812345678"}',
+      });
 
     const replies = await Promise.all(Array.from({ length: 20 }, lookup));
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(503));
-    expect(await replies[0]!.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now: the caller history cannot be read' });
+    expect(await replies[0]!.json()).toEqual({
+      error: 503,
+      message: 'The store cannot commit the call right now: the caller history cannot be read',
+    });
     down = false;
     expect((await lookup()).status).toBe(200);
 

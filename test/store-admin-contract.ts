@@ -25,7 +25,8 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       await b?.close();
     });
 
-    const call = (hook: string, data: Record<string, Scalar>, at: string, status?: CallStatus, sinks?: string[]) => commitData(a, hook, data, at, status, sinks);
+    const call = (hook: string, data: Record<string, Scalar>, at: string, status?: CallStatus, sinks?: string[]) =>
+      commitData(a, hook, data, at, status, sinks);
     const dead: AttemptResult = { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' };
     /** Claims the one due delivery of a sink and finishes it with this result. */
     async function attempt(sink: string, result: AttemptResult = attemptOk): Promise<ClaimedDelivery> {
@@ -41,12 +42,19 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       const calls = [];
       for (let i = 0; i < 3; i++) calls.push(await call(hook, {}, new Date().toISOString(), 'accepted', [sink, other]));
       const all = await a.listDeliveries({ sink });
-      expect(all.map((d) => [d.callId, d.sink, d.state, d.attempts, d.lastError])).toEqual(calls.map((id) => [id, sink, 'pending', 0, null]));
+      expect(all.map((d) => [d.callId, d.sink, d.state, d.attempts, d.lastError])).toEqual(
+        calls.map((id) => [id, sink, 'pending', 0, null]),
+      );
       expect(all.every((d) => d.nextAttemptAt <= Date.now() && d.updatedAt <= Date.now())).toBe(true);
 
       const [claimed] = await a.claimDeliveries(sink, 1, 60_000);
       const retryAt = Date.now() + 3_600_000;
-      await a.finishAttempt(claimed!.id, 1, { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' }, retryAt);
+      await a.finishAttempt(
+        claimed!.id,
+        1,
+        { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' },
+        retryAt,
+      );
       await a.claimDeliveries(sink, 1, 60_000);
       expect(await a.listDeliveries({ sink, state: 'in_flight' })).toMatchObject([{ id: all[1]!.id, attempts: 1 }]);
       expect(await a.listDeliveries({ sink, state: 'pending' })).toEqual([
@@ -69,19 +77,78 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       const again = commitInput(hook, 'call_id:1', [s1, s2], Date.now() + 1);
       await a.commitCall({ ...again, receipt: { ...again.receipt, method: 'GET', contentType: null, size: 0 } });
 
-      const retried = await attempt(s1, { ...attemptOk, startedAt: '2087-01-01T00:00:00.000Z', outcome: 'retry', httpStatus: 503, error: 'HTTP 503' });
-      await attempt(s1, { ...attemptOk, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25, note: '2 contacts matched; used the newest' });
+      const retried = await attempt(s1, {
+        ...attemptOk,
+        startedAt: '2087-01-01T00:00:00.000Z',
+        outcome: 'retry',
+        httpStatus: 503,
+        error: 'HTTP 503',
+      });
+      await attempt(s1, {
+        ...attemptOk,
+        startedAt: '2087-01-01T00:00:01.000Z',
+        durationMs: 3.25,
+        note: '2 contacts matched; used the newest',
+      });
       const failed = await attempt(s2, { ...dead, startedAt: '2087-01-01T00:00:02.000Z' });
       expect(await a.listAttempts(id)).toEqual([
-        { deliveryId: retried.id, sink: s1, attempt: 1, startedAt: '2087-01-01T00:00:00.000Z', durationMs: 12.5, outcome: 'retry', httpStatus: 503, error: 'HTTP 503', note: null },
-        { deliveryId: retried.id, sink: s1, attempt: 2, startedAt: '2087-01-01T00:00:01.000Z', durationMs: 3.25, outcome: 'ok', httpStatus: 200, error: null, note: '2 contacts matched; used the newest' },
-        { deliveryId: failed.id, sink: s2, attempt: 1, startedAt: '2087-01-01T00:00:02.000Z', durationMs: 12.5, outcome: 'dead', httpStatus: 400, error: 'HTTP 400', note: null },
+        {
+          deliveryId: retried.id,
+          sink: s1,
+          attempt: 1,
+          startedAt: '2087-01-01T00:00:00.000Z',
+          durationMs: 12.5,
+          outcome: 'retry',
+          httpStatus: 503,
+          error: 'HTTP 503',
+          note: null,
+        },
+        {
+          deliveryId: retried.id,
+          sink: s1,
+          attempt: 2,
+          startedAt: '2087-01-01T00:00:01.000Z',
+          durationMs: 3.25,
+          outcome: 'ok',
+          httpStatus: 200,
+          error: null,
+          note: '2 contacts matched; used the newest',
+        },
+        {
+          deliveryId: failed.id,
+          sink: s2,
+          attempt: 1,
+          startedAt: '2087-01-01T00:00:02.000Z',
+          durationMs: 12.5,
+          outcome: 'dead',
+          httpStatus: 400,
+          error: 'HTTP 400',
+          note: null,
+        },
       ]);
       const receipts = await a.listReceipts(id);
       const none = { hook, callId: id, error: null, rawBody: null, query: null, ingestedAs: null };
       expect(receipts).toEqual([
-        { ...none, id: expect.any(Number), receivedAt: input.receipt.receivedAt, method: 'POST', contentType: 'application/json', size: 21, status: 200, outcome: 'accepted' },
-        { ...none, id: expect.any(Number), receivedAt: again.receipt.receivedAt, method: 'GET', contentType: null, size: 0, status: 200, outcome: 'duplicate' },
+        {
+          ...none,
+          id: expect.any(Number),
+          receivedAt: input.receipt.receivedAt,
+          method: 'POST',
+          contentType: 'application/json',
+          size: 21,
+          status: 200,
+          outcome: 'accepted',
+        },
+        {
+          ...none,
+          id: expect.any(Number),
+          receivedAt: again.receipt.receivedAt,
+          method: 'GET',
+          contentType: null,
+          size: 0,
+          status: 200,
+          outcome: 'duplicate',
+        },
       ]);
       expect(receipts[0]!.id).toBeLessThan(receipts[1]!.id);
       expect(await a.getReceipt(receipts[1]!.id)).toEqual(receipts[1]);
@@ -93,7 +160,11 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       const [sa, sb] = [unique('sink'), unique('sink')];
       const hook = unique('hook');
       const at = new Date().toISOString();
-      const [c1, c2, c3] = [await call(hook, {}, at, 'accepted', [sa, sb]), await call(hook, {}, at, 'accepted', [sa, sb]), await call(hook, {}, at, 'accepted', [sa, sb])];
+      const [c1, c2, c3] = [
+        await call(hook, {}, at, 'accepted', [sa, sb]),
+        await call(hook, {}, at, 'accepted', [sa, sb]),
+        await call(hook, {}, at, 'accepted', [sa, sb]),
+      ];
       const [a1, a2] = [await attempt(sa, dead), await attempt(sa, dead)];
       const [b1, b2] = [await attempt(sb, dead), await attempt(sb, dead)];
       const [a3] = await a.claimDeliveries(sa, 1, 60_000);
@@ -101,17 +172,40 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       const state = async (sink: string) => (await a.listDeliveries({ sink })).map((d) => [d.state, d.attempts]);
 
       expect(await a.retryDeliveries({ sink: sa })).toBe(2);
-      expect(await state(sa)).toEqual([['pending', 0], ['pending', 0], ['in_flight', 1]]);
-      expect(await state(sb)).toEqual([['dead', 1], ['dead', 1], ['pending', 0]]);
+      expect(await state(sa)).toEqual([
+        ['pending', 0],
+        ['pending', 0],
+        ['in_flight', 1],
+      ]);
+      expect(await state(sb)).toEqual([
+        ['dead', 1],
+        ['dead', 1],
+        ['pending', 0],
+      ]);
       // The history stays; the next attempt counts from 1 again.
       expect(await peek.attempts(a1.id)).toEqual([{ attempt: 1, outcome: 'dead', httpStatus: 400 }]);
-      expect((await a.claimDeliveries(sa, 5, 60_000)).map((d) => [d.id, d.attempt])).toEqual([[a1.id, 1], [a2.id, 1]]);
+      expect((await a.claimDeliveries(sa, 5, 60_000)).map((d) => [d.id, d.attempt])).toEqual([
+        [a1.id, 1],
+        [a2.id, 1],
+      ]);
 
       expect(await a.retryDeliveries({ callId: c1 })).toBe(1);
-      expect(await state(sb)).toEqual([['pending', 0], ['dead', 1], ['pending', 0]]);
+      expect(await state(sb)).toEqual([
+        ['pending', 0],
+        ['dead', 1],
+        ['pending', 0],
+      ]);
       expect(await a.retryDeliveries({ ids: [b2.id, a3!.id, a1.id] })).toBe(1);
-      expect(await state(sb)).toEqual([['pending', 0], ['pending', 0], ['pending', 0]]);
-      expect(await state(sa)).toEqual([['in_flight', 1], ['in_flight', 1], ['in_flight', 1]]);
+      expect(await state(sb)).toEqual([
+        ['pending', 0],
+        ['pending', 0],
+        ['pending', 0],
+      ]);
+      expect(await state(sa)).toEqual([
+        ['in_flight', 1],
+        ['in_flight', 1],
+        ['in_flight', 1],
+      ]);
       expect(await a.retryDeliveries({ ids: [] })).toBe(0);
       expect(await a.retryDeliveries({ sink: sa, state: 'pending' })).toBe(0);
       await expect(a.retryDeliveries({ sink: sa, state: 'in_flight' as never })).rejects.toThrow(/dead or pending/);
@@ -129,7 +223,13 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
     });
 
     it('redelivers a call: done and dead ones again, missing ones created, pending and in flight left alone', async () => {
-      const [done, failed, pending, leased, missing] = [unique('done'), unique('dead'), unique('pending'), unique('leased'), unique('missing')];
+      const [done, failed, pending, leased, missing] = [
+        unique('done'),
+        unique('dead'),
+        unique('pending'),
+        unique('leased'),
+        unique('missing'),
+      ];
       const id = await call(unique('hook'), {}, new Date().toISOString(), 'accepted', [done, failed, pending, leased]);
       await attempt(done);
       await attempt(failed, dead);
@@ -138,7 +238,11 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       expect(await a.redeliver(id, [done, failed, pending, leased, missing, missing])).toBe(3);
       const bySink = new Map((await a.listDeliveries({ callId: id })).map((d) => [d.sink, [d.state, d.attempts]]));
       expect(Object.fromEntries(bySink)).toEqual({
-        [done]: ['pending', 0], [failed]: ['pending', 0], [pending]: ['pending', 0], [leased]: ['in_flight', 1], [missing]: ['pending', 0],
+        [done]: ['pending', 0],
+        [failed]: ['pending', 0],
+        [pending]: ['pending', 0],
+        [leased]: ['in_flight', 1],
+        [missing]: ['pending', 0],
       });
       expect((await a.claimDeliveries(done, 1, 60_000))[0]).toMatchObject({ attempt: 1, record: { id } });
       expect(await a.redeliver(id, [pending, leased])).toBe(0);
@@ -171,10 +275,13 @@ export function storeAdminContract(name: string, open: () => Promise<Store>, pee
       await a.redeliver(early, [s3]);
       await attempt(s3);
       expect(await a.release(early, [s3, s4])).toBe(true);
-      expect((await a.listDeliveries({ callId: early })).map((d) => [d.sink, d.state])).toEqual([[s3, 'done'], [s4, 'pending']]);
+      expect((await a.listDeliveries({ callId: early })).map((d) => [d.sink, d.state])).toEqual([
+        [s3, 'done'],
+        [s4, 'pending'],
+      ]);
     });
 
-    it('counts deliveries by sink and state, with the oldest pending one\'s creation time', async () => {
+    it("counts deliveries by sink and state, with the oldest pending one's creation time", async () => {
       const sink = unique('sink');
       const hook = unique('hook');
       const created: [number, number][] = [];

@@ -16,7 +16,8 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
       await a?.close();
     });
 
-    const call = (hook: string, data: Record<string, Scalar>, at: string, status?: CallStatus) => commitData(a, hook, data, at, status);
+    const call = (hook: string, data: Record<string, Scalar>, at: string, status?: CallStatus) =>
+      commitData(a, hook, data, at, status);
     const ids = async (query: ListCallsQuery) => (await a.listCalls(query)).map((c) => c.record.id);
 
     const hook = unique('hook');
@@ -25,14 +26,57 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
     // In a year no other test writes in, so a date range without a hook finds exactly these calls.
     beforeAll(async () => {
       r = [
-        await call(hook, { call_outcome: ' Completed ', sentiment_analysis: 'Positive', phone_number: '+14155550100', summary: `Élodie's invoice ${token}` }, '2087-03-01T10:00:00.000Z'),
-        await call(hook, { call_outcome: 'voicemail', sentiment_analysis: 'NEGATIVE', phone_number: '+14155550101', recording_url: 'https://rec.example/a.mp3', summary: 'left a message' }, '2087-03-01T23:59:59.999Z', 'held'),
-        await call(hook, { call_outcome: 'COMPLETED', sentiment_analysis: 'negative', phone_number: '+14155550100', summary: 'ÉLODIE called back' }, '2087-03-02T00:00:00.000Z'),
-        await call(hook, { call_outcome: 'completed', sentiment_analysis: 'neutral', phone_number: '+442071838750', summary: 'order 77' }, '2087-03-05T12:00:00.000Z', 'held'),
+        await call(
+          hook,
+          {
+            call_outcome: ' Completed ',
+            sentiment_analysis: 'Positive',
+            phone_number: '+14155550100',
+            summary: `Élodie's invoice ${token}`,
+          },
+          '2087-03-01T10:00:00.000Z',
+        ),
+        await call(
+          hook,
+          {
+            call_outcome: 'voicemail',
+            sentiment_analysis: 'NEGATIVE',
+            phone_number: '+14155550101',
+            recording_url: 'https://rec.example/a.mp3',
+            summary: 'left a message',
+          },
+          '2087-03-01T23:59:59.999Z',
+          'held',
+        ),
+        await call(
+          hook,
+          {
+            call_outcome: 'COMPLETED',
+            sentiment_analysis: 'negative',
+            phone_number: '+14155550100',
+            summary: 'ÉLODIE called back',
+          },
+          '2087-03-02T00:00:00.000Z',
+        ),
+        await call(
+          hook,
+          {
+            call_outcome: 'completed',
+            sentiment_analysis: 'neutral',
+            phone_number: '+442071838750',
+            summary: 'order 77',
+          },
+          '2087-03-05T12:00:00.000Z',
+          'held',
+        ),
         // PostgreSQL's json operators refuse a record holding U+0000: one such record must not fail the filters.
         await call(hook, { call_outcome: 'x\u0000y', sentiment_analysis: 'positive' }, '2087-03-06T00:00:00.000Z'),
       ];
-      await call(unique('hook'), { call_outcome: 'completed', phone_number: '+14155550100', recording_url: 'https://rec.example/a.mp3' }, '2088-01-01T00:00:00.000Z');
+      await call(
+        unique('hook'),
+        { call_outcome: 'completed', phone_number: '+14155550100', recording_url: 'https://rec.example/a.mp3' },
+        '2088-01-01T00:00:00.000Z',
+      );
     });
 
     it('filters by status', async () => {
@@ -60,11 +104,13 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
 
     it('filters by source', async () => {
       const other = unique('hook');
-      const recovered = await a.commitCall((() => {
-        const input = commitInput(other, null, []);
-        input.record.source = 'recovered';
-        return input;
-      })());
+      const recovered = await a.commitCall(
+        (() => {
+          const input = commitInput(other, null, []);
+          input.record.source = 'recovered';
+          return input;
+        })(),
+      );
       await commitData(a, other, { first_name: 'x' }, new Date().toISOString());
       expect(await ids({ hook: other, source: 'recovered' })).toEqual([recovered.id]);
       expect(await ids({ hook, source: 'webhook' })).toEqual(r);
@@ -92,7 +138,9 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
 
     it('filters by recording URL, exactly', async () => {
       expect(await ids({ hook, recordingUrl: 'https://rec.example/a.mp3' })).toEqual([r[1]]);
-      expect(await ids({ recordingUrl: 'https://rec.example/a.mp3', from: '2087-01-01', to: '2089-01-01' })).toHaveLength(2);
+      expect(
+        await ids({ recordingUrl: 'https://rec.example/a.mp3', from: '2087-01-01', to: '2089-01-01' }),
+      ).toHaveLength(2);
       expect(await ids({ hook, recordingUrl: 'https://rec.example/A.mp3' })).toEqual([]);
     });
 
@@ -116,7 +164,10 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
 
     it('combines filters, and pages through them with the cursor', async () => {
       expect(await ids({ hook, outcome: 'Completed', sentiment: 'NEGATIVE', phone: '+14155550100' })).toEqual([r[2]]);
-      expect(await ids({ hook, status: 'accepted', from: '2087-03-01', to: '2087-03-03', text: 'élodie' })).toEqual([r[0], r[2]]);
+      expect(await ids({ hook, status: 'accepted', from: '2087-03-01', to: '2087-03-03', text: 'élodie' })).toEqual([
+        r[0],
+        r[2],
+      ]);
       expect(await ids({ phone: '+14155550100', from: '2087-01-01', to: '2089-01-01', status: 'held' })).toEqual([]);
       expect(await ids({ hook, outcome: 'completed', limit: 2 })).toEqual([r[0], r[2]]);
       expect(await ids({ hook, outcome: 'completed', limit: 2, after: r[2] })).toEqual([r[3]]);

@@ -25,7 +25,13 @@ export interface StorePeek {
   deliveryCounts(sinks: readonly string[]): Promise<CountRow[]>;
 }
 export type CountRow = { sink: string; state: string; count: number };
-export type ReceiptRow = { outcome: string; status: number; callId: string | null; rawBody: Uint8Array | null; ingestedAs: string | null };
+export type ReceiptRow = {
+  outcome: string;
+  status: number;
+  callId: string | null;
+  rawBody: Uint8Array | null;
+  ingestedAs: string | null;
+};
 export type DeliveryRow = { sink: string; state: string; attempts: number };
 export type AttemptRow = { attempt: number; outcome: string; httpStatus: number | null };
 
@@ -66,11 +72,17 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       ]);
     });
 
-    it('keeps a duplicate\'s body and query on its receipt, and leaves them off the stored call\'s own', async () => {
+    it("keeps a duplicate's body and query on its receipt, and leaves them off the stored call's own", async () => {
       const hook = unique('hook');
       const body = new TextEncoder().encode('{"call_id":"c1"}');
-      const first = await a.commitCall({ ...commitInput(hook, 'call_id:c1', []), receipt: { ...commitInput(hook, 'x', []).receipt, rawBody: body, query: '?a=1' } });
-      const again = await b.commitCall({ ...commitInput(hook, 'call_id:c1', []), receipt: { ...commitInput(hook, 'x', []).receipt, rawBody: body, query: '?a=2' } });
+      const first = await a.commitCall({
+        ...commitInput(hook, 'call_id:c1', []),
+        receipt: { ...commitInput(hook, 'x', []).receipt, rawBody: body, query: '?a=1' },
+      });
+      const again = await b.commitCall({
+        ...commitInput(hook, 'call_id:c1', []),
+        receipt: { ...commitInput(hook, 'x', []).receipt, rawBody: body, query: '?a=2' },
+      });
       expect(again).toEqual({ outcome: 'duplicate', id: first.id });
       const receipts = await peek.receipts(hook);
       expect(receipts.map((r) => [r.outcome, r.rawBody && Buffer.from(r.rawBody).toString()])).toEqual([
@@ -81,18 +93,25 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
 
     it('answers a conflict for the same key with other content, writing nothing, unless the hook counts it as a duplicate', async () => {
       const hook = unique('hook');
-      const first = await a.commitCall(commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order placed' }));
+      const first = await a.commitCall(
+        commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order placed' }),
+      );
       const other = commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order cancelled' });
       expect(await b.commitCall(other)).toEqual({ outcome: 'conflict', id: first.id });
       expect((await a.getCall(first.id))?.duplicates).toBe(0);
       expect(await a.getCall(other.record.id)).toBeUndefined();
       expect((await peek.receipts(hook)).map((r) => r.outcome)).toEqual(['accepted']);
 
-      const counted = { ...commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order cancelled' }), onConflict: 'duplicate' as const };
+      const counted = {
+        ...commitInput(hook, 'order_id:ORD-1', ['log'], Date.now(), { call_outcome: 'order cancelled' }),
+        onConflict: 'duplicate' as const,
+      };
       expect(await b.commitCall(counted)).toEqual({ outcome: 'duplicate', id: first.id });
       expect((await a.getCall(first.id))?.duplicates).toBe(1);
       // The content a repeat is compared with is the first call's: a repeat of the first is still a duplicate.
-      expect(await a.commitCall(commitInput(hook, 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order placed' }))).toEqual({ outcome: 'duplicate', id: first.id });
+      expect(
+        await a.commitCall(commitInput(hook, 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order placed' })),
+      ).toEqual({ outcome: 'duplicate', id: first.id });
     });
 
     it('never takes a call with no dedup key for a duplicate', async () => {
@@ -135,7 +154,9 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const input = { ...commitInput(hook, 'call_id:h', []), status: 'held' as const };
       // JSON.parse gives an own "__proto__" key, as a sender's body would; NUL is legal in a JSON string.
       input.record.extra = JSON.parse('{"__proto__":"x","constructor":{"a":1},"nul":"a\\u0000b","emoji":"😀"}');
-      input.record.problems = [{ field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required' }];
+      input.record.problems = [
+        { field: 'call_outcome', code: 'missing_required', message: 'call_outcome is required' },
+      ];
       const { outcome, id } = await a.commitCall(input);
       expect(outcome).toBe('held');
       const stored = await a.getCall(id);
@@ -165,13 +186,23 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       await a.commitCall(commitInput(hook, 'call_id:1', [sink]));
       await a.commitCall(commitInput(hook, 'call_id:2', [sink]));
       const claimed = await a.claimDeliveries(sink, 10, 60_000);
-      expect(claimed.map((d) => [d.sink, d.attempt])).toEqual([[sink, 1], [sink, 1]]);
+      expect(claimed.map((d) => [d.sink, d.attempt])).toEqual([
+        [sink, 1],
+        [sink, 1],
+      ]);
       expect(claimed.map((d) => d.record.dedup_key)).toEqual(['call_id:1', 'call_id:2']);
       const [done, retried] = claimed as [(typeof claimed)[0], (typeof claimed)[0]];
       expect(await a.claimDeliveries(sink, 10, 60_000)).toEqual([]);
 
       expect(await a.finishAttempt(done.id, 1, attemptOk)).toBe(true);
-      expect(await a.finishAttempt(retried.id, 1, { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' }, Date.now() + 300)).toBe(true);
+      expect(
+        await a.finishAttempt(
+          retried.id,
+          1,
+          { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503' },
+          Date.now() + 300,
+        ),
+      ).toBe(true);
       expect((await peek.deliveries(done.record.id))[0]?.state).toBe('done');
       expect((await peek.deliveries(retried.record.id))[0]?.state).toBe('pending');
       expect(await b.claimDeliveries(sink, 10, 60_000)).toEqual([]);
@@ -182,7 +213,9 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       await sleep(350);
       const second = await a.claimDeliveries(sink, 10, 60_000);
       expect(second.map((d) => [d.id, d.attempt])).toEqual([[retried.id, 2]]);
-      expect(await a.finishAttempt(retried.id, 2, { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' })).toBe(true);
+      expect(
+        await a.finishAttempt(retried.id, 2, { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400' }),
+      ).toBe(true);
       expect((await peek.deliveries(retried.record.id))[0]).toMatchObject({ state: 'dead', attempts: 2 });
       expect(await a.nextDueIn(sink)).toBeUndefined();
       expect(await peek.attempts(retried.id)).toEqual([
@@ -263,8 +296,12 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const expectCounts = async (step: string) => {
         steps.push(step);
         const byName = (x: CountRow, y: CountRow) => (x.sink + x.state < y.sink + y.state ? -1 : 1);
-        const kept = (await a.deliveryStats()).filter((s) => [s1, s2, s3].includes(s.sink)).map(({ sink, state, count }) => ({ sink, state, count }));
-        expect(kept.sort(byName), step).toEqual((await peek.deliveryCounts([s1, s2, s3])).filter((r) => r.count > 0).sort(byName));
+        const kept = (await a.deliveryStats())
+          .filter((s) => [s1, s2, s3].includes(s.sink))
+          .map(({ sink, state, count }) => ({ sink, state, count }));
+        expect(kept.sort(byName), step).toEqual(
+          (await peek.deliveryCounts([s1, s2, s3])).filter((r) => r.count > 0).sort(byName),
+        );
       };
 
       // Intake from two instances; a held call then released to both sinks.
@@ -277,7 +314,12 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const claimed = await a.claimDeliveries(s1, 5, 60_000);
       expect(claimed).toHaveLength(5);
       await a.finishAttempt(claimed[0]!.id, claimed[0]!.attempt, attemptOk);
-      await b.finishAttempt(claimed[1]!.id, claimed[1]!.attempt, { ...attemptOk, outcome: 'retry', httpStatus: 503 }, Date.now() + 60_000);
+      await b.finishAttempt(
+        claimed[1]!.id,
+        claimed[1]!.attempt,
+        { ...attemptOk, outcome: 'retry', httpStatus: 503 },
+        Date.now() + 60_000,
+      );
       await a.finishAttempt(claimed[2]!.id, claimed[2]!.attempt, { ...attemptOk, outcome: 'dead', httpStatus: 400 });
       await a.finishAttempt(claimed[3]!.id, claimed[3]!.attempt, { ...attemptOk, outcome: 'dead', httpStatus: 400 });
       const [leased] = await b.claimDeliveries(s2, 1, 60_000);
@@ -303,8 +345,15 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const hook = unique('hook');
       const rawBody = new Uint8Array([0x7b, 0x22, 0xff, 0x00, 0xfe]);
       await a.recordRejection({
-        hook, receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json',
-        size: rawBody.length, status: 400, outcome: 'rejected', error: 'invalid UTF-8', rawBody: rawBody.subarray(1),
+        hook,
+        receivedAt: new Date().toISOString(),
+        method: 'POST',
+        contentType: 'application/json',
+        size: rawBody.length,
+        status: 400,
+        outcome: 'rejected',
+        error: 'invalid UTF-8',
+        rawBody: rawBody.subarray(1),
       });
       const [receipt] = await peek.receipts(hook);
       expect(receipt).toMatchObject({ outcome: 'rejected', status: 400, callId: null });
@@ -339,10 +388,23 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const cutoff = new Date('1995-04-01T00:00:00Z');
       let n = 0;
       // A second apart, in this order, so ids, receipts and the claim below follow the order written here.
-      const commit = async (name: string, sinks: string[], status: 'accepted' | 'held' = 'accepted', at = old + 1000 * n++) =>
-        (await a.commitCall({ ...commitInput(hook, `call_id:${name}`, sinks, at), status })).id;
+      const commit = async (
+        name: string,
+        sinks: string[],
+        status: 'accepted' | 'held' = 'accepted',
+        at = old + 1000 * n++,
+      ) => (await a.commitCall({ ...commitInput(hook, `call_id:${name}`, sinks, at), status })).id;
       const refuse = (outcome: 'rejected' | 'in-call', at: number) =>
-        a.recordRejection({ hook, receivedAt: new Date(at).toISOString(), method: 'POST', contentType: 'application/json', size: 2, status: outcome === 'rejected' ? 400 : 200, outcome, rawBody: new Uint8Array([0x7b, 0x7d]) });
+        a.recordRejection({
+          hook,
+          receivedAt: new Date(at).toISOString(),
+          method: 'POST',
+          contentType: 'application/json',
+          size: 2,
+          status: outcome === 'rejected' ? 400 : 200,
+          outcome,
+          rawBody: new Uint8Array([0x7b, 0x7d]),
+        });
 
       const done = await commit('done', [sink]);
       const dead = await commit('dead', [sink]);
@@ -352,7 +414,9 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       const nothingOwed = await commit('no-sinks', []);
       const young = await commit('young', [], 'accepted', cutoff.getTime() + 60_000);
       // Repeats: a duplicate's receipt belongs to the call it repeats, and goes or stays with it.
-      expect((await a.commitCall(commitInput(hook, 'call_id:done', [sink], old + 1000 * n++))).outcome).toBe('duplicate');
+      expect((await a.commitCall(commitInput(hook, 'call_id:done', [sink], old + 1000 * n++))).outcome).toBe(
+        'duplicate',
+      );
       expect((await a.commitCall(commitInput(hook, 'call_id:held', [], old + 1000 * n++))).outcome).toBe('duplicate');
       await refuse('rejected', old + 1000 * n++);
       await refuse('in-call', old + 1000 * n++);
@@ -375,45 +439,103 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       expect(await a.purge(cutoff)).toEqual(counted);
       expect(await a.purgeable(cutoff)).toEqual({ calls: 0, receipts: 0 });
 
-      const names = new Map(Object.entries({ done, dead, inFlight, pending, held, nothingOwed, young }).map(([name, id]) => [id, name]));
+      const names = new Map(
+        Object.entries({ done, dead, inFlight, pending, held, nothingOwed, young }).map(([name, id]) => [id, name]),
+      );
       const name = (id: string | null) => (id === null ? '' : ` ${names.get(id)}`);
       /** Each receipt left of this test's, oldest first: its outcome, its call, and the call it was ingested as. */
-      const receipts = async () => (await peek.receipts(hook)).map((r) => `${r.outcome}${name(r.callId)}${r.ingestedAs === null ? '' : ` ingested as${name(r.ingestedAs)}`}`);
-      const kept = async () => (await Promise.all([done, dead, inFlight, pending, held, nothingOwed, young].map((id) => a.getCall(id)))).map((c) => c?.record.dedup_key ?? 'purged');
-      expect(await kept()).toEqual(['purged', 'call_id:dead', 'call_id:in-flight', 'call_id:pending', 'call_id:held', 'purged', 'call_id:young']);
+      const receipts = async () =>
+        (await peek.receipts(hook)).map(
+          (r) => `${r.outcome}${name(r.callId)}${r.ingestedAs === null ? '' : ` ingested as${name(r.ingestedAs)}`}`,
+        );
+      const kept = async () =>
+        (await Promise.all([done, dead, inFlight, pending, held, nothingOwed, young].map((id) => a.getCall(id)))).map(
+          (c) => c?.record.dedup_key ?? 'purged',
+        );
+      expect(await kept()).toEqual([
+        'purged',
+        'call_id:dead',
+        'call_id:in-flight',
+        'call_id:pending',
+        'call_id:held',
+        'purged',
+        'call_id:young',
+      ]);
       expect(await peek.deliveries(done)).toEqual([]);
       expect((await peek.deliveries(dead)).map((d) => d.state)).toEqual(['dead']);
       // What stays, in the order written: the receipts of the calls kept (the held call's duplicate too), the old
       // refused request not yet ingested, the young one, and the one ingested as the held call. Gone: the receipts
       // of the two calls purged (the done call's duplicate too), the in-call lookup's, the one ingested as a call purged.
       expect(await receipts()).toEqual([
-        'accepted dead', 'accepted inFlight', 'accepted pending', 'held held', 'accepted young', 'duplicate held',
-        'rejected', 'rejected', 'rejected ingested as held',
+        'accepted dead',
+        'accepted inFlight',
+        'accepted pending',
+        'held held',
+        'accepted young',
+        'duplicate held',
+        'rejected',
+        'rejected',
+        'rejected ingested as held',
       ]);
 
       // --include-refused takes the old refused request not yet ingested too, and nothing else.
       expect(await a.purgeable(cutoff, { includeRefused: true })).toEqual({ calls: 0, receipts: 1 });
       expect(await a.purge(cutoff, { includeRefused: true })).toEqual({ calls: 0, receipts: 1 });
       expect(await receipts()).toEqual([
-        'accepted dead', 'accepted inFlight', 'accepted pending', 'held held', 'accepted young', 'duplicate held',
-        'rejected', 'rejected ingested as held',
+        'accepted dead',
+        'accepted inFlight',
+        'accepted pending',
+        'held held',
+        'accepted young',
+        'duplicate held',
+        'rejected',
+        'rejected ingested as held',
       ]);
-      expect(await kept()).toEqual(['purged', 'call_id:dead', 'call_id:in-flight', 'call_id:pending', 'call_id:held', 'purged', 'call_id:young']);
+      expect(await kept()).toEqual([
+        'purged',
+        'call_id:dead',
+        'call_id:in-flight',
+        'call_id:pending',
+        'call_id:held',
+        'purged',
+        'call_id:young',
+      ]);
     });
 
     it('keeps the last reconcile run, each run in place of the one before, for every connection to read', async () => {
       expect(await b.lastReconcileRun()).toBeUndefined();
       const first: ReconcileRun = {
-        startedAt: '2026-11-26T10:00:00.000Z', finishedAt: '2026-11-26T10:00:04.500Z', trigger: 'cli', since: '2026-11-01', dryRun: true,
-        campaigns: 3, calls: 12, stored: 2, alreadyReceived: 10, deferred: 0, errors: 0, error: null,
+        startedAt: '2026-11-26T10:00:00.000Z',
+        finishedAt: '2026-11-26T10:00:04.500Z',
+        trigger: 'cli',
+        since: '2026-11-01',
+        dryRun: true,
+        campaigns: 3,
+        calls: 12,
+        stored: 2,
+        alreadyReceived: 10,
+        deferred: 0,
+        errors: 0,
+        error: null,
       };
       await a.recordReconcileRun(first);
       expect(await b.lastReconcileRun()).toEqual(first);
       // A failed run is kept too, with its error as given (masked by the caller); text a store may not hold as is,
       // a NUL, comes back as it went in.
       const failed: ReconcileRun = {
-        ...first, startedAt: '2026-11-26T11:00:00.000Z', finishedAt: '2026-11-26T11:00:01.000Z', trigger: 'serve', since: null, dryRun: false,
-        campaigns: 1, calls: 0, stored: 0, alreadyReceived: 0, deferred: 1, errors: 1, error: 'the calling service answered 502 Bad Gateway \u0000 "quoted" <b>',
+        ...first,
+        startedAt: '2026-11-26T11:00:00.000Z',
+        finishedAt: '2026-11-26T11:00:01.000Z',
+        trigger: 'serve',
+        since: null,
+        dryRun: false,
+        campaigns: 1,
+        calls: 0,
+        stored: 0,
+        alreadyReceived: 0,
+        deferred: 1,
+        errors: 1,
+        error: 'the calling service answered 502 Bad Gateway \u0000 "quoted" <b>',
       };
       await b.recordReconcileRun(failed);
       expect(await a.lastReconcileRun()).toEqual(failed);
@@ -459,12 +581,19 @@ export async function expectKeptByMigration4(
   insertAsBefore: (id: string, dedupKey: string, record: string) => Promise<void>,
 ): Promise<void> {
   expect(JSON.stringify((await store.getCall('c1'))?.record)).toBe(JSON.stringify({ ...record, revision: 1 }));
-  const repeat = (key: string) => ({ ...commitInput('h', key, [], Date.now(), record.data), contentHash: contentHash(record.data, record.extra) });
+  const repeat = (key: string) => ({
+    ...commitInput('h', key, [], Date.now(), record.data),
+    contentHash: contentHash(record.data, record.extra),
+  });
   expect(await store.commitCall(repeat('order_id:ORD-1'))).toEqual({ outcome: 'duplicate', id: 'c1' });
-  expect(await store.commitCall(commitInput('h', 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order cancelled' }))).toEqual({ outcome: 'conflict', id: 'c1' });
+  expect(
+    await store.commitCall(commitInput('h', 'order_id:ORD-1', [], Date.now(), { call_outcome: 'order cancelled' })),
+  ).toEqual({ outcome: 'conflict', id: 'c1' });
   expect((await store.commitCall(commitInput('h', null, []))).outcome).toBe('accepted');
   for (const [key] of ODD_RECORDS) {
-    expect((await store.commitCall(commitInput('h', key, [], Date.now(), { call_outcome: 'x' }))).outcome, key).toBe('conflict');
+    expect((await store.commitCall(commitInput('h', key, [], Date.now(), { call_outcome: 'x' }))).outcome, key).toBe(
+      'conflict',
+    );
   }
   await insertAsBefore('c2', 'order_id:ORD-2', JSON.stringify({ ...record, id: 'c2', dedup_key: 'order_id:ORD-2' }));
   expect(await store.commitCall(repeat('order_id:ORD-2'))).toEqual({ outcome: 'duplicate', id: 'c2' });

@@ -20,9 +20,15 @@ export interface EditsPeek {
 const at = () => new Date().toISOString();
 
 /** The record with data changed as an edit would, one revision on, and the entry that goes with it. */
-function edited(record: CallRecord, data: CallRecord['data'], problems = record.problems): { record: CallRecord; entry: CallEdit } {
+function edited(
+  record: CallRecord,
+  data: CallRecord['data'],
+  problems = record.problems,
+): { record: CallRecord; entry: CallEdit } {
   const next = { ...record, data: { ...record.data, ...data }, problems, revision: record.revision + 1 };
-  const fields = Object.fromEntries(Object.entries(data).map(([field, after]) => [field, { before: record.data[field], after }]));
+  const fields = Object.fromEntries(
+    Object.entries(data).map(([field, after]) => [field, { before: record.data[field], after }]),
+  );
   return { record: next, entry: { at: at(), fields, revision: next.revision } };
 }
 
@@ -47,7 +53,11 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       expect(await a.editCall(id, entry, record)).toBe('edited');
 
       const stored = await b.getCall(id);
-      expect(stored?.record).toEqual({ ...input.record, revision: 2, data: { first_name: 'Asha Rao', call_duration: 184 } });
+      expect(stored?.record).toEqual({
+        ...input.record,
+        revision: 2,
+        data: { first_name: 'Asha Rao', call_duration: 184 },
+      });
       expect(stored?.raw).toEqual(input.raw);
       expect(stored?.status).toBe('held');
       expect(await b.listEdits(id)).toEqual([entry]);
@@ -63,7 +73,10 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
 
     it('compares a repeat with the content as first received, also after an edit, and for a call stored before its hash had a column', async () => {
       const hook = unique('hook');
-      for (const [key, forget] of [['call_id:r1', false], ['call_id:r2', true]] as const) {
+      for (const [key, forget] of [
+        ['call_id:r1', false],
+        ['call_id:r2', true],
+      ] as const) {
         const input = commitInput(hook, key, []);
         const { id } = await a.commitCall(input);
         if (forget) await peek.forgetContentHash(id);
@@ -96,7 +109,9 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       expect(stored?.record).toMatchObject({ revision: 13, data: { call_duration: 12 } });
       const edits = await b.listEdits(id);
       expect(edits.map((e) => e.revision)).toEqual(Array.from({ length: 12 }, (_, i) => i + 2));
-      expect(edits.map((e) => e.fields.call_duration)).toEqual(Array.from({ length: 12 }, (_, i) => ({ before: i, after: i + 1 })));
+      expect(edits.map((e) => e.fields.call_duration)).toEqual(
+        Array.from({ length: 12 }, (_, i) => ({ before: i, after: i + 1 })),
+      );
       // They did race: at least one was refused as stale and made again.
       expect(tries.some((n) => n > 0)).toBe(true);
     });
@@ -104,7 +119,11 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
     it('lists the review queue oldest first: held calls, and calls with problems not marked reviewed at their revision', async () => {
       const hook = unique('hook');
       const start = Date.now() - 60_000;
-      const problem = { field: 'call_outcome', code: 'missing_required' as const, message: 'call_outcome is required but was missing or empty' };
+      const problem = {
+        field: 'call_outcome',
+        code: 'missing_required' as const,
+        message: 'call_outcome is required but was missing or empty',
+      };
       const commit = async (key: string, i: number, status: 'accepted' | 'held', problems: CallRecord['problems']) => {
         const input = { ...commitInput(hook, key, [], start + i), status };
         input.record.problems = problems;
@@ -116,8 +135,15 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       const heldClean = await commit('call_id:held-clean', 3, 'held', []);
       const queue = async () => (await b.listCalls({ hook, review: true })).map((c) => c.record.id);
       expect(await queue()).toEqual([flawed.id, held.id, heldClean.id]);
-      expect((await b.listCalls({ hook, review: false })).map((c) => c.record.id)).toEqual([clean.id, flawed.id, held.id, heldClean.id]);
-      expect((await b.listCalls({ hook, review: true, order: 'desc', limit: 1 })).map((c) => c.record.id)).toEqual([heldClean.id]);
+      expect((await b.listCalls({ hook, review: false })).map((c) => c.record.id)).toEqual([
+        clean.id,
+        flawed.id,
+        held.id,
+        heldClean.id,
+      ]);
+      expect((await b.listCalls({ hook, review: true, order: 'desc', limit: 1 })).map((c) => c.record.id)).toEqual([
+        heldClean.id,
+      ]);
 
       // Marked reviewed at its revision, a call with problems leaves the queue; a held call stays until released.
       const mark = (revision: number): CallEdit => ({ at: at(), fields: {}, revision, reviewed: true });
@@ -135,7 +161,11 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       expect(await b.editCall(flawed.id, mark(1))).toBe('stale');
       expect(await a.editCall(flawed.id, mark(2))).toBe('edited');
       expect(await queue()).toEqual([heldClean.id]);
-      expect((await a.listEdits(flawed.id)).map((e) => [e.revision, e.reviewed ?? false])).toEqual([[1, true], [2, false], [2, true]]);
+      expect((await a.listEdits(flawed.id)).map((e) => [e.revision, e.reviewed ?? false])).toEqual([
+        [1, true],
+        [2, false],
+        [2, true],
+      ]);
     });
 
     it('deletes the edits with the call when purge deletes it', async () => {

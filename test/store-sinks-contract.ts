@@ -53,7 +53,7 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
       expect(await stateOf(a, sink)).toMatchObject({ paused: false });
     });
 
-    it("holds a sink the config pauses only while no operator has said otherwise: the stored state wins", async () => {
+    it('holds a sink the config pauses only while no operator has said otherwise: the stored state wins', async () => {
       const sink = unique('sink');
       await pending(sink, 2);
       expect(await a.claimDeliveries(sink, 10, 60_000, true)).toEqual([]);
@@ -67,7 +67,7 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
       expect(await b.claimDeliveries(sink, 10, 60_000, false)).toEqual([]);
     });
 
-    it("waits out a 429 on every instance: the attempt that met it counts, the other deliveries spend none", async () => {
+    it('waits out a 429 on every instance: the attempt that met it counts, the other deliveries spend none', async () => {
       const sink = unique('sink');
       const ids = await pending(sink, 4);
       const [first] = await a.claimDeliveries(sink, 1, 60_000);
@@ -80,7 +80,11 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
       const dueIn = await b.nextDueIn(sink);
       expect(dueIn).toBeGreaterThan(300);
       expect(dueIn).toBeLessThanOrEqual(600);
-      expect(await stateOf(b, sink)).toMatchObject({ paused: null, pausedUntil: until, lastError: 'HTTP 429: slow down' });
+      expect(await stateOf(b, sink)).toMatchObject({
+        paused: null,
+        pausedUntil: until,
+        lastError: 'HTTP 429: slow down',
+      });
       const attempts = await Promise.all(ids.map(async (id) => (await peek.deliveries(id))[0]!.attempts));
       expect(attempts).toEqual([1, 0, 0, 0]);
 
@@ -98,7 +102,12 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
       await pending(sink, 3);
       const before = Date.now();
       await a.recordSinkError(sink, 'cannot connect: ECONNREFUSED');
-      expect(await stateOf(b, sink)).toMatchObject({ lastError: 'cannot connect: ECONNREFUSED', lastSuccessAt: null, paused: null, pausedUntil: null });
+      expect(await stateOf(b, sink)).toMatchObject({
+        lastError: 'cannot connect: ECONNREFUSED',
+        lastSuccessAt: null,
+        paused: null,
+        pausedUntil: null,
+      });
       expect((await stateOf(b, sink))!.lastErrorAt).toBeGreaterThanOrEqual(before);
 
       const [ok, failed, dead] = await a.claimDeliveries(sink, 3, 60_000);
@@ -106,13 +115,29 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
       const state = await stateOf(b, sink);
       expect(state!.lastSuccessAt).toBeGreaterThanOrEqual(before);
       expect(state!.lastError).toBe('cannot connect: ECONNREFUSED');
-      await b.finishAttempt(failed!.id, 1, { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503: down' }, Date.now() + 60_000);
-      expect(await stateOf(a, sink)).toMatchObject({ lastError: 'HTTP 503: down', lastSuccessAt: state!.lastSuccessAt, pausedUntil: null });
-      await a.finishAttempt(dead!.id, 1, { ...attemptOk, outcome: 'dead', httpStatus: 400, error: 'HTTP 400: bad field' });
+      await b.finishAttempt(
+        failed!.id,
+        1,
+        { ...attemptOk, outcome: 'retry', httpStatus: 503, error: 'HTTP 503: down' },
+        Date.now() + 60_000,
+      );
+      expect(await stateOf(a, sink)).toMatchObject({
+        lastError: 'HTTP 503: down',
+        lastSuccessAt: state!.lastSuccessAt,
+        pausedUntil: null,
+      });
+      await a.finishAttempt(dead!.id, 1, {
+        ...attemptOk,
+        outcome: 'dead',
+        httpStatus: 400,
+        error: 'HTTP 400: bad field',
+      });
       expect(await stateOf(b, sink)).toMatchObject({ lastError: 'HTTP 400: bad field' });
 
       // An attempt that was not ours to finish (its lease taken over) leaves the sink's state as it was.
-      expect(await a.finishAttempt(dead!.id, 1, { ...attemptOk, outcome: 'retry', error: 'late' }, Date.now())).toBe(false);
+      expect(await a.finishAttempt(dead!.id, 1, { ...attemptOk, outcome: 'retry', error: 'late' }, Date.now())).toBe(
+        false,
+      );
       expect(await stateOf(b, sink)).toMatchObject({ lastError: 'HTTP 400: bad field' });
     });
 
@@ -121,7 +146,10 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
       await a.setSinkPaused(s2, true);
       await b.recordSinkError(s1, 'down');
       const listed = (await a.sinkStates()).filter((s) => s.sink === s1 || s.sink === s2);
-      expect(listed.map((s) => [s.sink, s.paused, s.lastError])).toEqual([[s1, null, 'down'], [s2, true, null]]);
+      expect(listed.map((s) => [s.sink, s.paused, s.lastError])).toEqual([
+        [s1, null, 'down'],
+        [s2, true, null],
+      ]);
     });
   });
 }

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { compileHooks } from '../src/intake/pipeline.js';
 import type { WebhookRequest } from '../src/http/request-fields.js';
+import { compileHooks } from '../src/intake/pipeline.js';
 import { createRequestIntake, type RequestOutcome } from '../src/intake/request.js';
 import { resolveSinks } from '../src/sinks/registry.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
@@ -22,12 +22,20 @@ const dir = mkdtempSync(join(tmpdir(), 'callhook-thread-intake-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const configFile = join(dir, 'config.json');
-writeFileSync(configFile, JSON.stringify({
-  sinks: [
-    { name: 'all', type: 'jsonl', path: join(dir, 'all.jsonl') },
-    { name: 'orders', type: 'jsonl', path: join(dir, 'orders.jsonl'), when: { field: 'call_outcome', eq: 'order placed' } },
-  ],
-}));
+writeFileSync(
+  configFile,
+  JSON.stringify({
+    sinks: [
+      { name: 'all', type: 'jsonl', path: join(dir, 'all.jsonl') },
+      {
+        name: 'orders',
+        type: 'jsonl',
+        path: join(dir, 'orders.jsonl'),
+        when: { field: 'call_outcome', eq: 'order placed' },
+      },
+    ],
+  }),
+);
 const config = loadConfig({ CALLHOOK_API_KEYS: 'thread-intake-key-0123456789', CALLHOOK_CONFIG: configFile });
 const specs = await resolveSinks(config.sinks);
 
@@ -49,14 +57,25 @@ const fields = (callId: string) => ({
 });
 
 function request(body: string, contentType: string | null, search = ''): WebhookRequest {
-  return { hook: 'end-of-call', method: 'POST', contentType, search, body: encoder.encode(body), receivedAt: new Date().toISOString(), source: 'webhook' };
+  return {
+    hook: 'end-of-call',
+    method: 'POST',
+    contentType,
+    search,
+    body: encoder.encode(body),
+    receivedAt: new Date().toISOString(),
+    source: 'webhook',
+  };
 }
 
 const json = (callId: string) => request(JSON.stringify(fields(callId)), 'application/json');
-const form = (callId: string) => request(new URLSearchParams(fields(callId)).toString(), 'application/x-www-form-urlencoded');
+const form = (callId: string) =>
+  request(new URLSearchParams(fields(callId)).toString(), 'application/x-www-form-urlencoded');
 function multipart(callId: string): WebhookRequest {
   const boundary = 'thread-intake-boundary';
-  const parts = Object.entries(fields(callId)).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
+  const parts = Object.entries(fields(callId)).map(
+    ([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`,
+  );
   return request(`${parts.join('')}--${boundary}--\r\n`, `multipart/form-data; boundary=${boundary}`);
 }
 
@@ -71,14 +90,20 @@ describe('webhook intake on the SQLite writer thread', () => {
   it('answers and stores every encoding as the event loop would', async () => {
     const threaded = openWithThread('same');
     const inPlace = openSqliteStore({ path: ':memory:' });
-    const here = createRequestIntake({ hooks: compileHooks(config, specs), commit: (input) => inPlace.commitCall(input) });
+    const here = createRequestIntake({
+      hooks: compileHooks(config, specs),
+      commit: (input) => inPlace.commitCall(input),
+    });
     try {
       for (const make of [json, form, multipart]) {
         const callId = unique('call');
         const there = await onThread(threaded, make(callId));
         const local = await here(make(callId));
         expect(there).toMatchObject({ reply: { status: 'accepted', dedup_key: `call_id:${callId}`, problems: [] } });
-        expect({ ...there, reply: { ...(there as { reply: object }).reply, id: 'x' } }).toEqual({ ...local, reply: { ...(local as { reply: object }).reply, id: 'x' } });
+        expect({ ...there, reply: { ...(there as { reply: object }).reply, id: 'x' } }).toEqual({
+          ...local,
+          reply: { ...(local as { reply: object }).reply, id: 'x' },
+        });
 
         const stored = (await threaded.store.getCall((there as { reply: { id: string } }).reply.id))!;
         const expected = (await inPlace.getCall((local as { reply: { id: string } }).reply.id))!;
@@ -114,8 +139,12 @@ describe('webhook intake on the SQLite writer thread', () => {
   it('refuses a body it cannot read with the error of contract section 2, and stores nothing', async () => {
     const store = openWithThread('refused');
     try {
-      expect(await onThread(store, request('{"call_id": "x",', 'application/json'))).toMatchObject({ refused: { code: 'BAD_BODY' } });
-      expect(await onThread(store, request('<xml/>', 'text/xml'))).toEqual({ refused: { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'text/xml' } });
+      expect(await onThread(store, request('{"call_id": "x",', 'application/json'))).toMatchObject({
+        refused: { code: 'BAD_BODY' },
+      });
+      expect(await onThread(store, request('<xml/>', 'text/xml'))).toEqual({
+        refused: { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'text/xml' },
+      });
       expect(await store.store.listCalls({ limit: 10 })).toEqual([]);
     } finally {
       await store.close();
@@ -126,7 +155,10 @@ describe('webhook intake on the SQLite writer thread', () => {
     const store = openWithThread('query');
     try {
       const callId = unique('call');
-      const outcome = await onThread(store, request(JSON.stringify({ first_name: 'Asha' }), 'application/json', `?call_id=${callId}&first_name=Other`));
+      const outcome = await onThread(
+        store,
+        request(JSON.stringify({ first_name: 'Asha' }), 'application/json', `?call_id=${callId}&first_name=Other`),
+      );
       expect(outcome).toMatchObject({ reply: { status: 'accepted', dedup_key: `call_id:${callId}` } });
       const stored = (await store.store.getCall((outcome as { reply: { id: string } }).reply.id))!;
       expect(stored.record.data.first_name).toBe('Asha');
@@ -154,8 +186,14 @@ describe('webhook intake on the SQLite writer thread', () => {
 
   it('writes an in-memory database in place, which no thread could open', async () => {
     const handed: unknown[] = [];
-    const memory = openSqliteStore({ path: ':memory:', remote: (write) => (handed.push(write), Promise.resolve(undefined)) });
-    const here = createRequestIntake({ hooks: compileHooks(config, specs), commit: (input) => memory.commitCall(input) });
+    const memory = openSqliteStore({
+      path: ':memory:',
+      remote: (write) => (handed.push(write), Promise.resolve(undefined)),
+    });
+    const here = createRequestIntake({
+      hooks: compileHooks(config, specs),
+      commit: (input) => memory.commitCall(input),
+    });
     try {
       const outcome = await here(json(unique('call')));
       expect(outcome).toMatchObject({ reply: { status: 'accepted' } });

@@ -1,8 +1,8 @@
-import { request } from 'node:http';
 import { writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY, post, sampleCall, spawnServer, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import { KEY, post, sampleCall, spawnServer, startServer, type TestServer, tempDir, until } from './helpers/server.js';
 
 /**
  * Contract section 6, `trust_proxy`: when true, the auth limiter and the request log take the client's address
@@ -18,7 +18,12 @@ function viaProxy(url: string, forwarded: string | string[], key = WRONG): Promi
     const body = JSON.stringify(sampleCall());
     const req = request(`${url}/webhooks/end-of-call`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-forwarded-for': forwarded },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'x-forwarded-for': forwarded,
+      },
     });
     req.on('response', (res) => {
       res.resume();
@@ -38,7 +43,8 @@ describe('without trust_proxy', () => {
 
   it('counts every wrong key against the peer, whatever X-Forwarded-For says', async () => {
     const statuses = [];
-    for (const client of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4']) statuses.push(await viaProxy(server.url, client));
+    for (const client of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'])
+      statuses.push(await viaProxy(server.url, client));
     expect(statuses).toEqual([401, 401, 401, 429]);
     expect(await viaProxy(server.url, '203.0.113.50')).toBe(429);
     expect(await viaProxy(server.url, '203.0.113.50', KEY)).toBe(200);
@@ -56,7 +62,8 @@ describe('with trust_proxy', () => {
     const misconfigured = '203.0.113.7';
     // What the client wrote before the proxy's hop changes nothing: only the last hop is the client.
     const statuses = [];
-    for (const forwarded of [misconfigured, `10.9.9.9, ${misconfigured}`, ['192.0.2.1', misconfigured]]) statuses.push(await viaProxy(server.url, forwarded));
+    for (const forwarded of [misconfigured, `10.9.9.9, ${misconfigured}`, ['192.0.2.1', misconfigured]])
+      statuses.push(await viaProxy(server.url, forwarded));
     expect(statuses).toEqual([401, 401, 401]);
     expect(await viaProxy(server.url, misconfigured)).toBe(429);
     expect(await viaProxy(server.url, [`${misconfigured}, 192.0.2.1`, misconfigured])).toBe(429);
@@ -70,7 +77,8 @@ describe('with trust_proxy', () => {
 
   it('counts a request whose last hop is no address against the peer', async () => {
     const statuses = [];
-    for (const forwarded of ['garbage', '', '203.0.113.8, ', 'proxy.internal']) statuses.push(await viaProxy(server.url, forwarded));
+    for (const forwarded of ['garbage', '', '203.0.113.8, ', 'proxy.internal'])
+      statuses.push(await viaProxy(server.url, forwarded));
     expect(statuses).toEqual([401, 401, 401, 429]);
   });
 });
@@ -84,9 +92,16 @@ describe('the request log', () => {
     try {
       expect(await viaProxy(server.url, '198.51.100.23', KEY)).toBe(200);
       expect(await viaProxy(server.url, 'garbage', KEY)).toBe(200);
-      const requestLines = () => server.output().split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('/webhooks/'));
+      const requestLines = () =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"msg":"request"') && line.includes('/webhooks/'));
       await until(() => requestLines().length >= 2);
-      expect(requestLines().map((line) => (JSON.parse(line) as { remote?: string }).remote)).toEqual(['198.51.100.23', '127.0.0.1']);
+      expect(requestLines().map((line) => (JSON.parse(line) as { remote?: string }).remote)).toEqual([
+        '198.51.100.23',
+        '127.0.0.1',
+      ]);
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
@@ -97,7 +112,11 @@ describe('the request log', () => {
     const server = await spawnServer(tempDir(), { LOG_LEVEL: 'info', CALLHOOK_API_KEYS: KEY });
     try {
       expect(await viaProxy(server.url, ['203.0.113.9', '198.51.100.23'], KEY)).toBe(200);
-      const requestLines = () => server.output().split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('/webhooks/'));
+      const requestLines = () =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"msg":"request"') && line.includes('/webhooks/'));
       await until(() => requestLines().length >= 1);
       expect(requestLines().map((line) => (JSON.parse(line) as { remote?: string }).remote)).toEqual(['127.0.0.1']);
       expect(server.output()).not.toContain('198.51.100.23');

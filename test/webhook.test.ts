@@ -2,7 +2,18 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, KEY, OTHER_KEY, jsonlRecords, post, sampleCall, startServer, tempDir, until, type TestServer } from './helpers/server.js';
+import {
+  ADMIN,
+  jsonlRecords,
+  KEY,
+  OTHER_KEY,
+  post,
+  sampleCall,
+  startServer,
+  type TestServer,
+  tempDir,
+  until,
+} from './helpers/server.js';
 
 /** The receiving side end to end over real HTTP: contract section 2, every reply and every failure row. */
 
@@ -50,8 +61,16 @@ describe('accepted calls', () => {
   });
 
   it('accepts every key of a rotation and the scheme in any case', async () => {
-    for (const [scheme, key] of [['Bearer', KEY], ['bearer', OTHER_KEY], ['BEARER', KEY]] as const) {
-      const res = await fetch(hook(), { method: 'POST', headers: { authorization: `${scheme} ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(sampleCall()) });
+    for (const [scheme, key] of [
+      ['Bearer', KEY],
+      ['bearer', OTHER_KEY],
+      ['BEARER', KEY],
+    ] as const) {
+      const res = await fetch(hook(), {
+        method: 'POST',
+        headers: { authorization: `${scheme} ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(sampleCall()),
+      });
       expect(res.status).toBe(200);
     }
   });
@@ -63,9 +82,14 @@ describe('accepted calls', () => {
       const reply = await res.json();
       expect(res.status).toBe(200);
       expect(reply.status).toBe('accepted');
-      const call = (await (await fetch(`${server.url}/admin/calls/${reply.id}`, { headers: auth(ADMIN) })).json()) as any;
+      const call = (await (
+        await fetch(`${server.url}/admin/calls/${reply.id}`, { headers: auth(ADMIN) })
+      ).json()) as any;
       expect(call.record.data).toMatchObject({ first_name: 'Ravi', call_duration: 61 });
-      expect(call.raw).toMatchObject({ method, query: { call_id: `q-${method}`, first_name: 'Ravi', call_duration: '61' } });
+      expect(call.raw).toMatchObject({
+        method,
+        query: { call_id: `q-${method}`, first_name: 'Ravi', call_duration: '61' },
+      });
     }
   });
 
@@ -78,14 +102,26 @@ describe('accepted calls', () => {
     const reply = await res.json();
     const call = (await (await fetch(`${server.url}/admin/calls/${reply.id}`, { headers: auth(ADMIN) })).json()) as any;
     expect(call.record.data).toMatchObject({ first_name: 'Body', pincode: '560001' });
-    expect(call.raw).toEqual({ method: 'POST', content_type: 'application/x-www-form-urlencoded', query: { first_name: 'Query', pincode: '560001' }, body: 'call_id=mix-1&first_name=Body' });
+    expect(call.raw).toEqual({
+      method: 'POST',
+      content_type: 'application/x-www-form-urlencoded',
+      query: { first_name: 'Query', pincode: '560001' },
+      body: 'call_id=mix-1&first_name=Body',
+    });
   });
 
   it('lists problems but still accepts and delivers when on_problem is deliver', async () => {
-    const res = await post(server.url, sampleCall({ call_id: 'prob-1', call_outcome: '', phone_number: '12', call_duration: 'long' }));
+    const res = await post(
+      server.url,
+      sampleCall({ call_id: 'prob-1', call_outcome: '', phone_number: '12', call_duration: 'long' }),
+    );
     const reply = await res.json();
     expect(reply.status).toBe('accepted');
-    expect(reply.problems.map((p: { field: string; code: string }) => `${p.field}:${p.code}`)).toEqual(['phone_number:invalid_format', 'call_duration:invalid_type', 'call_outcome:missing_required']);
+    expect(reply.problems.map((p: { field: string; code: string }) => `${p.field}:${p.code}`)).toEqual([
+      'phone_number:invalid_format',
+      'call_duration:invalid_type',
+      'call_outcome:missing_required',
+    ]);
     await until(() => jsonlLines().some((r) => r.id === reply.id));
   });
 });
@@ -102,13 +138,19 @@ describe('duplicates', () => {
     expect(row.duplicates).toBe(2);
     // Contract section 4: the same key with other content is a conflict, kept and delivered as a call of its own.
     const other = await (await post(server.url, { ...call, first_name: 'Other' })).json();
-    expect(other).toMatchObject({ status: 'accepted', conflicts_with: first.id, dedup_key: expect.stringMatching(/^sha256:/) });
+    expect(other).toMatchObject({
+      status: 'accepted',
+      conflicts_with: first.id,
+      dedup_key: expect.stringMatching(/^sha256:/),
+    });
     await until(() => jsonlLines().some((r) => r.id === first.id) && jsonlLines().some((r) => r.id === other.id));
     expect(jsonlLines().filter((r) => r.dedup_key === 'call_id:dup-1')).toHaveLength(1);
   });
 
   it('falls back to recording_url, then to a hash of the data, and never to order_id', async () => {
-    const byRecording = await (await post(server.url, sampleCall({ call_id: '', order_id: 'ORD-1', recording_url: 'https://rec.example/a.mp3' }))).json();
+    const byRecording = await (
+      await post(server.url, sampleCall({ call_id: '', order_id: 'ORD-1', recording_url: 'https://rec.example/a.mp3' }))
+    ).json();
     expect(byRecording.dedup_key).toBe('recording_url:https://rec.example/a.mp3');
     const byOrder = await (await post(server.url, sampleCall({ call_id: '', order_id: 'ORD-1' }))).json();
     expect(byOrder.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -143,9 +185,19 @@ describe('failures', () => {
 
   it('refuses a missing, malformed or wrong key with 401 and WWW-Authenticate, storing nothing', async () => {
     const before = receipts().length;
-    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-key-0000000000000' }, { authorization: `Basic ${KEY}` }, { authorization: 'Bearer' }, { authorization: `Bearer ${KEY}x` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong-key-0000000000000' },
+      { authorization: `Basic ${KEY}` },
+      { authorization: 'Bearer' },
+      { authorization: `Bearer ${KEY}x` },
+    ];
     for (const headers of attempts) {
-      const res = await fetch(hook(), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(sampleCall({ call_id: 'unauth' })) });
+      const res = await fetch(hook(), {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(sampleCall({ call_id: 'unauth' })),
+      });
       await expectError(res, 401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
     }
@@ -161,16 +213,30 @@ describe('failures', () => {
   });
 
   it('answers 400 for broken JSON and keeps the raw bytes as a rejected receipt', async () => {
-    const res = await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: '{"first_name": "Asha",' });
+    const res = await fetch(hook(), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: '{"first_name": "Asha",',
+    });
     await expectError(res, 400);
     const last = receipts().at(-1);
-    expect(last).toMatchObject({ outcome: 'rejected', status: 400, method: 'POST', content_type: 'application/json', size: 22 });
+    expect(last).toMatchObject({
+      outcome: 'rejected',
+      status: 400,
+      method: 'POST',
+      content_type: 'application/json',
+      size: 22,
+    });
     expect(Buffer.from(last.raw_body).toString()).toBe('{"first_name": "Asha",');
   });
 
   it('keeps a large broken body whole, byte for byte, in its rejected receipt', async () => {
     const body = `{"summary": "${'é'.repeat(150_000)}"`;
-    const res = await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
+    const res = await fetch(hook(), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body,
+    });
     await expectError(res, 400);
     const last = receipts().at(-1);
     expect(last).toMatchObject({ outcome: 'rejected', status: 400, size: Buffer.byteLength(body) });
@@ -178,12 +244,29 @@ describe('failures', () => {
   });
 
   it('answers 400 for invalid UTF-8 and for broken multipart', async () => {
-    await expectError(await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) }), 400);
-    await expectError(await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'multipart/form-data; boundary=xyz' }, body: '--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated' }), 400);
+    await expectError(
+      await fetch(hook(), {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+      }),
+      400,
+    );
+    await expectError(
+      await fetch(hook(), {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'multipart/form-data; boundary=xyz' },
+        body: '--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated',
+      }),
+      400,
+    );
   });
 
   it('answers 415 for an unsupported content type and for a file part', async () => {
-    await expectError(await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'hello' }), 415);
+    await expectError(
+      await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'hello' }),
+      415,
+    );
     const form = new FormData();
     form.append('call_id', 'file-1');
     form.append('recording', new Blob(['RIFF'], { type: 'audio/wav' }), 'call.wav');
@@ -192,7 +275,10 @@ describe('failures', () => {
 
   it('answers 413 for a body over the limit, declared or streamed, and leaves a receipt', async () => {
     const big = JSON.stringify({ call_summary: 'x'.repeat(1024 * 1024) });
-    await expectError(await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: big }), 413);
+    await expectError(
+      await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: big }),
+      413,
+    );
     expect(receipts().at(-1)).toMatchObject({ outcome: 'rejected', status: 413 });
     const chunks = new ReadableStream({
       start(controller) {
@@ -200,7 +286,12 @@ describe('failures', () => {
         controller.close();
       },
     });
-    const streamed = await fetch(hook(), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: chunks, duplex: 'half' } as RequestInit);
+    const streamed = await fetch(hook(), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
     await expectError(streamed, 413);
   });
 

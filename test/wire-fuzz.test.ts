@@ -11,7 +11,9 @@ import { KEY, startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({ config: { request_timeout: '1s', headers_timeout: '1s', auth_limit: { max: 100_000 } } });
+  server = await startServer({
+    config: { request_timeout: '1s', headers_timeout: '1s', auth_limit: { max: 100_000 } },
+  });
 });
 afterAll(() => server.close());
 
@@ -36,7 +38,12 @@ describe('requests whose framing lies', () => {
         fc.uint8Array({ maxLength: 300 }),
         fc.constantFrom('{"call_id":"w","first_name":"Asha"}', 'call_id=w&first_name=Asha', ''),
         fc.integer({ min: -50, max: 50 }),
-        fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b', 'text/plain'),
+        fc.constantFrom(
+          'application/json',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=b',
+          'text/plain',
+        ),
         fc.constantFrom(0, 50, 400),
         async (noise, text, skew, type, closeAfterMs) => {
           const body = Buffer.concat([Buffer.from(text), Buffer.from(noise)]);

@@ -8,5 +8,9 @@ import { ROOT } from '../lib/processes.js';
  */
 
 const { serve } = (await import(join(ROOT, 'dist/main.js'))) as typeof import('../../src/main.js');
-const running = await serve({ env: process.env, writerThread: false, print: (line) => process.stderr.write(`${line}\n`) });
+const running = await serve({
+  env: process.env,
+  writerThread: false,
+  print: (line) => process.stderr.write(`${line}\n`),
+});
 process.on('SIGTERM', () => void running.close().then(() => process.exit(0)));

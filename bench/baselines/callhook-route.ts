@@ -2,8 +2,8 @@ import { serve } from '@hono/node-server';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAuthLimiter } from '../../src/http/auth-limit.js';
-import type { RequestOutcome } from '../../src/intake/request.js';
 import { compileHooks } from '../../src/intake/pipeline.js';
+import type { RequestOutcome } from '../../src/intake/request.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { secretValues } from '../../src/secret-values.js';
@@ -19,12 +19,22 @@ import type { Store } from '../../src/store/store.js';
 const config = loadConfig(process.env);
 const apiKey = process.env.CALLHOOK_API_KEYS;
 if (!apiKey) throw new Error('CALLHOOK_API_KEYS must hold the key the load sends');
-const hooks = compileHooks({ ...config, hooks: new Map([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: [apiKey] }])) });
+const hooks = compileHooks({
+  ...config,
+  hooks: new Map([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: [apiKey] }])),
+});
 
 let calls = 0;
 // The reply callhook sends for a new call, of the same size.
 const accepted = (): Promise<RequestOutcome> =>
-  Promise.resolve({ reply: { status: 'accepted', id: `01JD${String(++calls).padStart(22, '0')}`, dedup_key: `call_id:bench-${calls}`, problems: [] } });
+  Promise.resolve({
+    reply: {
+      status: 'accepted',
+      id: `01JD${String(++calls).padStart(22, '0')}`,
+      dedup_key: `call_id:bench-${calls}`,
+      problems: [],
+    },
+  });
 // Only what the webhook route calls on a request that is accepted; anything else would throw and show as a 500.
 const store = { kind: 'sqlite' } as unknown as Store;
 
@@ -45,8 +55,11 @@ const app = createApp({
   accepting: () => true,
 });
 
-const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 0), hostname: process.env.HOST ?? '127.0.0.1' }, (info) => {
-  process.stderr.write(`callhook-route listening on http://${info.address}:${info.port}\n`);
-});
+const server = serve(
+  { fetch: app.fetch, port: Number(process.env.PORT ?? 0), hostname: process.env.HOST ?? '127.0.0.1' },
+  (info) => {
+    process.stderr.write(`callhook-route listening on http://${info.address}:${info.port}\n`);
+  },
+);
 
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -57,8 +57,11 @@ const app = new Hono().post('/webhooks/:hook', async (c) => {
   return c.json({ status: 'accepted', id }, 200);
 });
 
-const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 0), hostname: process.env.HOST ?? '127.0.0.1' }, (info) => {
-  process.stderr.write(`hono-durable listening on http://${info.address}:${info.port}\n`);
-});
+const server = serve(
+  { fetch: app.fetch, port: Number(process.env.PORT ?? 0), hostname: process.env.HOST ?? '127.0.0.1' },
+  (info) => {
+    process.stderr.write(`hono-durable listening on http://${info.address}:${info.port}\n`);
+  },
+);
 
 process.on('SIGTERM', () => server.close(() => (db.close(), process.exit(0))));

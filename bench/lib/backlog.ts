@@ -1,12 +1,18 @@
 import { open } from 'node:fs/promises';
-import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { newId } from '../../src/ids.js';
-import { compileParameters, contentHash, dedupKey, normalize, RECOMMENDED_PARAMETERS } from '../../src/normalize/index.js';
+import {
+  compileParameters,
+  contentHash,
+  dedupKey,
+  normalize,
+  RECOMMENDED_PARAMETERS,
+} from '../../src/normalize/index.js';
 import type { CallRecord } from '../../src/record.js';
+import type { CommitInput } from '../../src/store/calls.js';
 import { SQLITE_FILE } from '../../src/store/open.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import type { CommitInput } from '../../src/store/calls.js';
 import { callFields } from './bodies.js';
 
 /**
@@ -32,13 +38,19 @@ export async function createBacklog(dataDir: string, count: number, sink = 'json
  * Commits `count` calls of the `end-of-call` hook, the nth with the fields `fieldsOf(n)` normalised as `serve`
  * would, and an outbox row for each of `sinks`.
  */
-export async function seedStore(dataDir: string, count: number, fieldsOf: (n: number) => Record<string, string>, sinks: string[]): Promise<void> {
+export async function seedStore(
+  dataDir: string,
+  count: number,
+  fieldsOf: (n: number) => Record<string, string>,
+  sinks: string[],
+): Promise<void> {
   const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
   const parameters = compileParameters(RECOMMENDED_PARAMETERS, { region: 'IN' });
   try {
     for (let start = 0; start < count; start += BATCH) {
       const commits: Promise<unknown>[] = [];
-      for (let n = start; n < Math.min(count, start + BATCH); n++) commits.push(store.commitCall(storedCall(fieldsOf(n), parameters, sinks)));
+      for (let n = start; n < Math.min(count, start + BATCH); n++)
+        commits.push(store.commitCall(storedCall(fieldsOf(n), parameters, sinks)));
       await Promise.all(commits);
     }
   } finally {
@@ -46,7 +58,11 @@ export async function seedStore(dataDir: string, count: number, fieldsOf: (n: nu
   }
 }
 
-function storedCall(fields: Record<string, string>, parameters: ReturnType<typeof compileParameters>, sinks: string[]): CommitInput {
+function storedCall(
+  fields: Record<string, string>,
+  parameters: ReturnType<typeof compileParameters>,
+  sinks: string[],
+): CommitInput {
   const { data, extra, problems } = normalize(fields, parameters);
   const now = new Date();
   const record: CallRecord = {
@@ -54,7 +70,8 @@ function storedCall(fields: Record<string, string>, parameters: ReturnType<typeo
     hook: 'end-of-call',
     dedup_key: dedupKey(['call_id', 'recording_url'], data, extra),
     received_at: now.toISOString(),
-    source: 'webhook', revision: 1,
+    source: 'webhook',
+    revision: 1,
     data,
     extra,
     problems,
@@ -67,7 +84,13 @@ function storedCall(fields: Record<string, string>, parameters: ReturnType<typeo
     status: 'accepted',
     raw: { method: 'POST', content_type: 'application/json', query: {}, body },
     sinks,
-    receipt: { hook: 'end-of-call', receivedAt: record.received_at, method: 'POST', contentType: 'application/json', size: Buffer.byteLength(body) },
+    receipt: {
+      hook: 'end-of-call',
+      receivedAt: record.received_at,
+      method: 'POST',
+      contentType: 'application/json',
+      size: Buffer.byteLength(body),
+    },
   };
 }
 
@@ -112,10 +135,15 @@ export function backlogCounter(file: string): () => Promise<number> {
  * and a count of 100,000 index entries four times a second would delay its requests. Open it after the backlog is
  * written and before `serve` starts.
  */
-export function backlogDeliveries(dataDir: string, sink: string): { drained(): boolean; done(): number; close(): void } {
+export function backlogDeliveries(
+  dataDir: string,
+  sink: string,
+): { drained(): boolean; done(): number; close(): void } {
   const db = new Database(join(dataDir, SQLITE_FILE));
   const { last } = db.prepare('SELECT max(id) AS last FROM deliveries').get() as { last: number };
-  const open = db.prepare("SELECT 1 FROM deliveries WHERE state IN ('pending', 'in_flight', 'dead') AND sink = ? AND id <= ? LIMIT 1");
+  const open = db.prepare(
+    "SELECT 1 FROM deliveries WHERE state IN ('pending', 'in_flight', 'dead') AND sink = ? AND id <= ? LIMIT 1",
+  );
   const done = db.prepare("SELECT count(*) AS n FROM deliveries WHERE state = 'done' AND sink = ? AND id <= ?");
   return {
     drained: () => open.get(sink, last) === undefined,

@@ -10,7 +10,12 @@ import { type BodyFactory, callFields } from './bodies.js';
 const callerNumber = (caller: number) => `98${String(caller).padStart(8, '0')}`;
 
 export async function createHistory(dataDir: string, calls: number, callers: number): Promise<void> {
-  await seedStore(dataDir, calls, (n) => ({ ...callFields(`history-${n}`), phone_number: callerNumber(n % callers), order_id: `ORD-${n}` }), []);
+  await seedStore(
+    dataDir,
+    calls,
+    (n) => ({ ...callFields(`history-${n}`), phone_number: callerNumber(n % callers), order_id: `ORD-${n}` }),
+    [],
+  );
 }
 
 /** Lookup bodies cycling through the callers, the number written as a caller says it (`098…`). */

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import type { BodyFactory } from './bodies.js';
-import { cpuWindow, type CpuPerRequest, type CpuWindow } from './cpu.js';
+import { type CpuPerRequest, type CpuWindow, cpuWindow } from './cpu.js';
 import { API_KEY } from './processes.js';
 
 /** One autocannon run against a webhook route, always bounded in time, with what went wrong counted. */
@@ -51,7 +51,17 @@ export interface RunningLoad {
   result: Promise<LoadResult>;
 }
 
-export function startLoad({ url, path = '/webhooks/end-of-call', body, connections = 50, seconds, warmupSeconds = 0, amount, latencies = true, cpuOf }: LoadOptions): RunningLoad {
+export function startLoad({
+  url,
+  path = '/webhooks/end-of-call',
+  body,
+  connections = 50,
+  seconds,
+  warmupSeconds = 0,
+  amount,
+  latencies = true,
+  cpuOf,
+}: LoadOptions): RunningLoad {
   // Our own samples: autocannon's histogram truncates to whole milliseconds, and sub-millisecond replies need
   // the raw figures.
   const samples: number[] = [];
@@ -63,7 +73,10 @@ export function startLoad({ url, path = '/webhooks/end-of-call', body, connectio
   const countCpu = cpuOf === undefined ? undefined : setTimeout(() => (cpu = cpuWindow(cpuOf)), warmupSeconds * 1000);
   // An `amount` run against a server that stalls would otherwise never end. Unref'd: it must not keep the
   // bench alive once the run is over for another reason.
-  const bound = setTimeout(() => ((cut = true), instance?.stop()), (amount === undefined ? warmupSeconds + seconds + 15 : seconds) * 1000).unref();
+  const bound = setTimeout(
+    () => ((cut = true), instance?.stop()),
+    (amount === undefined ? warmupSeconds + seconds + 15 : seconds) * 1000,
+  ).unref();
   const result = new Promise<LoadResult>((resolve, reject) => {
     instance = autocannon(
       {
@@ -86,7 +99,10 @@ export function startLoad({ url, path = '/webhooks/end-of-call', body, connectio
         clearTimeout(bound);
         clearTimeout(countCpu);
         if (err) return reject(err instanceof Error ? err : new Error(String(err)));
-        const elapsed = warmupSeconds > 0 ? (performance.now() - measureFrom) / 1000 : (r.finish.getTime() - r.start.getTime()) / 1000;
+        const elapsed =
+          warmupSeconds > 0
+            ? (performance.now() - measureFrom) / 1000
+            : (r.finish.getTime() - r.start.getTime()) / 1000;
         const sorted = Float64Array.from(samples).sort();
         resolve({
           rps: ok / elapsed,

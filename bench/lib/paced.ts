@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import type { BodyFactory } from './bodies.js';
-import { percentile, type LoadResult, type RunningLoad } from './load.js';
+import { type LoadResult, percentile, type RunningLoad } from './load.js';
 import { API_KEY } from './processes.js';
 
 /**
@@ -32,7 +32,15 @@ const TIMEOUT_MS = 10_000;
 /** How often due requests are sent. Below the 2 ms spacing of 500 req/s; a late tick sends what is overdue. */
 const TICK_MS = 1;
 
-export function startPacedLoad({ url, path = '/webhooks/end-of-call', body, rate, connections = 50, seconds, warmupSeconds = 0 }: PacedOptions): RunningLoad {
+export function startPacedLoad({
+  url,
+  path = '/webhooks/end-of-call',
+  body,
+  rate,
+  connections = 50,
+  seconds,
+  warmupSeconds = 0,
+}: PacedOptions): RunningLoad {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const target = new URL(path, url);
   const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': body.contentType };
@@ -66,10 +74,19 @@ export function startPacedLoad({ url, path = '/webhooks/end-of-call', body, rate
       if (stopped && pending === 0) finish();
     };
     const payload = body.next();
-    const req = request(target, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) }, timeout: TIMEOUT_MS }, (res) => {
-      res.resume();
-      res.on('end', () => settle(res.statusCode ?? 0));
-    });
+    const req = request(
+      target,
+      {
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(payload) },
+        timeout: TIMEOUT_MS,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => settle(res.statusCode ?? 0));
+      },
+    );
     req.on('timeout', () => {
       timedOut = true;
       timeouts++;

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,12 +57,22 @@ export function startCallhook(options: CallhookOptions): Promise<Server> {
 
 /** The same, with SQLite's file written on the event loop (bench/baselines/callhook-in-place.ts). */
 export function startCallhookInPlace(options: CallhookOptions): Promise<Server> {
-  return start('callhook-in-place', ['--import', 'tsx', join(ROOT, 'bench/baselines/callhook-in-place.ts')], callhookEnv(options));
+  return start(
+    'callhook-in-place',
+    ['--import', 'tsx', join(ROOT, 'bench/baselines/callhook-in-place.ts')],
+    callhookEnv(options),
+  );
 }
 
 /** callhook's environment, and the config file its sinks and hooks are written to. */
 function callhookEnv({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions): Record<string, string> {
-  const env: Record<string, string> = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY, CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', ...extraEnv };
+  const env: Record<string, string> = {
+    CALLHOOK_DATA_DIR: dataDir,
+    CALLHOOK_API_KEYS: API_KEY,
+    CALLHOOK_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
   if (sinks) {
     env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
     writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks, ...(hooks && { hooks }) }));
@@ -71,7 +81,10 @@ function callhookEnv({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions):
 }
 
 /** A baseline server from bench/baselines, run through tsx: it is loaded once, then runs as plain JS. */
-export function startBaseline(name: 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite', env: Record<string, string> = {}): Promise<Server> {
+export function startBaseline(
+  name: 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite',
+  env: Record<string, string> = {},
+): Promise<Server> {
   return start(name, ['--import', 'tsx', join(ROOT, 'bench/baselines', `${name}.ts`)], env);
 }
 
@@ -80,7 +93,14 @@ export function startBaseline(name: 'hono-empty' | 'hono-durable' | 'callhook-ro
  * otherwise change what is measured. stdout goes to /dev/null, as a deployment's logs would go somewhere.
  */
 function start(name: string, args: string[], extraEnv: Record<string, string>): Promise<Server> {
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', ...extraEnv };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_ENV: 'production',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...extraEnv,
+  };
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
@@ -103,7 +123,10 @@ function start(name: string, args: string[], extraEnv: Record<string, string>): 
       clearTimeout(timer);
       void stop().then(() => reject(new Error(`${name} ${why}:\n${stderr}`)));
     };
-    const timer = setTimeout(() => fail(`did not say "listening on" within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(`did not say "listening on" within ${START_TIMEOUT_MS / 1000} s`),
+      START_TIMEOUT_MS,
+    );
     child.once('exit', (code, signal) => fail(`exited during start-up (${signal ?? `code ${code}`})`));
     child.once('error', (err) => fail(`could not be started (${err.message})`));
     child.stderr!.on('data', () => {

@@ -3,9 +3,17 @@ import { backlogDeliveries, createBacklog } from './backlog.js';
 import { bodyFactory, type Encoding } from './bodies.js';
 import { startHangingSink } from './hanging-sink.js';
 import { createHistory, lookupBodies } from './in-call.js';
-import { load, type LoadResult } from './load.js';
+import { type LoadResult, load } from './load.js';
 import { pacedLoad, startPacedLoad } from './paced.js';
-import { API_KEY, removeDir, startBaseline, startCallhook, startCallhookInPlace, tempDir, type Server } from './processes.js';
+import {
+  API_KEY,
+  removeDir,
+  type Server,
+  startBaseline,
+  startCallhook,
+  startCallhookInPlace,
+  tempDir,
+} from './processes.js';
 import { readRss, sampleRss } from './rss.js';
 import type { BacklogCheck, BacklogTarget } from './sink-targets.js';
 
@@ -37,21 +45,48 @@ const JSONL_ONLY = [{ name: 'jsonl', type: 'jsonl' }];
 const RATE = 500;
 const CONNECTIONS = 50;
 
-export type ThroughputTarget = 'hono-empty' | 'hono-durable' | 'callhook-route' | 'express-sqlite' | 'callhook-in-place' | `callhook-${Encoding}`;
+export type ThroughputTarget =
+  | 'hono-empty'
+  | 'hono-durable'
+  | 'callhook-route'
+  | 'express-sqlite'
+  | 'callhook-in-place'
+  | `callhook-${Encoding}`;
 export const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
-  'hono-empty', 'hono-durable', 'callhook-route', 'express-sqlite', 'callhook-json', 'callhook-in-place', 'callhook-form', 'callhook-multipart',
+  'hono-empty',
+  'hono-durable',
+  'callhook-route',
+  'express-sqlite',
+  'callhook-json',
+  'callhook-in-place',
+  'callhook-form',
+  'callhook-multipart',
 ];
-const ENCODINGS: Partial<Record<ThroughputTarget, Encoding>> = { 'callhook-form': 'form', 'callhook-multipart': 'multipart' };
+const ENCODINGS: Partial<Record<ThroughputTarget, Encoding>> = {
+  'callhook-form': 'form',
+  'callhook-multipart': 'multipart',
+};
 
 /** Rows 1 and 2. The targets take turns within each run, so a machine that drifts affects them all alike. */
 export async function measureThroughput(s: Settings): Promise<Record<ThroughputTarget, LoadResult[]>> {
-  const results = Object.fromEntries(THROUGHPUT_TARGETS.map((t) => [t, [] as LoadResult[]])) as Record<ThroughputTarget, LoadResult[]>;
+  const results = Object.fromEntries(THROUGHPUT_TARGETS.map((t) => [t, [] as LoadResult[]])) as Record<
+    ThroughputTarget,
+    LoadResult[]
+  >;
   for (let run = 0; run < s.runs; run++) {
     for (const target of THROUGHPUT_TARGETS) {
       const encoding = ENCODINGS[target] ?? 'json';
       await withServer(target, JSONL_ONLY, async (server) => {
-        const result = await load({ url: server.url, body: bodyFactory(encoding), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS, cpuOf: server.pid });
-        if (target !== 'callhook-route' && target.startsWith('callhook-')) await checkAccepted(server, result.ok, target);
+        const result = await load({
+          url: server.url,
+          body: bodyFactory(encoding),
+          seconds: s.seconds,
+          warmupSeconds: s.warmupSeconds,
+          connections: CONNECTIONS,
+          cpuOf: server.pid,
+        });
+        if (target !== 'callhook-route' && target.startsWith('callhook-'))
+          await checkAccepted(server, result.ok, target);
         results[target].push(result);
       });
     }
@@ -73,11 +108,25 @@ export async function measureSlowSink(s: Settings): Promise<SlowSinkResult> {
     for (let run = 0; run < s.runs; run++) {
       for (const variant of ['without', 'hanging'] as const) {
         const before = sink.received();
-        await withServer('callhook-json', variant === 'hanging' ? [...JSONL_ONLY, slow] : JSONL_ONLY, async (server) => {
-          const body = bodyFactory('json');
-          result[variant].push(await pacedLoad({ url: server.url, body, seconds: s.seconds, warmupSeconds: s.warmupSeconds, rate: RATE, connections: CONNECTIONS }));
-        });
-        if (variant === 'hanging' && sink.received() === before) warnings.push('the hanging sink received no delivery: row 3 measured nothing');
+        await withServer(
+          'callhook-json',
+          variant === 'hanging' ? [...JSONL_ONLY, slow] : JSONL_ONLY,
+          async (server) => {
+            const body = bodyFactory('json');
+            result[variant].push(
+              await pacedLoad({
+                url: server.url,
+                body,
+                seconds: s.seconds,
+                warmupSeconds: s.warmupSeconds,
+                rate: RATE,
+                connections: CONNECTIONS,
+              }),
+            );
+          },
+        );
+        if (variant === 'hanging' && sink.received() === before)
+          warnings.push('the hanging sink received no delivery: row 3 measured nothing');
       }
     }
   } finally {
@@ -109,10 +158,27 @@ export async function measureRss(s: Settings): Promise<RssResult | undefined> {
     const deadline = Date.now() + s.rssBoundSeconds * 1000;
     const left = () => Math.max(1, (deadline - Date.now()) / 1000);
     const firstAmount = Math.round(s.rssRequests / 10);
-    const first = await load({ url: server.url, body, amount: firstAmount, seconds: left(), connections: CONNECTIONS, latencies: false });
+    const first = await load({
+      url: server.url,
+      body,
+      amount: firstAmount,
+      seconds: left(),
+      connections: CONNECTIONS,
+      latencies: false,
+    });
     const firstRss = readRss(server.pid) ?? Number.NaN;
     const parts = [first];
-    if (first.complete) parts.push(await load({ url: server.url, body, amount: s.rssRequests - firstAmount, seconds: left(), connections: CONNECTIONS, latencies: false }));
+    if (first.complete)
+      parts.push(
+        await load({
+          url: server.url,
+          body,
+          amount: s.rssRequests - firstAmount,
+          seconds: left(),
+          connections: CONNECTIONS,
+          latencies: false,
+        }),
+      );
     const end = readRss(server.pid) ?? Number.NaN;
     const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
     const reached = parts.reduce((sum, p) => sum + p.ok, 0);
@@ -154,14 +220,21 @@ export interface BacklogResult {
  * target is then counted, with callhook stopped, to hold each backlog record: exactly once, or at least once for a
  * sink that cannot drop repeats. `target` is made by the caller; this removes it.
  */
-export async function measureBacklog(s: Settings, makeTarget: (dataDir: string) => Promise<BacklogTarget>): Promise<BacklogResult> {
+export async function measureBacklog(
+  s: Settings,
+  makeTarget: (dataDir: string) => Promise<BacklogTarget>,
+): Promise<BacklogResult> {
   const dataDir = tempDir();
   try {
     const target = await makeTarget(dataDir);
     try {
       return await drainBacklog(s, dataDir, target);
     } finally {
-      await target.remove().catch((err: unknown) => warnings.push(`${target.sink.name}: the bench's target could not be removed (${(err as Error).message})`));
+      await target
+        .remove()
+        .catch((err: unknown) =>
+          warnings.push(`${target.sink.name}: the bench's target could not be removed (${(err as Error).message})`),
+        );
     }
   } finally {
     removeDir(dataDir);
@@ -183,7 +256,14 @@ async function drainBacklog(s: Settings, dataDir: string, target: BacklogTarget)
     const server = await startCallhook({ dataDir, sinks: [sink] });
     try {
       // Its first second is not counted (connection set-up, as in every row); the drain clock runs regardless.
-      const load = startPacedLoad({ url: server.url, body: bodyFactory('json'), seconds: s.drainBoundSeconds, warmupSeconds: 1, rate: RATE, connections: CONNECTIONS });
+      const load = startPacedLoad({
+        url: server.url,
+        body: bodyFactory('json'),
+        seconds: s.drainBoundSeconds,
+        warmupSeconds: 1,
+        rate: RATE,
+        connections: CONNECTIONS,
+      });
       while (!deliveries.drained() && elapsed() < s.drainBoundSeconds) await sleep(250);
       seconds = elapsed();
       load.stop();
@@ -201,7 +281,10 @@ async function drainBacklog(s: Settings, dataDir: string, target: BacklogTarget)
     const atLeastOnce = target.atLeastOnce ?? false;
     const met = held.distinct === s.backlog && (atLeastOnce ? held.records >= s.backlog : held.records === s.backlog);
     check = { ...held, where: target.where, atLeastOnce, met };
-    if (!met) warnings.push(`${sink.name}: the target holds ${held.records} backlog records (${held.distinct} distinct) for a backlog of ${s.backlog}`);
+    if (!met)
+      warnings.push(
+        `${sink.name}: the target holds ${held.records} backlog records (${held.distinct} distinct) for a backlog of ${s.backlog}`,
+      );
   } catch (err) {
     warnings.push(`${sink.name}: the target could not be counted (${(err as Error).message})`);
   }
@@ -229,12 +312,29 @@ export async function measureInCall(s: Settings): Promise<InCallResult> {
     const hooks = { 'end-of-call': {}, 'caller-lookup': { kind: 'in-call' } };
     for (let run = 0; run < s.runs; run++) {
       await withServer('hono-empty', JSONL_ONLY, async (server) => {
-        result.ceiling.push(await load({ url: server.url, body: bodyFactory('json'), seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS }));
+        result.ceiling.push(
+          await load({
+            url: server.url,
+            body: bodyFactory('json'),
+            seconds: s.seconds,
+            warmupSeconds: s.warmupSeconds,
+            connections: CONNECTIONS,
+          }),
+        );
       });
       const server = await startCallhook({ dataDir, sinks: JSONL_ONLY, hooks });
       try {
         const body = lookupBodies(callers);
-        result.inCall.push(await load({ url: server.url, path: '/webhooks/caller-lookup', body, seconds: s.seconds, warmupSeconds: s.warmupSeconds, connections: CONNECTIONS }));
+        result.inCall.push(
+          await load({
+            url: server.url,
+            path: '/webhooks/caller-lookup',
+            body,
+            seconds: s.seconds,
+            warmupSeconds: s.warmupSeconds,
+            connections: CONNECTIONS,
+          }),
+        );
       } finally {
         await server.stop();
       }
@@ -245,7 +345,11 @@ export async function measureInCall(s: Settings): Promise<InCallResult> {
   return result;
 }
 
-async function withServer(target: ThroughputTarget, sinks: readonly Record<string, unknown>[], work: (server: Server) => Promise<void>): Promise<void> {
+async function withServer(
+  target: ThroughputTarget,
+  sinks: readonly Record<string, unknown>[],
+  work: (server: Server) => Promise<void>,
+): Promise<void> {
   const dataDir = tempDir();
   try {
     const server = await startTarget(target, sinks, dataDir);
@@ -259,7 +363,11 @@ async function withServer(target: ThroughputTarget, sinks: readonly Record<strin
   }
 }
 
-function startTarget(target: ThroughputTarget, sinks: readonly Record<string, unknown>[], dataDir: string): Promise<Server> {
+function startTarget(
+  target: ThroughputTarget,
+  sinks: readonly Record<string, unknown>[],
+  dataDir: string,
+): Promise<Server> {
   switch (target) {
     case 'hono-empty':
       return startBaseline('hono-empty');
@@ -284,12 +392,17 @@ function startTarget(target: ThroughputTarget, sinks: readonly Record<string, un
 async function checkAccepted(server: Server, ok: number, target: string): Promise<void> {
   const accepted = await metric(server, 'callhook_requests_total', (line) => line.includes('outcome="accepted"'));
   const other = await metric(server, 'callhook_requests_total', (line) => !line.includes('outcome="accepted"'));
-  if (accepted === undefined || accepted < ok) warnings.push(`${target}: ${ok} replies were 2xx but callhook counted ${accepted ?? 'no'} accepted calls`);
+  if (accepted === undefined || accepted < ok)
+    warnings.push(`${target}: ${ok} replies were 2xx but callhook counted ${accepted ?? 'no'} accepted calls`);
   if (other) warnings.push(`${target}: ${other} requests were not accepted as new calls (duplicate, held or refused)`);
 }
 
 /** One sample of callhook's /metrics: the sum of the lines of `name` that `keep` keeps; undefined when none. */
-async function metric(server: Server, name: string, keep: (line: string) => boolean = () => true): Promise<number | undefined> {
+async function metric(
+  server: Server,
+  name: string,
+  keep: (line: string) => boolean = () => true,
+): Promise<number | undefined> {
   try {
     const text = await (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(30_000) })).text();
     const lines = text.split('\n').filter((l) => (l.startsWith(`${name} `) || l.startsWith(`${name}{`)) && keep(l));

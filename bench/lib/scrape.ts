@@ -5,8 +5,8 @@ import { createMetrics } from '../../src/metrics.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
-import { median } from './table.js';
 import { removeDir, tempDir } from './processes.js';
+import { median } from './table.js';
 
 /**
  * The cost of a `/metrics` scrape against the number of deliveries stored (contract section 6: it must not grow).
@@ -63,9 +63,13 @@ function fillSqlite(file: string, deliveries: number): void {
     db.transaction(() => {
       db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
         INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
-        SELECT printf('c%09d', i), 'h', 'call_id:' || i, 'accepted', 'webhook', '2026-01-01T00:00:00.000Z', '{}', '{}' FROM n`).run(deliveries / SINKS.length);
+        SELECT printf('c%09d', i), 'h', 'call_id:' || i, 'accepted', 'webhook', '2026-01-01T00:00:00.000Z', '{}', '{}' FROM n`).run(
+        deliveries / SINKS.length,
+      );
       db.prepare(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
-        SELECT c.id, s.value, ${stateOf('c.rowid')}, 0, c.rowid, c.rowid FROM calls c, json_each(?) s`).run(JSON.stringify(SINKS));
+        SELECT c.id, s.value, ${stateOf('c.rowid')}, 0, c.rowid, c.rowid FROM calls c, json_each(?) s`).run(
+        JSON.stringify(SINKS),
+      );
     })();
   } finally {
     db.close();
@@ -115,11 +119,17 @@ export async function measureScrapePostgres(url: string, sizes: readonly number[
       await (await openPostgresStore({ url, schema, poolSize: 1 })).close(); // migrated
       const started = performance.now();
       await admin.query(`SET search_path = ${schema}`);
-      await admin.query(`INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
+      await admin.query(
+        `INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
         SELECT 'c' || lpad(i::text, 9, '0'), 'h', 'call_id:' || i, 'accepted', 'webhook', '2026-01-01T00:00:00Z', '{}', '{}'
-        FROM generate_series(1, $1::int) i`, [deliveries / SINKS.length]);
-      await admin.query(`INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
-        SELECT c.id, s, ${stateOf('substr(c.id, 2)::int')}, 0, 0, substr(c.id, 2)::bigint FROM calls c, unnest($1::text[]) s`, [SINKS]);
+        FROM generate_series(1, $1::int) i`,
+        [deliveries / SINKS.length],
+      );
+      await admin.query(
+        `INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
+        SELECT c.id, s, ${stateOf('substr(c.id, 2)::int')}, 0, 0, substr(c.id, 2)::bigint FROM calls c, unnest($1::text[]) s`,
+        [SINKS],
+      );
       // As autovacuum would soon after a load this size: the planner's figures and the visibility map.
       await admin.query('VACUUM ANALYZE deliveries');
       result.fillSeconds = (performance.now() - started) / 1000;

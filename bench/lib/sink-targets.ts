@@ -205,7 +205,8 @@ async function natsTarget(servers: string): Promise<BacklogTarget> {
         await messages.close();
         return { records, distinct: ids.size };
       }),
-    remove: () => withNats(async (nc) => void (await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false))),
+    remove: () =>
+      withNats(async (nc) => void (await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false))),
   };
 }
 

@@ -1,11 +1,11 @@
-import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import type { RequestOutcome } from '../../src/intake/request.js';
 import { requestFields, type WebhookRequest } from '../../src/http/request-fields.js';
 import { compileHooks, prepareCall } from '../../src/intake/pipeline.js';
+import type { RequestOutcome } from '../../src/intake/request.js';
 import { createLogger, requestLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { contentHash, dedupKey, normalize } from '../../src/normalize/index.js';
@@ -62,20 +62,55 @@ async function stages(calls: number, dataDir: string): Promise<Stage[]> {
   const requests = Array.from({ length: total }, requestAt);
   const read = await Promise.all(requests.map((r) => requestFields(r, false)));
   const prepared = requests.map((r, i) =>
-    prepareCall({ hook, ...read[i]!, source: 'webhook', receipt: { hook: r.hook, receivedAt: r.receivedAt, method: r.method, contentType: r.contentType, size: r.body.byteLength, rawBody: r.body, query: '' } }),
+    prepareCall({
+      hook,
+      ...read[i]!,
+      source: 'webhook',
+      receipt: {
+        hook: r.hook,
+        receivedAt: r.receivedAt,
+        method: r.method,
+        contentType: r.contentType,
+        size: r.body.byteLength,
+        rawBody: r.body,
+        query: '',
+      },
+    }),
   );
   const out: Stage[] = [];
-  const stage = async (name: string, note: string, run: (i: number) => unknown) => out.push({ name, note, us: await timed(calls, run) });
+  const stage = async (name: string, note: string, run: (i: number) => unknown) =>
+    out.push({ name, note, us: await timed(calls, run) });
 
-  const log = requestLogger(createLogger({ level: 'info', destination: pino.destination({ dest: '/dev/null', sync: false }) }));
+  const log = requestLogger(
+    createLogger({ level: 'info', destination: pino.destination({ dest: '/dev/null', sync: false }) }),
+  );
   await stage('the request log line', 'pino, one line a request, to /dev/null as the bench runs serve', (i) =>
-    log.info({ reqId: `r${i}`, method: 'POST', path: '/webhooks/end-of-call', status: 200, ms: 1.2, remote: '127.0.0.1', hook: 'end-of-call', outcome: 'accepted', callId: 'x' }, 'request'),
+    log.info(
+      {
+        reqId: `r${i}`,
+        method: 'POST',
+        path: '/webhooks/end-of-call',
+        status: 200,
+        ms: 1.2,
+        remote: '127.0.0.1',
+        hook: 'end-of-call',
+        outcome: 'accepted',
+        callId: 'x',
+      },
+      'request',
+    ),
   );
   const metrics = createMetrics({} as Store, []);
-  await stage('the request metrics', 'prom-client: the requests counter and the reply-time histogram', () => metrics.observeRequest('end-of-call', 'accepted', 0.002));
+  await stage('the request metrics', 'prom-client: the requests counter and the reply-time histogram', () =>
+    metrics.observeRequest('end-of-call', 'accepted', 0.002),
+  );
 
-  await stage('parse the body', 'query and JSON body to fields, and the raw request kept', (i) => requestFields(requests[i]!, false));
-  await stage('normalise', 'fields against the declared parameters (phone, date, email, URL, enum, numbers)', (i) => normalize(read[i]!.fields, hook.parameters));
+  await stage('parse the body', 'query and JSON body to fields, and the raw request kept', (i) =>
+    requestFields(requests[i]!, false),
+  );
+  await stage('normalise', 'fields against the declared parameters (phone, date, email, URL, enum, numbers)', (i) =>
+    normalize(read[i]!.fields, hook.parameters),
+  );
   const normalized = read.map((r) => normalize(r.fields, hook.parameters));
   await stage('dedup key and content hash', 'canonical JSON and SHA-256 of the content; the key from call_id', (i) => {
     const { data, extra, problems } = normalized[i]!;
@@ -85,7 +120,9 @@ async function stages(calls: number, dataDir: string): Promise<Stage[]> {
   await stage('the whole record', 'normalise, key, record, sinks chosen: prepareCall', (i) =>
     prepareCall({ hook, ...read[i]!, source: 'webhook', receipt: prepared[i]!.commit.receipt }),
   );
-  await stage('rows as the writer takes them', 'record and raw request to JSON (callRow)', (i) => callRow(prepared[i]!.commit));
+  await stage('rows as the writer takes them', 'record and raw request to JSON (callRow)', (i) =>
+    callRow(prepared[i]!.commit),
+  );
 
   // The commit: the writer's own statements on a file of its own, CPU only.
   const db = new Database(join(dataDir, 'stages.db'));
@@ -93,22 +130,45 @@ async function stages(calls: number, dataDir: string): Promise<Stage[]> {
   db.pragma('synchronous = OFF');
   const writes = sqliteWrites(db);
   const rows = prepared.map((p) => callRow(p.commit));
-  await stage('commit: call, outbox row, receipt', `the INSERTs and their indexes, ${BATCH} calls a transaction, no fsync`, batched(db, (i) => writes.commitCall(rows[i]!)));
-  await stage('deliver: claim and finish', `the worker's two writes a delivery, ${BATCH} at a time, no fsync`, batched(db, (i) => {
-    if (i % BATCH !== 0) return;
-    for (const row of writes.claimDeliveries('jsonl', BATCH, 30_000)) {
-      writes.finishAttempt(row.id, row.attempts, { outcome: 'ok', startedAt: new Date().toISOString(), durationMs: 0.1 });
-    }
-  }));
+  await stage(
+    'commit: call, outbox row, receipt',
+    `the INSERTs and their indexes, ${BATCH} calls a transaction, no fsync`,
+    batched(db, (i) => writes.commitCall(rows[i]!)),
+  );
+  await stage(
+    'deliver: claim and finish',
+    `the worker's two writes a delivery, ${BATCH} at a time, no fsync`,
+    batched(db, (i) => {
+      if (i % BATCH !== 0) return;
+      for (const row of writes.claimDeliveries('jsonl', BATCH, 30_000)) {
+        writes.finishAttempt(row.id, row.attempts, {
+          outcome: 'ok',
+          startedAt: new Date().toISOString(),
+          durationMs: 0.1,
+        });
+      }
+    }),
+  );
   db.close();
 
-  await stage('the thread hop', `a request's bytes to the writer's thread and its reply back, ${BATCH} a message`, await threadHop(requests));
+  await stage(
+    'the thread hop',
+    `a request's bytes to the writer's thread and its reply back, ${BATCH} a message`,
+    await threadHop(requests),
+  );
   await stage('the reply', 'the reply object to JSON', (i) => JSON.stringify(commitReply(i)));
   return out;
 }
 
 function commitReply(i: number): RequestOutcome {
-  return { reply: { status: 'accepted', id: `01JD${String(i).padStart(22, '0')}`, dedup_key: `call_id:bench-${i}`, problems: [] } };
+  return {
+    reply: {
+      status: 'accepted',
+      id: `01JD${String(i).padStart(22, '0')}`,
+      dedup_key: `call_id:bench-${i}`,
+      problems: [],
+    },
+  };
 }
 
 /** Runs `work` over the batch's calls in one transaction, as the group commit does. */

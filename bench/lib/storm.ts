@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { bodyFactory } from './bodies.js';
-import { API_KEY, removeDir, startCallhook, tempDir, type Server } from './processes.js';
+import { API_KEY, removeDir, type Server, startCallhook, tempDir } from './processes.js';
 
 /**
  * A storm (issue 24): a campaign ends and its calls' webhooks all arrive at once. Every request is sent in the same
@@ -58,7 +58,9 @@ export async function measureStorm({ kind, replicas }: StormStore, postgres: str
     const outcomes = await Promise.all(replies);
     // Stopped before counting: a call refused with 503 may still commit, and the count must see it if it did.
     await Promise.all(servers.map((s) => s.stop()));
-    const counted = database ? await countPostgres(database.url, keys) : countSqlite(join(dirs[0]!, 'callhook.db'), keys);
+    const counted = database
+      ? await countPostgres(database.url, keys)
+      : countSqlite(join(dirs[0]!, 'callhook.db'), keys);
     const statuses = new Map<string, number>();
     for (const { status } of outcomes) statuses.set(status, (statuses.get(status) ?? 0) + 1);
     return { latencies: outcomes.map((o) => o.ms ?? Number.POSITIVE_INFINITY), statuses, sendMs, ...counted };
@@ -81,7 +83,11 @@ function send(url: string, body: string): Promise<Outcome> {
     const req = request(`${url}/webhooks/end-of-call`, {
       method: 'POST',
       agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${API_KEY}` },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        authorization: `Bearer ${API_KEY}`,
+      },
     });
     const timer = setTimeout(() => {
       req.destroy();
@@ -138,7 +144,9 @@ function countSqlite(path: string, keys: readonly string[]): { records: number; 
   const db = new Database(path, { readonly: true });
   try {
     return db
-      .prepare(`SELECT count(*) AS records, count(DISTINCT dedup_key) AS "distinct" FROM calls WHERE dedup_key IN (SELECT value FROM json_each(?))`)
+      .prepare(
+        `SELECT count(*) AS records, count(DISTINCT dedup_key) AS "distinct" FROM calls WHERE dedup_key IN (SELECT value FROM json_each(?))`,
+      )
       .get(JSON.stringify(keys)) as { records: number; distinct: number };
   } finally {
     db.close();

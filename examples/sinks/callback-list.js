@@ -40,7 +40,9 @@ export default async function callbackList({ path }, { log, name }) {
         err.permanent = true; // no retry can add a number
         throw err;
       }
-      const row = [record.data.first_name, record.data.last_name, phone, record.data.call_summary, idempotencyKey].map(csv);
+      const row = [record.data.first_name, record.data.last_name, phone, record.data.call_summary, idempotencyKey].map(
+        csv,
+      );
       await appendFile(file, `${row.join(',')}\n`);
       written.add(idempotencyKey);
       log.debug({ sink: name, callId: record.id }, 'callback queued');

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sampleCall } from '../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
 import { compileHooks, createIntake, type Hook } from '../intake/pipeline.js';
 import type { RawRequest } from '../record.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
-import { callOperations, type CallOperations } from './calls.js';
+import { type CallOperations, callOperations } from './calls.js';
 import { editableFields } from './edit-rules.js';
-import { sampleCall } from '../../test/helpers/server.js';
 
 /** The call operations and the edit rules (contract section 11) on a real store, with the default hook's parameters. */
 
@@ -26,14 +26,25 @@ beforeEach(() => {
   hooks = compileHooks(config);
   woken = 0;
   let clock = Date.parse('2026-11-21T10:00:00Z');
-  ops = callOperations({ store, hooks, sinkNames: ['jsonl'], notify: () => woken++, now: () => new Date((clock += 1000)) });
+  ops = callOperations({
+    store,
+    hooks,
+    sinkNames: ['jsonl'],
+    notify: () => woken++,
+    now: () => new Date((clock += 1000)),
+  });
 });
 afterEach(() => store.close());
 
-
 async function receive(hook: string, body: Record<string, unknown>) {
   const ingest = createIntake({ store });
-  const receipt = { hook, receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2 };
+  const receipt = {
+    hook,
+    receivedAt: new Date().toISOString(),
+    method: 'POST',
+    contentType: 'application/json',
+    size: 2,
+  };
   return ingest({ hook: hooks.get(hook)!, fields: body, raw: RAW, source: 'webhook', receipt });
 }
 
@@ -41,9 +52,21 @@ describe('editCall', () => {
   it('changes only the fields named, normalised as at intake, and keeps before and after in a new revision', async () => {
     const { id } = await receive('end-of-call', sampleCall({ sentiment_analysis: 'positive' }));
     const before = (await ops.showCall(id)).record;
-    const reply = await ops.editCall(id, { data: { phone_number: '098123 45679', call_date: '22/11/2026', call_duration: '2 lakh' } });
-    expect(reply.record.data).toEqual({ ...before.data, phone_number: '+919812345679', call_date: '2026-11-22', call_duration: 200000 });
-    expect(reply.record).toMatchObject({ revision: 2, extra: before.extra, dedup_key: before.dedup_key, received_at: before.received_at });
+    const reply = await ops.editCall(id, {
+      data: { phone_number: '098123 45679', call_date: '22/11/2026', call_duration: '2 lakh' },
+    });
+    expect(reply.record.data).toEqual({
+      ...before.data,
+      phone_number: '+919812345679',
+      call_date: '2026-11-22',
+      call_duration: 200000,
+    });
+    expect(reply.record).toMatchObject({
+      revision: 2,
+      extra: before.extra,
+      dedup_key: before.dedup_key,
+      received_at: before.received_at,
+    });
     expect(reply.edit).toEqual({
       at: '2026-11-21T10:00:01.000Z',
       revision: 2,
@@ -63,10 +86,20 @@ describe('editCall', () => {
 
   it('takes a problem away from a field fixed and gives one, with the value as received, to a field made invalid', async () => {
     const { id } = await receive('end-of-call', sampleCall({ email_address: 'asha@', first_name: '' }));
-    expect((await ops.showCall(id)).record.problems.map((p) => [p.field, p.code])).toEqual([['first_name', 'missing_required'], ['email_address', 'invalid_format']]);
-    const reply = await ops.editCall(id, { data: { first_name: 'Asha', email_address: 'asha@example.com', call_date: '31/02/2026' } });
+    expect((await ops.showCall(id)).record.problems.map((p) => [p.field, p.code])).toEqual([
+      ['first_name', 'missing_required'],
+      ['email_address', 'invalid_format'],
+    ]);
+    const reply = await ops.editCall(id, {
+      data: { first_name: 'Asha', email_address: 'asha@example.com', call_date: '31/02/2026' },
+    });
     expect(reply.problems).toEqual([
-      { field: 'call_date', code: 'invalid_format', message: expect.stringContaining('is not a valid date'), value: '31/02/2026' },
+      {
+        field: 'call_date',
+        code: 'invalid_format',
+        message: expect.stringContaining('is not a valid date'),
+        value: '31/02/2026',
+      },
     ]);
     expect(reply.record.problems).toEqual(reply.problems);
     expect(reply.record.data).toMatchObject({ first_name: 'Asha', email_address: 'asha@example.com' });
@@ -79,8 +112,14 @@ describe('editCall', () => {
     });
     // Emptying a required field makes it missing; emptying an optional one takes it away.
     const emptied = await ops.editCall(id, { data: { first_name: null, email_address: '' } });
-    expect(emptied.edit!.fields).toEqual({ first_name: { before: 'Asha' }, email_address: { before: 'asha@example.com' } });
-    expect(emptied.problems.map((p) => [p.field, p.code])).toEqual([['first_name', 'missing_required'], ['call_date', 'invalid_format']]);
+    expect(emptied.edit!.fields).toEqual({
+      first_name: { before: 'Asha' },
+      email_address: { before: 'asha@example.com' },
+    });
+    expect(emptied.problems.map((p) => [p.field, p.code])).toEqual([
+      ['first_name', 'missing_required'],
+      ['call_date', 'invalid_format'],
+    ]);
     expect(emptied.record).toMatchObject({ revision: 3 });
   });
 
@@ -101,10 +140,22 @@ describe('editCall', () => {
 
   it('refuses a field the hook does not declare (400, naming it), an unknown call (404), and loses no edit to a race', async () => {
     const { id } = await receive('end-of-call', sampleCall({ call_duration: '0' }));
-    await expect(ops.editCall(id, { data: { first_name: 'A', call_id: 'x' } })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^Bad request: data\.call_id: not a parameter of the hook end-of-call \(parameters: first_name, /) });
-    await expect(ops.editCall('0190-nope', { data: { first_name: 'A' } })).rejects.toMatchObject({ status: 404, message: 'Not found: no call with id 0190-nope' });
+    await expect(ops.editCall(id, { data: { first_name: 'A', call_id: 'x' } })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(
+        /^Bad request: data\.call_id: not a parameter of the hook end-of-call \(parameters: first_name, /,
+      ),
+    });
+    await expect(ops.editCall('0190-nope', { data: { first_name: 'A' } })).rejects.toMatchObject({
+      status: 404,
+      message: 'Not found: no call with id 0190-nope',
+    });
     expect((await ops.showCall(id)).record.revision).toBe(1);
-    await Promise.all(Array.from({ length: 8 }, (_, i) => ops.editCall(id, { data: { [i % 2 ? 'order_id' : 'product_name']: `v${i}` } })));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        ops.editCall(id, { data: { [i % 2 ? 'order_id' : 'product_name']: `v${i}` } }),
+      ),
+    );
     const shown = await ops.showCall(id);
     expect(shown.edits).toHaveLength(8);
     expect(shown.record.revision).toBe(9);
@@ -123,12 +174,20 @@ describe('editableFields', () => {
   it('gives one field per declared parameter, prefilled with the value in data or, with a problem, as received', async () => {
     const { id } = await receive('end-of-call', sampleCall({ first_name: '', email_address: 'asha@' }));
     const form = editableFields((await ops.showCall(id)).record, hooks.get('end-of-call')!.parameters);
-    expect(form.map((f) => f.parameter.identifier)).toEqual(hooks.get('end-of-call')!.parameters.parameters.map((p) => p.identifier));
+    expect(form.map((f) => f.parameter.identifier)).toEqual(
+      hooks.get('end-of-call')!.parameters.parameters.map((p) => p.identifier),
+    );
     const byName = new Map(form.map((f) => [f.parameter.identifier, f]));
-    expect(byName.get('first_name')).toMatchObject({ parameter: { required: true }, problem: { code: 'missing_required' } });
+    expect(byName.get('first_name')).toMatchObject({
+      parameter: { required: true },
+      problem: { code: 'missing_required' },
+    });
     expect(byName.get('first_name')).not.toHaveProperty('value');
     expect(byName.get('email_address')).toMatchObject({ value: 'asha@', problem: { code: 'invalid_format' } });
-    expect(byName.get('phone_number')).toEqual({ parameter: expect.objectContaining({ identifier: 'phone_number' }), value: '+919812345678' });
+    expect(byName.get('phone_number')).toEqual({
+      parameter: expect.objectContaining({ identifier: 'phone_number' }),
+      value: '+919812345678',
+    });
   });
 });
 
@@ -162,16 +221,26 @@ describe('releaseCall and redeliverCall', () => {
     expect(woken).toBe(1);
     const [claimed] = await store.claimDeliveries('jsonl', 1, 60_000);
     expect(claimed!.record).toEqual(edited.record);
-    await expect(ops.releaseCall(held.id)).rejects.toMatchObject({ status: 409, message: `Conflict: call ${held.id} is not held` });
+    await expect(ops.releaseCall(held.id)).rejects.toMatchObject({
+      status: 409,
+      message: `Conflict: call ${held.id} is not held`,
+    });
     await expect(ops.releaseCall('nope')).rejects.toMatchObject({ status: 404 });
   });
 
   it('redelivers the record as it is now, to its sinks or the ones named, refusing an unknown sink', async () => {
     const { id } = await receive('end-of-call', sampleCall());
     const [first] = await store.claimDeliveries('jsonl', 1, 60_000);
-    await store.finishAttempt(first!.id, first!.attempt, { startedAt: new Date().toISOString(), durationMs: 1, outcome: 'ok' });
+    await store.finishAttempt(first!.id, first!.attempt, {
+      startedAt: new Date().toISOString(),
+      durationMs: 1,
+      outcome: 'ok',
+    });
     await ops.editCall(id, { data: { last_name: 'Rao' } });
-    await expect(ops.redeliverCall(id, ['crm'])).rejects.toMatchObject({ status: 400, message: 'Bad request: no sink is named crm (sinks: jsonl)' });
+    await expect(ops.redeliverCall(id, ['crm'])).rejects.toMatchObject({
+      status: 400,
+      message: 'Bad request: no sink is named crm (sinks: jsonl)',
+    });
     expect(await ops.redeliverCall(id)).toEqual({ id, sinks: ['jsonl'], scheduled: 1 });
     const [again] = await store.claimDeliveries('jsonl', 1, 60_000);
     expect(again!.record).toMatchObject({ revision: 2, data: { last_name: 'Rao' } });

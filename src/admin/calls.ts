@@ -1,10 +1,18 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { CallhookError } from '../errors.js';
-import { releaseHeld, sinksWanting, type Hook } from '../intake/pipeline.js';
+import { type Hook, releaseHeld, sinksWanting } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord, Problem } from '../record.js';
-import type { AdminQueries, AttemptInfo, CallEdit, DeliveryInfo, ListCallsQuery, ReceiptInfo, StoredCall } from '../store/admin-queries.js';
-import { applyEdit, undeclaredFields, type EditValue } from './edit-rules.js';
+import type {
+  AdminQueries,
+  AttemptInfo,
+  CallEdit,
+  DeliveryInfo,
+  ListCallsQuery,
+  ReceiptInfo,
+  StoredCall,
+} from '../store/admin-queries.js';
+import { applyEdit, type EditValue, undeclaredFields } from './edit-rules.js';
 
 /**
  * The operations on calls (contract sections 6 and 11), shared by the admin API, the dashboard and, through the
@@ -75,7 +83,10 @@ export interface RedeliveredCall {
 /** How often an edit is made again from the stored record when another edit of the call came first. */
 const EDIT_TRIES = 10;
 
-export async function listCalls({ store, phoneRegion = 'IN' }: ReadDeps, { phone, ...query }: CallsQuery): Promise<CallsPage> {
+export async function listCalls(
+  { store, phoneRegion = 'IN' }: ReadDeps,
+  { phone, ...query }: CallsQuery,
+): Promise<CallsPage> {
   // Any spelling of a number finds the calls stored under its E.164 form; text that is no number is used as it is.
   const e164 = phone === undefined ? undefined : (toE164(phone, phoneRegion as CountryCode) ?? phone.trim());
   const calls = await store.listCalls({ ...query, phone: e164 });
@@ -109,11 +120,18 @@ export async function editCall(deps: CallsDeps, id: string, { data }: EditReques
   for (let tries = 0; tries < EDIT_TRIES; tries++) {
     const { record } = await callOr404(store, id);
     const hook = hooks.get(record.hook);
-    if (!hook) throw new CallhookError('CONFLICT', `call ${id} is of the hook ${record.hook}, which is not configured: its parameters are unknown`);
+    if (!hook)
+      throw new CallhookError(
+        'CONFLICT',
+        `call ${id} is of the hook ${record.hook}, which is not configured: its parameters are unknown`,
+      );
     const unknown = undeclaredFields(data, hook.parameters);
     if (unknown.length > 0) {
       const declared = hook.parameters.parameters.map((p) => p.identifier).join(', ');
-      throw new CallhookError('BAD_REQUEST', `data.${unknown[0]}: not a parameter of the hook ${record.hook} (parameters: ${declared})`);
+      throw new CallhookError(
+        'BAD_REQUEST',
+        `data.${unknown[0]}: not a parameter of the hook ${record.hook} (parameters: ${declared})`,
+      );
     }
     const { record: edited, edit } = applyEdit(record, hook.parameters, data, now());
     if (!edit) return { record, problems: record.problems, edit: null };
@@ -157,7 +175,11 @@ export async function releaseCall({ store, hooks, notify }: CallsDeps, id: strin
  * Sends a call again, to the sinks named or, without names, to every sink of its hook that wants it as it is now.
  * A sink receives the record as it is when it is delivered to, under the idempotency key of its revision.
  */
-export async function redeliverCall({ store, hooks, sinkNames, notify }: CallsDeps, id: string, sinks?: readonly string[]): Promise<RedeliveredCall> {
+export async function redeliverCall(
+  { store, hooks, sinkNames, notify }: CallsDeps,
+  id: string,
+  sinks?: readonly string[],
+): Promise<RedeliveredCall> {
   const unknown = sinks?.find((s) => !sinkNames.includes(s));
   if (unknown) throw new CallhookError('BAD_REQUEST', `no sink is named ${unknown} (sinks: ${sinkNames.join(', ')})`);
   const call = await callOr404(store, id);

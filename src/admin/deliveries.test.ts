@@ -3,7 +3,7 @@ import { attemptOk, commitInput, unique } from '../../test/helpers/store-inputs.
 import { CallhookError } from '../errors.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
-import { deliveryOperations, type DeliveryOperations } from './deliveries.js';
+import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
 
 /** The delivery operations (contract section 6) on a real store: what a list pages, what a retry resets and when it wakes the worker. */
 
@@ -24,13 +24,20 @@ async function call(sinks: Record<string, 'dead' | 'ok' | undefined>): Promise<s
   for (const [sink, outcome] of Object.entries(sinks)) {
     if (!outcome) continue;
     const [claimed] = await store.claimDeliveries(sink, 1, 60_000);
-    await store.finishAttempt(claimed!.id, claimed!.attempt, { ...attemptOk, outcome, ...(outcome === 'dead' ? { httpStatus: 400, error: 'HTTP 400' } : {}) });
+    await store.finishAttempt(claimed!.id, claimed!.attempt, {
+      ...attemptOk,
+      outcome,
+      ...(outcome === 'dead' ? { httpStatus: 400, error: 'HTTP 400' } : {}),
+    });
   }
   return id;
 }
 
 const refusal = async (promise: Promise<unknown>) => {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(CallhookError);
   return { status: (err as CallhookError).status, message: (err as CallhookError).message };
 };
@@ -39,8 +46,14 @@ describe('listDeliveries', () => {
   it('filters by state, sink and call, and pages by id with the next cursor null on the last page', async () => {
     const first = await call({ crm: 'dead', jsonl: 'ok' });
     const second = await call({ crm: 'dead', jsonl: undefined });
-    expect((await ops.listDeliveries({ state: 'dead', limit: 50 })).deliveries.map((d) => [d.callId, d.sink])).toEqual([[first, 'crm'], [second, 'crm']]);
-    expect((await ops.listDeliveries({ sink: 'jsonl', limit: 50 })).deliveries.map((d) => d.state)).toEqual(['done', 'pending']);
+    expect((await ops.listDeliveries({ state: 'dead', limit: 50 })).deliveries.map((d) => [d.callId, d.sink])).toEqual([
+      [first, 'crm'],
+      [second, 'crm'],
+    ]);
+    expect((await ops.listDeliveries({ sink: 'jsonl', limit: 50 })).deliveries.map((d) => d.state)).toEqual([
+      'done',
+      'pending',
+    ]);
     expect((await ops.listDeliveries({ callId: second, limit: 50 })).deliveries).toHaveLength(2);
 
     const page = await ops.listDeliveries({ limit: 3 });
@@ -60,7 +73,10 @@ describe('retryDeliveries', () => {
     expect(await ops.retryDeliveries({ sink: 'crm' })).toEqual({ retried: 2 });
     expect(woken).toBe(1);
     const crm = (await ops.listDeliveries({ sink: 'crm', limit: 50 })).deliveries;
-    expect(crm.map((d) => [d.state, d.attempts])).toEqual([['pending', 0], ['pending', 0]]);
+    expect(crm.map((d) => [d.state, d.attempts])).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+    ]);
     // The done one is never retried; the dead one left is.
     expect(await ops.retryDeliveries()).toEqual({ retried: 1 });
     expect(await ops.countRetryable()).toBe(0);
@@ -69,7 +85,10 @@ describe('retryDeliveries', () => {
   it('refuses a retry naming a sink the serve does not have, naming the ones it has; without the list any name is taken', async () => {
     await call({ crm: 'dead' });
     const known = deliveryOperations({ store, notify: () => woken++, sinkNames: ['crm', 'file'] });
-    await expect(known.retryDeliveries({ sink: 'cmr' })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('no sink is named cmr (sinks: crm, file)') });
+    await expect(known.retryDeliveries({ sink: 'cmr' })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('no sink is named cmr (sinks: crm, file)'),
+    });
     expect(await known.retryDeliveries({ sink: 'crm' })).toEqual({ retried: 1 });
     expect(await ops.retryDeliveries({ sink: 'cmr' })).toEqual({ retried: 0 });
   });
@@ -93,10 +112,17 @@ describe('retryDelivery', () => {
     const [dead, done] = (await ops.listDeliveries({ limit: 50 })).deliveries;
     expect(await ops.retryDelivery(String(dead!.id))).toEqual({ retried: 1 });
     expect(woken).toBe(1);
-    expect(await refusal(ops.retryDelivery(dead!.id))).toEqual({ status: 409, message: `Conflict: delivery ${dead!.id} does not exist or is not dead` });
+    expect(await refusal(ops.retryDelivery(dead!.id))).toEqual({
+      status: 409,
+      message: `Conflict: delivery ${dead!.id} does not exist or is not dead`,
+    });
     expect(await refusal(ops.retryDelivery(done!.id))).toMatchObject({ status: 409 });
     expect(await refusal(ops.retryDelivery(999_999))).toMatchObject({ status: 409 });
-    for (const id of ['0', '-1', '1.5', 'abc', '']) expect(await refusal(ops.retryDelivery(id))).toEqual({ status: 404, message: `Not found: no delivery with id ${id}` });
+    for (const id of ['0', '-1', '1.5', 'abc', ''])
+      expect(await refusal(ops.retryDelivery(id))).toEqual({
+        status: 404,
+        message: `Not found: no delivery with id ${id}`,
+      });
     expect(woken).toBe(1);
   });
 });

@@ -32,13 +32,19 @@ export interface Retried {
   retried: number;
 }
 
-export async function listDeliveries({ store }: Pick<DeliveriesDeps, 'store'>, query: DeliveriesQuery): Promise<DeliveriesPage> {
+export async function listDeliveries(
+  { store }: Pick<DeliveriesDeps, 'store'>,
+  query: DeliveriesQuery,
+): Promise<DeliveriesPage> {
   const deliveries = await store.listDeliveries(query);
   return { deliveries, next: deliveries.length === query.limit ? deliveries.at(-1)!.id : null };
 }
 
 /** Retries what matches: dead deliveries unless `state` says pending (made due now), narrowed by sink, call or ids. */
-export async function retryDeliveries({ store, notify, sinkNames }: DeliveriesDeps, { state = 'dead', ...query }: RetryQuery = {}): Promise<Retried> {
+export async function retryDeliveries(
+  { store, notify, sinkNames }: DeliveriesDeps,
+  { state = 'dead', ...query }: RetryQuery = {},
+): Promise<Retried> {
   if (query.sink !== undefined && sinkNames !== undefined && !sinkNames.includes(query.sink)) {
     throw new CallhookError('BAD_REQUEST', `no sink is named ${query.sink} (sinks: ${sinkNames.join(', ')})`);
   }
@@ -63,9 +69,14 @@ export async function retryDelivery(deps: DeliveriesDeps, id: string | number): 
  * How many deliveries a bulk retry of `state` (dead by default), narrowed to a sink or not, would take now: the
  * count a confirmation states. Read from the store's per-sink counts (the ones /metrics reads), never a scan.
  */
-export async function countRetryable({ store }: Pick<DeliveriesDeps, 'store'>, { state = 'dead', sink }: Pick<RetryQuery, 'state' | 'sink'> = {}): Promise<number> {
+export async function countRetryable(
+  { store }: Pick<DeliveriesDeps, 'store'>,
+  { state = 'dead', sink }: Pick<RetryQuery, 'state' | 'sink'> = {},
+): Promise<number> {
   const stats = await store.deliveryStats();
-  return stats.filter((s) => s.state === state && (sink === undefined || s.sink === sink)).reduce((n, s) => n + s.count, 0);
+  return stats
+    .filter((s) => s.state === state && (sink === undefined || s.sink === sink))
+    .reduce((n, s) => n + s.count, 0);
 }
 
 /** The operations with their deps bound, for a caller that holds one set of deps (the admin API, the dashboard). */

@@ -1,4 +1,4 @@
-import { canonicalJson, normalize, type CompiledHook, type Parameter } from '../normalize/index.js';
+import { type CompiledHook, canonicalJson, normalize, type Parameter } from '../normalize/index.js';
 import type { CallRecord, Problem, Scalar } from '../record.js';
 import type { CallEdit, FieldChange } from '../store/admin-queries.js';
 
@@ -29,7 +29,12 @@ export function undeclaredFields(changes: Record<string, EditValue>, parameters:
  * Applies `changes` (declared fields only: undeclaredFields first) to `record`, as of `at`. A field whose value and
  * problem come out as they were is not part of the edit; when none changes, the record is returned as it is.
  */
-export function applyEdit(record: CallRecord, parameters: CompiledHook, changes: Record<string, EditValue>, at: Date): EditResult {
+export function applyEdit(
+  record: CallRecord,
+  parameters: CompiledHook,
+  changes: Record<string, EditValue>,
+  at: Date,
+): EditResult {
   const named = new Set(Object.keys(changes).filter((field) => parameters.declared.has(field)));
   // Normalised as intake does, all declared fields at once; only the named ones are read back.
   const fresh = normalize(Object.fromEntries([...named].map((field) => [field, changes[field]])), parameters);
@@ -46,7 +51,11 @@ export function applyEdit(record: CallRecord, parameters: CompiledHook, changes:
   const changed = new Set(fields.map(([field]) => field));
   const source = (field: string) => (changed.has(field) ? fresh : record);
   // In the order of the declared parameters, as intake writes them; what the hook no longer declares comes after.
-  const order = [...parameters.parameters.map((p) => p.identifier), ...Object.keys(record.data), ...record.problems.map((p) => p.field)];
+  const order = [
+    ...parameters.parameters.map((p) => p.identifier),
+    ...Object.keys(record.data),
+    ...record.problems.map((p) => p.field),
+  ];
   const data: [string, Scalar][] = [];
   const problems: Problem[] = [];
   for (const field of new Set(order)) {
@@ -92,6 +101,8 @@ function stateOf(data: Record<string, Scalar>, problems: readonly Problem[], fie
   return { has: false, code: problem?.code };
 }
 
-const sameValue = (x: FieldState, y: FieldState) => x.has === y.has && (!x.has || canonicalJson(x.value) === canonicalJson(y.value));
+const sameValue = (x: FieldState, y: FieldState) =>
+  x.has === y.has && (!x.has || canonicalJson(x.value) === canonicalJson(y.value));
 
-const valueOf = (state: FieldState, side: 'before' | 'after'): FieldChange => (state.has ? { [side]: state.value } : {});
+const valueOf = (state: FieldState, side: 'before' | 'after'): FieldChange =>
+  state.has ? { [side]: state.value } : {};

@@ -37,7 +37,10 @@ export function receiptId(id: string | number): number {
 }
 
 /** Receipts by outcome (`rejected`: the refused requests), hook and time, a page at a time. */
-export async function listReceipts({ store }: Pick<ReceiptsDeps, 'store'>, query: ReceiptsQuery): Promise<ReceiptsPage> {
+export async function listReceipts(
+  { store }: Pick<ReceiptsDeps, 'store'>,
+  query: ReceiptsQuery,
+): Promise<ReceiptsPage> {
   const receipts = await store.listReceiptPage(query);
   return { receipts, next: receipts.length === query.limit ? receipts.at(-1)!.id : null };
 }
@@ -72,10 +75,15 @@ export function textOrBase64(bytes: Uint8Array): { text: string } | { base64: st
  * `maskBody` takes the secrets out of the bytes first: a reply's masker reads the text of the reply, and cannot see
  * a secret inside base64.
  */
-export function receiptJson({ rawBody, ...receipt }: ReceiptInfo, maskBody: (bytes: Uint8Array) => Uint8Array = (bytes) => bytes): ReceiptJson {
+export function receiptJson(
+  { rawBody, ...receipt }: ReceiptInfo,
+  maskBody: (bytes: Uint8Array) => Uint8Array = (bytes) => bytes,
+): ReceiptJson {
   if (rawBody === null) return receipt;
   const body = textOrBase64(rawBody);
-  return 'text' in body ? { ...receipt, rawBody: body.text } : { ...receipt, rawBodyBase64: Buffer.from(maskBody(rawBody)).toString('base64') };
+  return 'text' in body
+    ? { ...receipt, rawBody: body.text }
+    : { ...receipt, rawBodyBase64: Buffer.from(maskBody(rawBody)).toString('base64') };
 }
 
 /** What an operator may change before the request goes in again; absent parts are taken as they came. */
@@ -88,9 +96,25 @@ export interface Correction {
  * A correction as the admin API takes it (contract section 6): the body as text, or in base64 for bytes that are
  * not UTF-8, and the content type to read it as; what is not given is taken as it came.
  */
-export function correctionOf({ body, body_base64, content_type }: { body?: string; body_base64?: string; content_type?: string | null }): Correction {
-  const bytes = body !== undefined ? new TextEncoder().encode(body) : body_base64 !== undefined ? new Uint8Array(Buffer.from(body_base64, 'base64')) : undefined;
-  return { ...(bytes === undefined ? {} : { body: bytes }), ...(content_type === undefined ? {} : { contentType: content_type }) };
+export function correctionOf({
+  body,
+  body_base64,
+  content_type,
+}: {
+  body?: string;
+  body_base64?: string;
+  content_type?: string | null;
+}): Correction {
+  const bytes =
+    body !== undefined
+      ? new TextEncoder().encode(body)
+      : body_base64 !== undefined
+        ? new Uint8Array(Buffer.from(body_base64, 'base64'))
+        : undefined;
+  return {
+    ...(bytes === undefined ? {} : { body: bytes }),
+    ...(content_type === undefined ? {} : { contentType: content_type }),
+  };
 }
 
 export interface Ingested {
@@ -103,18 +127,31 @@ export interface Ingested {
  * marked with the call it became in the same transaction (CommitInput.ingests), so a receipt is ingested once.
  * A request that is still unreadable is refused with the same error as at first, and nothing changes.
  */
-export async function ingestReceipt({ store, hooks, ingest, bodyLimitBytes, notify }: ReceiptsDeps, given: string | number, correction: Correction = {}): Promise<Ingested> {
+export async function ingestReceipt(
+  { store, hooks, ingest, bodyLimitBytes, notify }: ReceiptsDeps,
+  given: string | number,
+  correction: Correction = {},
+): Promise<Ingested> {
   const receipt = await showReceipt({ store }, given);
   const { id } = receipt;
-  if (receipt.outcome !== 'rejected') throw new CallhookError('CONFLICT', `receipt ${id} is not a refused request (it was ${receipt.outcome})`);
-  if (receipt.ingestedAs !== null) throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${receipt.ingestedAs}`);
+  if (receipt.outcome !== 'rejected')
+    throw new CallhookError('CONFLICT', `receipt ${id} is not a refused request (it was ${receipt.outcome})`);
+  if (receipt.ingestedAs !== null)
+    throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${receipt.ingestedAs}`);
   const hook = hooks.get(receipt.hook);
-  if (!hook) throw new CallhookError('CONFLICT', `receipt ${id} is for the hook ${receipt.hook}, which is not configured`);
-  if (hook.config.kind === 'in-call') throw new CallhookError('CONFLICT', `receipt ${id} is for the in-call hook ${receipt.hook}, which stores no calls`);
+  if (!hook)
+    throw new CallhookError('CONFLICT', `receipt ${id} is for the hook ${receipt.hook}, which is not configured`);
+  if (hook.config.kind === 'in-call')
+    throw new CallhookError('CONFLICT', `receipt ${id} is for the in-call hook ${receipt.hook}, which stores no calls`);
   const body = correction.body ?? receipt.rawBody;
   // A refusal before the body was read (too large, a store outage) kept no body: there is nothing to ingest.
-  if (body === null) throw new CallhookError('CONFLICT', `receipt ${id} kept no body (${receipt.error ?? 'refused before it was read'}); give the body to ingest`);
-  if (body.byteLength > bodyLimitBytes) throw new CallhookError('BODY_TOO_LARGE', `the body is ${body.byteLength} bytes, the limit ${bodyLimitBytes}`);
+  if (body === null)
+    throw new CallhookError(
+      'CONFLICT',
+      `receipt ${id} kept no body (${receipt.error ?? 'refused before it was read'}); give the body to ingest`,
+    );
+  if (body.byteLength > bodyLimitBytes)
+    throw new CallhookError('BODY_TOO_LARGE', `the body is ${body.byteLength} bytes, the limit ${bodyLimitBytes}`);
   const request = {
     hook: receipt.hook,
     method: receipt.method,
@@ -128,7 +165,8 @@ export async function ingestReceipt({ store, hooks, ingest, bodyLimitBytes, noti
   const outcome = await ingest(request).catch(async (err: unknown) => {
     // Two operators ingesting one receipt at once: the store lets one mark it, and the other is told so.
     const now = await store.getReceipt(id);
-    if (now?.ingestedAs) throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${now.ingestedAs}`);
+    if (now?.ingestedAs)
+      throw new CallhookError('CONFLICT', `receipt ${id} was ingested already, as call ${now.ingestedAs}`);
     throw err;
   });
   if ('refused' in outcome) throw new CallhookError(outcome.refused.code, outcome.refused.detail);

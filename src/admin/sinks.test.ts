@@ -13,16 +13,30 @@ let woken = 0;
 beforeEach(() => {
   store = openSqliteStore({ path: ':memory:' });
   woken = 0;
-  deps = { store, sinks: [{ name: 'crm', type: 'webhook', pausedByDefault: false }, { name: 'sheet', type: 'google-sheets', pausedByDefault: true }], notify: () => woken++ };
+  deps = {
+    store,
+    sinks: [
+      { name: 'crm', type: 'webhook', pausedByDefault: false },
+      { name: 'sheet', type: 'google-sheets', pausedByDefault: true },
+    ],
+    notify: () => woken++,
+  };
 });
 afterEach(() => store.close());
 
 describe('pauseSink', () => {
   it("keeps an operator's pause and resume over the config's, and wakes the worker on a resume only", async () => {
-    expect((await listSinks(deps)).map((s) => [s.name, s.paused, s.paused_by])).toEqual([['crm', false, 'config'], ['sheet', true, 'config']]);
+    expect((await listSinks(deps)).map((s) => [s.name, s.paused, s.paused_by])).toEqual([
+      ['crm', false, 'config'],
+      ['sheet', true, 'config'],
+    ]);
     expect(await pauseSink(deps, 'crm', true)).toMatchObject({ name: 'crm', paused: true, paused_by: 'operator' });
     expect(woken).toBe(0);
-    expect(await pauseSink(deps, 'sheet', false)).toMatchObject({ name: 'sheet', paused: false, paused_by: 'operator' });
+    expect(await pauseSink(deps, 'sheet', false)).toMatchObject({
+      name: 'sheet',
+      paused: false,
+      paused_by: 'operator',
+    });
     expect(woken).toBe(1);
   });
 

@@ -59,21 +59,36 @@ export async function listSinks({ store, sinks }: SinksDeps): Promise<SinkView[]
       deliveries[stat.state] = stat.count;
       if (stat.state === 'pending') oldest = stat.oldestCreatedAt;
     }
-    return view(sink, stateOf.get(sink.name), deliveries, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000), now);
+    return view(
+      sink,
+      stateOf.get(sink.name),
+      deliveries,
+      oldest === null ? 0 : Math.max(0, (now - oldest) / 1000),
+      now,
+    );
   });
 }
 
 /** Pauses (true) or resumes (false) a configured sink for every replica, and answers with what it is now. */
 export async function pauseSink(deps: SinksDeps, name: string, paused: boolean): Promise<SinkView> {
   if (!deps.sinks.some((s) => s.name === name)) {
-    throw new CallhookError('NOT_FOUND', `no sink is named ${name} (sinks: ${deps.sinks.map((s) => s.name).join(', ')})`);
+    throw new CallhookError(
+      'NOT_FOUND',
+      `no sink is named ${name} (sinks: ${deps.sinks.map((s) => s.name).join(', ')})`,
+    );
   }
   await deps.store.setSinkPaused(name, paused);
   if (!paused) deps.notify?.();
   return (await listSinks(deps)).find((s) => s.name === name)!;
 }
 
-function view(sink: ConfiguredSink, state: SinkState | undefined, deliveries: Record<DeliveryState, number>, oldestAge: number, now: number): SinkView {
+function view(
+  sink: ConfiguredSink,
+  state: SinkState | undefined,
+  deliveries: Record<DeliveryState, number>,
+  oldestAge: number,
+  now: number,
+): SinkView {
   const until = state?.pausedUntil;
   return {
     name: sink.name,

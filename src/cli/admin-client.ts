@@ -26,13 +26,19 @@ export type AdminCall = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: 
 export async function adminClient(config: Config, { url }: AdminClientOptions): Promise<AdminCall> {
   const base = (url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
   const token = await adminToken(config);
-  if (token === undefined) throw new Error('no admin token: set CALLHOOK_ADMIN_TOKEN, or run this where serve keeps its data dir (CALLHOOK_DATA_DIR)');
+  if (token === undefined)
+    throw new Error(
+      'no admin token: set CALLHOOK_ADMIN_TOKEN, or run this where serve keeps its data dir (CALLHOOK_DATA_DIR)',
+    );
   return async (method, path, body) => {
     let res: Response;
     try {
       res = await fetch(`${base}/admin${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
@@ -48,7 +54,9 @@ export async function adminClient(config: Config, { url }: AdminClientOptions): 
     }
     if (!res.ok) {
       const message = (reply as { message?: unknown })?.message;
-      throw new Error(`serve at ${base} answered ${res.status}: ${typeof message === 'string' ? message : text.slice(0, 200)}`);
+      throw new Error(
+        `serve at ${base} answered ${res.status}: ${typeof message === 'string' ? message : text.slice(0, 200)}`,
+      );
     }
     return reply;
   };

@@ -38,7 +38,11 @@ export function csvHeader(columns: CsvColumns): string {
 
 export function csvRow(r: CallRecord, columns: CsvColumns): string {
   return csvLine([
-    r.id, r.hook, r.dedup_key, r.received_at, r.source,
+    r.id,
+    r.hook,
+    r.dedup_key,
+    r.received_at,
+    r.source,
     ...[...columns.data].map((f) => (Object.hasOwn(r.data, f) ? r.data[f] : undefined)),
     ...[...columns.extra].map((f) => (Object.hasOwn(r.extra, f) ? r.extra[f] : undefined)),
     r.problems.map((p) => `${p.field}:${p.code}`).join(' '),

@@ -2,10 +2,10 @@ import { Command, Option } from 'commander';
 import { listCalls, showCall } from '../admin/calls.js';
 import { receiptJson } from '../admin/receipts.js';
 import { RECORD_SOURCES, type RecordSource } from '../record.js';
-import { callPages } from '../store/call-pages.js';
-import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
-import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { maskBytes, maskSecrets } from '../secrets.js';
+import { callPages } from '../store/call-pages.js';
+import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
+import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { commandConfig, configSecrets, positive, withStore } from './context.js';
 import { writeOut } from './output.js';
 
@@ -27,7 +27,9 @@ export function callsCommand(): Command {
     .addOption(new Option('--source <source>', 'only calls from this source').choices(RECORD_SOURCES))
     .option('--phone <number>', "only this caller's calls, the number written any way (read as intake reads it)")
     .option('--review', 'the review queue: held calls, and calls with problems not marked reviewed')
-    .addOption(new Option('--order <order>', 'asc: oldest first; desc: newest first').choices(['asc', 'desc']).default('asc'))
+    .addOption(
+      new Option('--order <order>', 'asc: oldest first; desc: newest first').choices(['asc', 'desc']).default('asc'),
+    )
     .option('--limit <n>', 'at most this many', '50')
     .option('--after <id>', 'calls after this id, in the order asked for (cursor)')
     .option('-c, --config <file>', 'config file')
@@ -36,9 +38,18 @@ export function callsCommand(): Command {
       await withStore(config, async (store) => {
         const { hook, status, source, phone, order, after, review } = opts;
         // The phone is read as intake reads it, in the config's region, as the admin API reads it.
-        const { calls } = await listCalls({ store, phoneRegion: config.phoneRegion }, { hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') });
-        await writeOut(calls.map(({ record: r, status, duplicates }) =>
-          `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`).join(''));
+        const { calls } = await listCalls(
+          { store, phoneRegion: config.phoneRegion },
+          { hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') },
+        );
+        await writeOut(
+          calls
+            .map(
+              ({ record: r, status, duplicates }) =>
+                `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`,
+            )
+            .join(''),
+        );
       });
     });
   calls
@@ -53,7 +64,10 @@ export function callsCommand(): Command {
         // As GET /admin/calls/<id> shows it (contract sections 6 and 11), a receipt's body as text or base64, and
         // masked as the admin API masks it.
         const call = await showCall({ store }, id);
-        const shown = maskSecrets({ ...call, receipts: call.receipts.map((r) => receiptJson(r, (bytes) => maskBytes(bytes, secrets))) }, secrets);
+        const shown = maskSecrets(
+          { ...call, receipts: call.receipts.map((r) => receiptJson(r, (bytes) => maskBytes(bytes, secrets))) },
+          secrets,
+        );
         await writeOut(`${JSON.stringify(shown, null, 2)}\n`);
       });
     });
@@ -64,7 +78,8 @@ export function callsCommand(): Command {
     .option('--hook <name>', 'only this hook')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { format: string; hook?: string; config?: string }) => {
-      if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
+      if (opts.format !== 'jsonl' && opts.format !== 'csv')
+        throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
       await withStore(commandConfig(opts.config), async (store) => {
         // A page at a time, each line written as stdout takes it: a store of millions exports in bounded memory.
         const pages = () => callPages(store, { hook: opts.hook }, EXPORT_PAGE);
@@ -90,27 +105,52 @@ export function callsCommand(): Command {
       });
     });
   // Changes go through the running serve (contract section 6): its config decides the sinks.
-  withAdminOptions(calls.command('release').description('release a held call through the running serve, to the sinks of its hook that want it'))
+  withAdminOptions(
+    calls
+      .command('release')
+      .description('release a held call through the running serve, to the sinks of its hook that want it'),
+  )
     .argument('<id>')
     .action(async (id: string, opts: AdminOptions) => {
       const admin = await adminClient(commandConfig(opts.config), opts);
       const { sinks } = (await admin('POST', `/calls/${encodeURIComponent(id)}/release`)) as { sinks: string[] };
       await writeOut(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}\n`);
     });
-  withAdminOptions(calls.command('redeliver').description('deliver a call again through the running serve: to every sink of its hook that wants it, or to the ones named'))
+  withAdminOptions(
+    calls
+      .command('redeliver')
+      .description(
+        'deliver a call again through the running serve: to every sink of its hook that wants it, or to the ones named',
+      ),
+  )
     .argument('<id>')
     .option('--sink <name...>', 'only these sinks')
     .action(async (id: string, opts: AdminOptions & { sink?: string[] }) => {
       const admin = await adminClient(commandConfig(opts.config), opts);
-      const reply = (await admin('POST', `/calls/${encodeURIComponent(id)}/redeliver`, opts.sink ? { sinks: opts.sink } : {})) as { sinks: string[]; scheduled: number };
+      const reply = (await admin(
+        'POST',
+        `/calls/${encodeURIComponent(id)}/redeliver`,
+        opts.sink ? { sinks: opts.sink } : {},
+      )) as { sinks: string[]; scheduled: number };
       const pending = reply.sinks.length - reply.scheduled;
       const note = pending > 0 ? ` (${pending} already pending or in flight)` : '';
-      await writeOut(`redelivering ${id} to ${reply.scheduled} of ${reply.sinks.length} ${reply.sinks.length === 1 ? 'sink' : 'sinks'}${note}: ${reply.sinks.join(', ') || 'none'}\n`);
+      await writeOut(
+        `redelivering ${id} to ${reply.scheduled} of ${reply.sinks.length} ${reply.sinks.length === 1 ? 'sink' : 'sinks'}${note}: ${reply.sinks.join(', ') || 'none'}\n`,
+      );
     });
   // Contract section 11: the running serve normalises the new values with its hook's parameters, as at intake.
-  withAdminOptions(calls.command('edit').description("change fields of a call through the running serve, normalised as at intake; never redelivers"))
+  withAdminOptions(
+    calls
+      .command('edit')
+      .description('change fields of a call through the running serve, normalised as at intake; never redelivers'),
+  )
     .argument('<id>')
-    .option('--set <field=value>', 'a declared field and its new value (field= empties it); repeat for more', collectSet, {})
+    .option(
+      '--set <field=value>',
+      'a declared field and its new value (field= empties it); repeat for more',
+      collectSet,
+      {},
+    )
     .action(async (id: string, opts: AdminOptions & { set: Record<string, string> }) => {
       if (Object.keys(opts.set).length === 0) throw new Error('name a field to change: --set field=value');
       const admin = await adminClient(commandConfig(opts.config), opts);
@@ -130,15 +170,23 @@ interface EditReply {
 function collectSet(text: string, set: Record<string, string>): Record<string, string> {
   const at = text.indexOf('=');
   if (at < 1) throw new Error(`--set takes field=value, not ${JSON.stringify(text)}`);
-  return Object.defineProperty(set, text.slice(0, at), { value: text.slice(at + 1), enumerable: true, writable: true, configurable: true });
+  return Object.defineProperty(set, text.slice(0, at), {
+    value: text.slice(at + 1),
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 /** What changed, field by field (before → after, "(none)" where there was no value), the new revision and the problems left. */
 export function describeEdit(id: string, { record, problems, edit }: EditReply): string {
-  const shown = (change: { before?: unknown; after?: unknown }, side: 'before' | 'after') => (Object.hasOwn(change, side) ? JSON.stringify(change[side]) : '(none)');
+  const shown = (change: { before?: unknown; after?: unknown }, side: 'before' | 'after') =>
+    Object.hasOwn(change, side) ? JSON.stringify(change[side]) : '(none)';
   const left = `problems: ${problems.length === 0 ? 'none' : problems.map((p) => `${p.field} ${p.code}`).join(', ')}\n`;
   if (!edit) return `nothing changed in ${id} (revision ${record.revision})\n${left}`;
-  const lines = Object.entries(edit.fields).map(([field, change]) => `  ${field}: ${shown(change, 'before')} -> ${shown(change, 'after')}\n`);
+  const lines = Object.entries(edit.fields).map(
+    ([field, change]) => `  ${field}: ${shown(change, 'before')} -> ${shown(change, 'after')}\n`,
+  );
   return `edited ${id}: revision ${record.revision}\n${lines.join('')}${left}`;
 }
 

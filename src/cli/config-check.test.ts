@@ -32,15 +32,29 @@ describe('config check output (contract section 6)', () => {
     };
     const config = loadConfig(env, path);
     const out = await describeConfig(config, await resolveConfiguredSinks(config));
-    for (const secret of ['access-token-0123', 'header-key-0123456789', 'campaign-0123', 'slack-0123', 'user-pass-0123', 'query-pass-0123', 'webhook-key-0123456789', 'admin-token-0123456789']) {
+    for (const secret of [
+      'access-token-0123',
+      'header-key-0123456789',
+      'campaign-0123',
+      'slack-0123',
+      'user-pass-0123',
+      'query-pass-0123',
+      'webhook-key-0123456789',
+      'admin-token-0123456789',
+    ]) {
       expect(out, secret).not.toContain(secret);
     }
     const shown = JSON.parse(out);
-    expect(shown.sinks[0]).toMatchObject({ url: 'https://crm.example.com/in?access_token=***&page=2', headers: { 'X-Api-Key': '***', 'X-Campaign': '***' } });
+    expect(shown.sinks[0]).toMatchObject({
+      url: 'https://crm.example.com/in?access_token=***&page=2',
+      headers: { 'X-Api-Key': '***', 'X-Campaign': '***' },
+    });
     expect(shown.sinks[1]).toMatchObject({ webhook_url: '***', channel: '${CHANNEL}' });
     expect(shown.store.url).toBe('postgres://app:***@127.0.0.1:1/calls?password=***');
     expect(shown).toMatchObject({ trust_proxy: false, metrics_token: '(none: /metrics is open)' });
-    const guarded = JSON.parse(await describeConfig(loadConfig({ ...env, CALLHOOK_METRICS_TOKEN: 'metrics-token-0123456789' }, path), []));
+    const guarded = JSON.parse(
+      await describeConfig(loadConfig({ ...env, CALLHOOK_METRICS_TOKEN: 'metrics-token-0123456789' }, path), []),
+    );
     expect(guarded.metrics_token).toBe('***');
   });
 });

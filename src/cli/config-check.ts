@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import type { Config, FilledValue } from '../config.js';
-import { secretValues, valueAt } from '../secret-values.js';
-import { maskSecrets } from '../secrets.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake/pipeline.js';
+import { secretValues, valueAt } from '../secret-values.js';
+import { maskSecrets } from '../secrets.js';
 import { resolveConfiguredSinks, type SinkSpec } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
 
@@ -46,10 +46,24 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
     metrics_token: config.metricsToken ?? '(none: /metrics is open)',
     api_keys: config.apiKeys.length > 0 ? config.apiKeys : key ? [`${key} (generated)`] : '(generated on first start)',
     admin_token: config.adminToken ?? (token ? `${token} (generated)` : '(generated on first start)'),
-    hooks: Object.fromEntries([...config.hooks].map(([name, hook]) => [name, { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' }])),
-    sinks: withVariables(config.sinks, config.filled.filter((f) => !secrets.includes(f.value))),
+    hooks: Object.fromEntries(
+      [...config.hooks].map(([name, hook]) => [
+        name,
+        { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' },
+      ]),
+    ),
+    sinks: withVariables(
+      config.sinks,
+      config.filled.filter((f) => !secrets.includes(f.value)),
+    ),
     reconcile: config.reconcile
-      ? { api_url: config.reconcile.apiUrl, api_key: config.reconcile.apiKey, hook: config.reconcile.hook, interval_ms: config.reconcile.intervalMs ?? '(only by callhook reconcile)', lookback_ms: config.reconcile.lookbackMs }
+      ? {
+          api_url: config.reconcile.apiUrl,
+          api_key: config.reconcile.apiKey,
+          hook: config.reconcile.hook,
+          interval_ms: config.reconcile.intervalMs ?? '(only by callhook reconcile)',
+          lookback_ms: config.reconcile.lookbackMs,
+        }
       : null,
   };
   return JSON.stringify(maskSecrets(resolved, secrets), null, 2);

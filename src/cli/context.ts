@@ -1,9 +1,9 @@
 import { type Config, loadConfig } from '../config.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE } from '../keys/file.js';
-import { keptKeys, type KeptKeys, type KeyName } from '../keys/kept.js';
-import { openStore } from '../store/open.js';
+import { type KeptKeys, type KeyName, keptKeys } from '../keys/kept.js';
 import { secretValues } from '../secret-values.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
+import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
 /** What most commands start from: the config as `serve` would load it, with the keys it would use. */
@@ -29,7 +29,12 @@ export async function adminToken(config: Config): Promise<string | undefined> {
  * and runs no migration (reading a key never changes the schema under running replicas); a writer opens the store,
  * which makes the tables when no serve has yet.
  */
-export async function withKeptKeys<T>(config: Config, name: KeyName, work: (kept: KeptKeys) => Promise<T>, { write = false } = {}): Promise<T> {
+export async function withKeptKeys<T>(
+  config: Config,
+  name: KeyName,
+  work: (kept: KeptKeys) => Promise<T>,
+  { write = false } = {},
+): Promise<T> {
   const { dataDir, databaseUrl } = config;
   if (!databaseUrl) return work(keptKeys(name, { dataDir }));
   if (!write) {
@@ -77,6 +82,10 @@ export function progressLine(): { show(text: string): void; clear(): void } | un
  */
 export async function configSecrets(config: Config): Promise<string[]> {
   const specs = await resolveConfiguredSinks(config).catch(() => []);
-  const kept = await Promise.all(([API_KEYS_FILE, ADMIN_TOKEN_FILE] as const).map((name) => withKeptKeys(config, name, (k) => k.read()).catch(() => undefined)));
+  const kept = await Promise.all(
+    ([API_KEYS_FILE, ADMIN_TOKEN_FILE] as const).map((name) =>
+      withKeptKeys(config, name, (k) => k.read()).catch(() => undefined),
+    ),
+  );
   return [...secretValues(config, specs), ...kept.flatMap((keys) => keys ?? [])];
 }

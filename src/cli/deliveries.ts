@@ -21,35 +21,54 @@ export function deliveriesCommand(): Command {
     .option('--limit <n>', 'at most this many', '100')
     .option('--after <id>', 'deliveries after this id (cursor)')
     .option('-c, --config <file>', 'config file')
-    .action(async (opts: { state?: DeliveryState; sink?: string; call?: string; limit: string; after?: string; config?: string }) => {
-      await withStore(commandConfig(opts.config), async (store) => {
-        const { deliveries: rows } = await listDeliveries({ store }, {
-          state: opts.state,
-          sink: opts.sink,
-          callId: opts.call,
-          limit: positive(opts.limit, '--limit'),
-          after: opts.after === undefined ? undefined : positive(opts.after, '--after'),
+    .action(
+      async (opts: {
+        state?: DeliveryState;
+        sink?: string;
+        call?: string;
+        limit: string;
+        after?: string;
+        config?: string;
+      }) => {
+        await withStore(commandConfig(opts.config), async (store) => {
+          const { deliveries: rows } = await listDeliveries(
+            { store },
+            {
+              state: opts.state,
+              sink: opts.sink,
+              callId: opts.call,
+              limit: positive(opts.limit, '--limit'),
+              after: opts.after === undefined ? undefined : positive(opts.after, '--after'),
+            },
+          );
+          for (const d of rows) {
+            const next = d.state === 'pending' ? new Date(d.nextAttemptAt).toISOString() : '';
+            console.log([d.id, d.callId, d.sink, d.state, d.attempts, next, d.lastError ?? ''].join('\t').trimEnd());
+          }
         });
-        for (const d of rows) {
-          const next = d.state === 'pending' ? new Date(d.nextAttemptAt).toISOString() : '';
-          console.log([d.id, d.callId, d.sink, d.state, d.attempts, next, d.lastError ?? ''].join('\t').trimEnd());
-        }
-      });
-    });
+      },
+    );
   deliveries
     .command('retry')
-    .description('make deliveries due now with a fresh attempt count: dead ones by default; a running serve picks them up')
+    .description(
+      'make deliveries due now with a fresh attempt count: dead ones by default; a running serve picks them up',
+    )
     .addOption(new Option('--state <state>', 'which to retry').choices(['dead', 'pending']).default('dead'))
     .option('--sink <name>', 'only this sink')
     .option('--call <id>', 'only this call')
     .option('--id <ids...>', 'only these delivery ids')
     .option('-c, --config <file>', 'config file')
-    .action(async (opts: { state: 'dead' | 'pending'; sink?: string; call?: string; id?: string[]; config?: string }) => {
-      await withStore(commandConfig(opts.config), async (store) => {
-        const ids = opts.id?.map((id) => positive(id, '--id'));
-        const { retried } = await retryDeliveries({ store, notify: () => {} }, { state: opts.state, sink: opts.sink, callId: opts.call, ids });
-        console.log(`retried ${retried} ${retried === 1 ? 'delivery' : 'deliveries'}`);
-      });
-    });
+    .action(
+      async (opts: { state: 'dead' | 'pending'; sink?: string; call?: string; id?: string[]; config?: string }) => {
+        await withStore(commandConfig(opts.config), async (store) => {
+          const ids = opts.id?.map((id) => positive(id, '--id'));
+          const { retried } = await retryDeliveries(
+            { store, notify: () => {} },
+            { state: opts.state, sink: opts.sink, callId: opts.call, ids },
+          );
+          console.log(`retried ${retried} ${retried === 1 ? 'delivery' : 'deliveries'}`);
+        });
+      },
+    );
   return deliveries;
 }

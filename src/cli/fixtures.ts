@@ -26,7 +26,9 @@ export const fixtureSchema = z.strictObject({
     body: z.record(z.string(), z.unknown()).optional(),
     raw_body: rawBodySchema.optional(),
     /** Multipart file parts, for the cases that send one. */
-    files: z.array(z.strictObject({ field: z.string(), filename: z.string(), content_type: z.string(), content: z.string() })).optional(),
+    files: z
+      .array(z.strictObject({ field: z.string(), filename: z.string(), content_type: z.string(), content: z.string() }))
+      .optional(),
   }),
   expect: z.strictObject({
     status: z.number().int(),
@@ -48,7 +50,10 @@ export interface LoadedFixture {
 export function loadFixtures(paths: readonly string[]): LoadedFixture[] {
   const files = paths.flatMap((p) =>
     statSync(p).isDirectory()
-      ? readdirSync(p).filter((f) => extname(f) === '.json').sort().map((f) => join(p, f))
+      ? readdirSync(p)
+          .filter((f) => extname(f) === '.json')
+          .sort()
+          .map((f) => join(p, f))
       : [p],
   );
   return files.map((file) => {
@@ -104,7 +109,12 @@ export interface FixtureRequest {
  * query parameters, the body serialised by its encoding, none for GET and DELETE. An `Authorization` header in
  * the fixture wins over `key`; an empty one sends none.
  */
-export function buildRequest(fixture: Fixture, baseUrl: string, key: string | undefined, hook = fixture.request.hook): FixtureRequest {
+export function buildRequest(
+  fixture: Fixture,
+  baseUrl: string,
+  key: string | undefined,
+  hook = fixture.request.hook,
+): FixtureRequest {
   const { method, encoding, query, body, raw_body, files } = fixture.request;
   const url = new URL(`webhooks/${encodeURIComponent(hook)}`, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
   for (const [k, v] of Object.entries(query)) for (const one of [v].flat()) url.searchParams.append(k, one);
@@ -119,7 +129,9 @@ export function buildRequest(fixture: Fixture, baseUrl: string, key: string | un
     payload = JSON.stringify(body);
     if (!headers.has('content-type')) headers.set('content-type', 'application/json');
   } else if (body !== undefined && encoding === 'form') {
-    payload = new URLSearchParams(Object.entries(body).flatMap(([k, v]) => [v].flat().map((one): [string, string] => [k, asText(one)]))).toString();
+    payload = new URLSearchParams(
+      Object.entries(body).flatMap(([k, v]) => [v].flat().map((one): [string, string] => [k, asText(one)])),
+    ).toString();
     if (!headers.has('content-type')) headers.set('content-type', 'application/x-www-form-urlencoded');
   } else if (body !== undefined && encoding === 'multipart') {
     const form = new FormData();
@@ -147,7 +159,11 @@ export function matches(expected: unknown, actual: unknown): boolean {
   if (expected === null || typeof expected !== 'object') return Object.is(expected, actual);
   if (actual === null || typeof actual !== 'object') return false;
   if (Array.isArray(expected)) {
-    return Array.isArray(actual) && expected.length === actual.length && expected.every((e, i) => matches(e, actual[i]));
+    return (
+      Array.isArray(actual) && expected.length === actual.length && expected.every((e, i) => matches(e, actual[i]))
+    );
   }
-  return Object.entries(expected).every(([k, v]) => Object.hasOwn(actual, k) && matches(v, (actual as Record<string, unknown>)[k]));
+  return Object.entries(expected).every(
+    ([k, v]) => Object.hasOwn(actual, k) && matches(v, (actual as Record<string, unknown>)[k]),
+  );
 }

@@ -21,7 +21,20 @@ const program = new Command('callhook')
   .description('Receive AI voice-call webhooks durably, deduplicated, and deliver them to your systems')
   .exitOverride();
 
-for (const command of [serveCommand(), replayCommand(), configCommand(), keysCommand(), callsCommand(), receiptsCommand(), deliveriesCommand(), sinksCommand(), purgeCommand(), reconcileCommand(), simulateCommand()]) program.addCommand(command);
+for (const command of [
+  serveCommand(),
+  replayCommand(),
+  configCommand(),
+  keysCommand(),
+  callsCommand(),
+  receiptsCommand(),
+  deliveriesCommand(),
+  sinksCommand(),
+  purgeCommand(),
+  reconcileCommand(),
+  simulateCommand(),
+])
+  program.addCommand(command);
 
 // Once, for every command: a reader that goes away early (`callhook calls list | head`) ends the command quietly
 // with exit 0, so a script under `set -o pipefail` sees no failure (contract section 7), never with a stack trace
@@ -34,7 +47,8 @@ try {
   if (err instanceof OutputClosed) process.exit(0);
   if (err instanceof CommanderError) process.exit(err.exitCode);
   // An operation's refusal (admin/) is worded for an HTTP reply, "Not found: no call with id x": the CLI says what follows.
-  const message = err instanceof CallhookError ? (err.detail ?? err.message) : err instanceof Error ? err.message : String(err);
+  const message =
+    err instanceof CallhookError ? (err.detail ?? err.message) : err instanceof Error ? err.message : String(err);
   process.stderr.write(`callhook: ${await maskedForCli(message, process.argv, process.env)}\n`);
   process.exit(2);
 }

@@ -7,10 +7,14 @@ import { commandConfig, withKeptKeys } from './context.js';
  * dir or, with DATABASE_URL, in the database (contract sections 1 and 7).
  */
 export function keysCommand(): Command {
-  const keys = new Command('keys').description('manage the webhook keys callhook keeps (data dir, or the database with DATABASE_URL)');
+  const keys = new Command('keys').description(
+    'manage the webhook keys callhook keeps (data dir, or the database with DATABASE_URL)',
+  );
   keys
     .command('generate')
-    .description('add a new webhook key; a running serve accepts it within 2 s, and old keys stay valid until --replace (rotation)')
+    .description(
+      'add a new webhook key; a running serve accepts it within 2 s, and old keys stay valid until --replace (rotation)',
+    )
     .option('--replace', 'drop every other kept key')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { replace?: boolean; config?: string }) => {
@@ -27,10 +31,17 @@ export function keysCommand(): Command {
       );
       // The key alone on stdout, so `KEY=$(callhook keys generate)` works; what to know about it on stderr.
       console.log(key);
-      const dropped = opts.replace ? ', and stops accepting the keys it replaced' : '; the keys kept before stay accepted';
-      console.error(`note: kept in ${where}. A running callhook serve that keeps its keys there accepts it within 2 s, without a restart${dropped}.`);
+      const dropped = opts.replace
+        ? ', and stops accepting the keys it replaced'
+        : '; the keys kept before stay accepted';
+      console.error(
+        `note: kept in ${where}. A running callhook serve that keeps its keys there accepts it within 2 s, without a restart${dropped}.`,
+      );
       console.error(`note: a serve started with CALLHOOK_API_KEYS does not read ${where}.`);
-      if (config.apiKeys.length > 0) console.error('note: CALLHOOK_API_KEYS (or api_keys in the config) is set here: a serve started like this accepts those keys, not this one.');
+      if (config.apiKeys.length > 0)
+        console.error(
+          'note: CALLHOOK_API_KEYS (or api_keys in the config) is set here: a serve started like this accepts those keys, not this one.',
+        );
     });
   keys
     .command('show')
@@ -38,7 +49,10 @@ export function keysCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { config?: string }) => {
       const config = commandConfig(opts.config);
-      const shown = config.apiKeys.length > 0 ? config.apiKeys : ((await withKeptKeys(config, API_KEYS_FILE, (kept) => kept.read())) ?? []);
+      const shown =
+        config.apiKeys.length > 0
+          ? config.apiKeys
+          : ((await withKeptKeys(config, API_KEYS_FILE, (kept) => kept.read())) ?? []);
       if (shown.length === 0) throw new Error(`no webhook key yet: run callhook serve once, or callhook keys generate`);
       for (const key of shown) console.log(key);
     });

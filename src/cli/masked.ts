@@ -13,11 +13,18 @@ const SECRET_FLAGS = new Set(['--key', '--api-key', '--admin-token']);
  * the credentials inside any URL given there (`--url`, `--api-url`). The sink types the config names are loaded for
  * the options each declares secret (a nats `pass`, a module sink's own), as `serve` decides them.
  */
-export async function maskedForCli(text: string, argv: readonly string[], env: Record<string, string | undefined>): Promise<string> {
+export async function maskedForCli(
+  text: string,
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): Promise<string> {
   const secrets: string[] = [];
   let configPath: string | undefined;
   for (const [i, arg] of argv.entries()) {
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     const value = inline ?? argv[i + 1];
     if (SECRET_FLAGS.has(flag) && value) secrets.push(value);
     if ((flag === '--config' || flag === '-c') && value) configPath = value;

@@ -21,7 +21,9 @@ interface Options {
  */
 export function purgeCommand(): Command {
   return new Command('purge')
-    .description('delete calls and receipts older than an age; never a held call, one still owed to a sink, nor a refused request not yet ingested')
+    .description(
+      'delete calls and receipts older than an age; never a held call, one still owed to a sink, nor a refused request not yet ingested',
+    )
     .requiredOption('--older-than <age>', 'age such as 90d, 12h, 2w or 1h30m')
     .option('--dry-run', 'print what it would delete, and delete nothing')
     .option('-y, --yes', 'delete without asking on a terminal (off a terminal it never asks)')
@@ -32,7 +34,8 @@ export function purgeCommand(): Command {
       // is still owed, and the dry run and the question on a terminal say what would go first.
       const before = new Date(Date.now() - durationOption(opts.olderThan, '--older-than'));
       const options = { includeRefused: Boolean(opts.includeRefused) };
-      const what = (counts: PurgeCounts) => `${counts.calls} calls and ${counts.receipts} receipts received before ${before.toISOString()}`;
+      const what = (counts: PurgeCounts) =>
+        `${counts.calls} calls and ${counts.receipts} receipts received before ${before.toISOString()}`;
       await withStore(commandConfig(opts.config), async (store) => {
         if (opts.dryRun) {
           console.log(`would purge ${what(await store.purgeable(before, options))}`);
@@ -50,7 +53,11 @@ export function purgeCommand(): Command {
         const line = progressLine();
         let purged: PurgeCounts;
         try {
-          purged = await store.purge(before, { ...options, onProgress: line && (({ calls, receipts }) => line.show(`purge: ${calls} calls, ${receipts} receipts deleted`)) });
+          purged = await store.purge(before, {
+            ...options,
+            onProgress:
+              line && (({ calls, receipts }) => line.show(`purge: ${calls} calls, ${receipts} receipts deleted`)),
+          });
         } finally {
           line?.clear();
         }
@@ -58,7 +65,6 @@ export function purgeCommand(): Command {
       });
     });
 }
-
 
 /** Someone is there to answer: the question goes to stderr, so stdout stays the command's output alone. */
 const onTerminal = () => Boolean(process.stdin.isTTY && process.stderr.isTTY);
@@ -69,7 +75,10 @@ async function confirm(question: string): Promise<boolean> {
   try {
     rl.setPrompt(question);
     rl.prompt();
-    const answer = await Promise.race([once(rl, 'line').then(([text]) => String(text)), once(rl, 'close').then(() => '')]);
+    const answer = await Promise.race([
+      once(rl, 'line').then(([text]) => String(text)),
+      once(rl, 'close').then(() => ''),
+    ]);
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();

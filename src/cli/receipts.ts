@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { listReceipts, textOrBase64 } from '../admin/receipts.js';
 import type { ReceiptInfo } from '../store/admin-queries.js';
-import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
+import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
 import { commandConfig, positive, withStore } from './context.js';
 import { writeOut } from './output.js';
 
@@ -14,7 +14,9 @@ export function receiptsCommand(): Command {
   const receipts = new Command('receipts').description('requests as they arrived; refused ones can be ingested again');
   receipts
     .command('list')
-    .description('one line per receipt: id, received, hook, status, outcome, the call it stored or was ingested as, error')
+    .description(
+      'one line per receipt: id, received, hook, status, outcome, the call it stored or was ingested as, error',
+    )
     .option('--rejected', 'only refused requests (400, 415, 413, 503)')
     .option('--hook <name>', 'only this hook')
     .option('--limit <n>', 'at most this many', '50')
@@ -22,16 +24,23 @@ export function receiptsCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { rejected?: boolean; hook?: string; limit: string; after?: string; config?: string }) => {
       await withStore(commandConfig(opts.config), async (store) => {
-        const { receipts: page } = await listReceipts({ store }, {
-          outcome: opts.rejected ? 'rejected' : undefined,
-          hook: opts.hook,
-          limit: positive(opts.limit, '--limit'),
-          after: opts.after === undefined ? undefined : positive(opts.after, '--after'),
-        });
+        const { receipts: page } = await listReceipts(
+          { store },
+          {
+            outcome: opts.rejected ? 'rejected' : undefined,
+            hook: opts.hook,
+            limit: positive(opts.limit, '--limit'),
+            after: opts.after === undefined ? undefined : positive(opts.after, '--after'),
+          },
+        );
         await writeOut(page.map((r) => `${receiptLine(r)}\n`).join(''));
       });
     });
-  withAdminOptions(receipts.command('ingest').description('ingest a refused request again through the running serve, as it came or corrected'))
+  withAdminOptions(
+    receipts
+      .command('ingest')
+      .description('ingest a refused request again through the running serve, as it came or corrected'),
+  )
     .argument('<id>', 'the receipt id (receipts list --rejected)')
     .option('--body <file>', 'the corrected body, read from this file (- for standard input)')
     .option('--content-type <type>', 'the content type to read the body as')
@@ -43,7 +52,9 @@ export function receiptsCommand(): Command {
         ...(body === undefined ? {} : asText(body)),
         ...(opts.contentType === undefined ? {} : { content_type: opts.contentType }),
       })) as { status: string; id: string; problems?: { field: string; code: string }[] };
-      const problems = reply.problems?.length ? `; problems: ${reply.problems.map((p) => `${p.field} ${p.code}`).join(', ')}` : '';
+      const problems = reply.problems?.length
+        ? `; problems: ${reply.problems.map((p) => `${p.field} ${p.code}`).join(', ')}`
+        : '';
       await writeOut(`receipt ${receipt} ingested: ${reply.status} ${reply.id}${problems}\n`);
     });
   return receipts;
@@ -70,6 +81,7 @@ function readBody(path: string): Uint8Array {
 function asText(bytes: Uint8Array): { body: string } | { body_base64: string } {
   const body = textOrBase64(bytes);
   // Both travel as JSON strings, quotes and all.
-  if ('text' in body && Buffer.byteLength(JSON.stringify(body.text)) <= Math.ceil(bytes.byteLength / 3) * 4 + 2) return { body: body.text };
+  if ('text' in body && Buffer.byteLength(JSON.stringify(body.text)) <= Math.ceil(bytes.byteLength / 3) * 4 + 2)
+    return { body: body.text };
   return { body_base64: Buffer.from(bytes).toString('base64') };
 }

@@ -6,7 +6,7 @@ import { compileHooks, createIntake } from '../intake/pipeline.js';
 import { toCalendarDate } from '../normalize/formats.js';
 import { describeServiceError } from '../reconcile/describe-error.js';
 import { keptRun, maskedRunError } from '../reconcile/kept-run.js';
-import { reconcile, type ReconcileSummary } from '../reconcile/reconcile.js';
+import { type ReconcileSummary, reconcile } from '../reconcile/reconcile.js';
 import { secretValues, urlSecrets } from '../secret-values.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { commandConfig, progressLine, withStore } from './context.js';
@@ -27,12 +27,18 @@ interface Options {
  */
 export function reconcileCommand(): Command {
   return new Command('reconcile')
-    .description("store the calls the calling service lists in its campaigns whose webhook never arrived")
-    .option('--api-url <url>', 'base URL of the calling service, ending in /api/v1 (default: reconcile.api_url of the config)')
+    .description('store the calls the calling service lists in its campaigns whose webhook never arrived')
+    .option(
+      '--api-url <url>',
+      'base URL of the calling service, ending in /api/v1 (default: reconcile.api_url of the config)',
+    )
     .option('--api-key <key>', 'API key of the account (default: reconcile.api_key of the config)')
     .option('--since <date>', 'only campaigns started on or after this date (YYYY-MM-DD), or within this age (7d, 12h)')
     .option('--dry-run', 'list the calls it would add, and store nothing')
-    .option('--hook <name>', 'the end-of-call hook the calls are stored under (default: reconcile.hook, else end-of-call)')
+    .option(
+      '--hook <name>',
+      'the end-of-call hook the calls are stored under (default: reconcile.hook, else end-of-call)',
+    )
     .option('--json', 'print the summary as one JSON object')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: Options) => {
@@ -46,26 +52,47 @@ export function reconcileCommand(): Command {
       const hookName = opts.hook ?? config.reconcile?.hook ?? 'end-of-call';
       const specs = await resolveConfiguredSinks(config);
       const hook = compileHooks(config, specs).get(hookName);
-      if (!hook) throw new Error(`--hook: no hook is named "${hookName}" (hooks: ${[...config.hooks.keys()].join(', ')})`);
-      if (hook.config.kind === 'in-call') throw new Error(`--hook: "${hookName}" is an in-call hook, which stores nothing`);
+      if (!hook)
+        throw new Error(`--hook: no hook is named "${hookName}" (hooks: ${[...config.hooks.keys()].join(', ')})`);
+      if (hook.config.kind === 'in-call')
+        throw new Error(`--hook: "${hookName}" is an in-call hook, which stores nothing`);
 
       await withStore(config, async (store) => {
         const line = progressLine();
         // Kept for the dashboard's overview, a dry run too, marked as such (contract section 11).
-        const secrets = [...secretValues(config, specs), ...(apiKey.length >= 4 ? [apiKey] : []), ...urlSecrets(apiUrl)];
+        const secrets = [
+          ...secretValues(config, specs),
+          ...(apiKey.length >= 4 ? [apiKey] : []),
+          ...urlSecrets(apiUrl),
+        ];
         const keeping = {
-          store, trigger: 'cli', since, dryRun: Boolean(opts.dryRun), secrets,
-          onKeepError: (err: unknown) => console.error(`reconcile: the run could not be kept for the dashboard: ${maskedRunError(err instanceof Error ? err.message : String(err), secrets)}`),
+          store,
+          trigger: 'cli',
+          since,
+          dryRun: Boolean(opts.dryRun),
+          secrets,
+          onKeepError: (err: unknown) =>
+            console.error(
+              `reconcile: the run could not be kept for the dashboard: ${maskedRunError(err instanceof Error ? err.message : String(err), secrets)}`,
+            ),
         } as const;
         let summary: ReconcileSummary;
         try {
           summary = await keptRun(keeping, async (into) => {
             try {
               return await reconcile({
-                client, store, hook, since, dryRun: opts.dryRun, summary: into,
+                client,
+                store,
+                hook,
+                since,
+                dryRun: opts.dryRun,
+                summary: into,
                 ingest: createIntake({ store }),
                 region: config.phoneRegion as CountryCode,
-                onProgress: line && ((done, total, name) => line.show(`reconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)),
+                onProgress:
+                  line &&
+                  ((done, total, name) =>
+                    line.show(`reconcile: campaign ${Math.min(done + 1, total)}/${total} ${name}`)),
               });
             } catch (err) {
               throw new Error(describeServiceError(err, apiUrl), { cause: err });
@@ -93,7 +120,9 @@ export function parseSince(text: string, now: Date): string {
 
 function printSummary(summary: ReconcileSummary, dryRun: boolean): void {
   for (const call of summary.recovered) {
-    const who = [call.campaign, call.name || '(no name)', call.phone ?? '(no phone)', call.recordingUrl ?? ''].join('\t').trimEnd();
+    const who = [call.campaign, call.name || '(no name)', call.phone ?? '(no phone)', call.recordingUrl ?? '']
+      .join('\t')
+      .trimEnd();
     console.log(dryRun ? `would add\t${who}` : `added\t${call.id}\t${call.status}\t${who}`);
   }
   for (const { campaign, reason } of summary.skipped) console.log(`skipped campaign\t${campaign}\t${reason}`);

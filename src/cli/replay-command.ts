@@ -11,14 +11,19 @@ export function replayCommand(): Command {
     .option('--admin-token <token>', 'admin token, to compare stored data (default: the configured or generated one)')
     .option('--hook <name>', 'send every fixture to this hook')
     .option('-c, --config <file>', 'config file, to find the keys')
-    .action(async (paths: string[], opts: { url: string; key?: string; adminToken?: string; hook?: string; config?: string }) => {
-      const config = commandConfig(opts.config);
-      const results = await replay(paths, {
-        url: opts.url,
-        key: opts.key ?? (await webhookKey(config)),
-        adminToken: opts.adminToken ?? (await adminToken(config)),
-        hook: opts.hook,
-      });
-      if (results.some((r) => !r.ok)) process.exitCode = 1;
-    });
+    .action(
+      async (
+        paths: string[],
+        opts: { url: string; key?: string; adminToken?: string; hook?: string; config?: string },
+      ) => {
+        const config = commandConfig(opts.config);
+        const results = await replay(paths, {
+          url: opts.url,
+          key: opts.key ?? (await webhookKey(config)),
+          adminToken: opts.adminToken ?? (await adminToken(config)),
+          hook: opts.hook,
+        });
+        if (results.some((r) => !r.ok)) process.exitCode = 1;
+      },
+    );
 }

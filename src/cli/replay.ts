@@ -1,5 +1,5 @@
 import { SOURCE_HEADER } from '../http/request-fields.js';
-import { buildRequest, loadFixtures, matches, newRunId, withRunId, type Fixture } from './fixtures.js';
+import { buildRequest, type Fixture, loadFixtures, matches, newRunId, withRunId } from './fixtures.js';
 
 /**
  * `callhook replay <file or dir>…`: sends fixtures as the calling service would and compares each reply with
@@ -37,7 +37,12 @@ export async function replay(paths: readonly string[], options: ReplayOptions): 
     const result = await replayOne(file, fixture, options);
     results.push(result);
     // Each reply whole (contract section 7), on the line of its file.
-    const reply = result.reply === undefined ? '' : typeof result.reply === 'string' ? result.reply.slice(0, 200) : JSON.stringify(result.reply);
+    const reply =
+      result.reply === undefined
+        ? ''
+        : typeof result.reply === 'string'
+          ? result.reply.slice(0, 200)
+          : JSON.stringify(result.reply);
     print(`${result.ok ? 'ok  ' : 'FAIL'} ${file}  ${result.status} ${reply}`.trimEnd());
     for (const failure of result.failures) print(`       ${failure}`);
   }
@@ -69,8 +74,10 @@ export async function replayOne(file: string, fixture: Fixture, options: ReplayO
   }
 
   const { expect } = fixture;
-  if (status !== expect.status) failures.push(`status: expected ${expect.status}, got ${status} ${JSON.stringify(reply)}`);
-  if (expect.reply && !matches(expect.reply, reply)) failures.push(`reply: expected ${JSON.stringify(expect.reply)} within ${JSON.stringify(reply)}`);
+  if (status !== expect.status)
+    failures.push(`status: expected ${expect.status}, got ${status} ${JSON.stringify(reply)}`);
+  if (expect.reply && !matches(expect.reply, reply))
+    failures.push(`reply: expected ${JSON.stringify(expect.reply)} within ${JSON.stringify(reply)}`);
   const replied = reply as { problems?: unknown; id?: unknown };
   if (expect.problems && !matches(expect.problems, replied.problems)) {
     failures.push(`problems: expected ${JSON.stringify(expect.problems)}, got ${JSON.stringify(replied.problems)}`);
@@ -82,10 +89,13 @@ export async function replayOne(file: string, fixture: Fixture, options: ReplayO
 }
 
 async function compareStored(options: ReplayOptions, id: string, fixture: Fixture): Promise<string[]> {
-  const res = await fetch(new URL(`admin/calls/${encodeURIComponent(id)}`, options.url.endsWith('/') ? options.url : `${options.url}/`), {
-    headers: { authorization: `Bearer ${options.adminToken}` },
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
+  const res = await fetch(
+    new URL(`admin/calls/${encodeURIComponent(id)}`, options.url.endsWith('/') ? options.url : `${options.url}/`),
+    {
+      headers: { authorization: `Bearer ${options.adminToken}` },
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    },
+  );
   if (!res.ok) return [`cannot read call ${id} back: ${res.status} ${await res.text()}`];
   const { record } = (await res.json()) as { record: { data: unknown; extra: unknown } };
   const failures: string[] = [];

@@ -25,7 +25,9 @@ interface Options {
 /** `callhook simulate`: the calling service's sender, played against a receiver (spec 6.3). */
 export function simulateCommand(): Command {
   return new Command('simulate')
-    .description('play the calling service: synthetic calls, encodings mixed, "" for missing values, 10 s time-out, no retries')
+    .description(
+      'play the calling service: synthetic calls, encodings mixed, "" for missing values, 10 s time-out, no retries',
+    )
     .option('--count <n>', 'requests to send', '100')
     .option('--rate <r>', 'requests started per second', '20')
     .option('--duplicates <p>', 'share of requests that repeat an earlier call exactly (0 to 1)', '0.05')
@@ -34,7 +36,10 @@ export function simulateCommand(): Command {
     .option('--method <m>', `HTTP method: ${METHODS.join(', ')} or mixed (all four)`, 'POST')
     .option('--header <header>', "a configured header, 'Name: value' (repeatable)", collect, [])
     .option('--query <pair>', 'a configured query parameter, key=value (repeatable)', collect, [])
-    .option('--url <url>', 'the receiver: a base URL or a full webhook URL (default http://localhost:<PORT or 8787>/webhooks/end-of-call)')
+    .option(
+      '--url <url>',
+      'the receiver: a base URL or a full webhook URL (default http://localhost:<PORT or 8787>/webhooks/end-of-call)',
+    )
     .option('--hook <name>', 'hook to send to (default end-of-call)')
     .option('--key <key>', 'webhook key (default: the configured or generated one)')
     .option('--seed <n>', 'repeat the same synthetic calls')
@@ -52,7 +57,9 @@ export function simulateCommand(): Command {
       // As in the service's webhook settings, a configured Content-Type decides how bodies are serialised (rule 2).
       const configured = configuredEncoding(headerList);
       if (configured && command.getOptionValueSource('encoding') === 'cli' && opts.encoding !== configured) {
-        throw new Error(`--encoding ${opts.encoding} contradicts the Content-Type header, which asks for ${configured}`);
+        throw new Error(
+          `--encoding ${opts.encoding} contradicts the Content-Type header, which asks for ${configured}`,
+        );
       }
       const encodings = configured ? [configured] : oneOf(opts.encoding, '--encoding', ENCODINGS);
       const headers = Object.fromEntries(headerList);
@@ -61,11 +68,14 @@ export function simulateCommand(): Command {
       const timeoutMs = positive(opts.timeoutMs, '--timeout-ms');
       const config = commandConfig(opts.config);
       const key = opts.key ?? (await webhookKey(config));
-      if (key === undefined) throw new Error('no webhook key: pass --key, set CALLHOOK_API_KEYS, or start serve once to generate one');
+      if (key === undefined)
+        throw new Error('no webhook key: pass --key, set CALLHOOK_API_KEYS, or start serve once to generate one');
       const line = progressLine();
-      const onProgress = line && ((done: number, total: number) => {
-        if (done % 10 === 0 || done === total) line.show(`simulate: ${done}/${total} replies`);
-      });
+      const onProgress =
+        line &&
+        ((done: number, total: number) => {
+          if (done % 10 === 0 || done === total) line.show(`simulate: ${done}/${total} replies`);
+        });
       const summary = await simulate({
         url: opts.url ?? `http://localhost:${config.port}`,
         hook: opts.hook,
@@ -91,7 +101,10 @@ export function simulateCommand(): Command {
 }
 
 export function describeSummary(s: SimulateSummary): string {
-  const counts = (record: Record<string, number>) => Object.entries(record).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  const counts = (record: Record<string, number>) =>
+    Object.entries(record)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'none';
   const lines = [
     `sent ${s.sent} requests for ${s.calls} calls (${s.duplicates_sent} duplicates) in ${(s.elapsed_ms / 1000).toFixed(1)} s, ${s.rate}/s`,
     `methods: ${counts(s.by_method)}; encodings: ${counts(s.by_encoding)}`,
@@ -125,7 +138,10 @@ function configuredEncoding(headers: [string, string][]): Encoding | undefined {
   const given = headers.find(([name]) => name.toLowerCase() === 'content-type');
   if (!given) return undefined;
   const encoding = MEDIA_TYPES[given[1].split(';')[0]!.trim().toLowerCase()];
-  if (!encoding) throw new Error(`--header Content-Type: the sender serialises ${Object.keys(MEDIA_TYPES).join(', ')} (spec 6.3), not ${given[1]}`);
+  if (!encoding)
+    throw new Error(
+      `--header Content-Type: the sender serialises ${Object.keys(MEDIA_TYPES).join(', ')} (spec 6.3), not ${given[1]}`,
+    );
   return encoding;
 }
 
@@ -144,7 +160,8 @@ function oneOf<T extends string>(text: string, option: string, values: readonly 
 
 function whole(text: string, option: string): number {
   const n = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`${option} must be a whole number from 0, not ${text}`);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < 0)
+    throw new Error(`${option} must be a whole number from 0, not ${text}`);
   return n;
 }
 
@@ -156,6 +173,7 @@ function share(text: string, option: string): number {
 
 function positiveNumber(text: string, option: string): number {
   const n = Number(text);
-  if (text.trim() === '' || !(n > 0) || !Number.isFinite(n)) throw new Error(`${option} must be a number above 0, not ${text}`);
+  if (text.trim() === '' || !(n > 0) || !Number.isFinite(n))
+    throw new Error(`${option} must be a number above 0, not ${text}`);
   return n;
 }

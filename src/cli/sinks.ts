@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { SinkView } from '../admin/sinks.js';
-import { adminClient, withAdminOptions, type AdminClientOptions } from './admin-client.js';
+import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
 import { commandConfig } from './context.js';
 import { writeOut } from './output.js';
 
@@ -12,17 +12,29 @@ import { writeOut } from './output.js';
  */
 export function sinksCommand(): Command {
   const sinks = new Command('sinks').description('list, pause and resume the sinks of the running serve');
-  withAdminOptions(sinks.command('list').description('one line per sink (or the one named): name, type, state, deliveries by state, oldest pending age, last success, last error'))
+  withAdminOptions(
+    sinks
+      .command('list')
+      .description(
+        'one line per sink (or the one named): name, type, state, deliveries by state, oldest pending age, last success, last error',
+      ),
+  )
     .argument('[name]', 'only this sink')
-    .option('--json', 'the admin API\'s reply as it is')
+    .option('--json', "the admin API's reply as it is")
     .action(async (name: string | undefined, opts: AdminOptions & { json?: boolean }) => {
       const admin = await adminClient(commandConfig(opts.config), opts);
       const reply = (await admin('GET', '/sinks')) as { sinks: SinkView[] };
       const shown = name === undefined ? reply.sinks : reply.sinks.filter((s) => s.name === name);
-      if (shown.length === 0) throw new Error(`no sink is named ${name} (sinks: ${reply.sinks.map((s) => s.name).join(', ')})`);
-      await writeOut(opts.json ? `${JSON.stringify({ sinks: shown }, null, 2)}\n` : shown.map((s) => `${sinkLine(s)}\n`).join(''));
+      if (shown.length === 0)
+        throw new Error(`no sink is named ${name} (sinks: ${reply.sinks.map((s) => s.name).join(', ')})`);
+      await writeOut(
+        opts.json ? `${JSON.stringify({ sinks: shown }, null, 2)}\n` : shown.map((s) => `${sinkLine(s)}\n`).join(''),
+      );
     });
-  for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
     const description = paused
       ? 'pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt'
       : 'resume a paused sink: its pending deliveries are due now';
@@ -31,8 +43,11 @@ export function sinksCommand(): Command {
       .action(async (name: string, opts: AdminOptions) => {
         const admin = await adminClient(commandConfig(opts.config), opts);
         const sink = (await admin('POST', `/sinks/${encodeURIComponent(name)}/${action}`)) as SinkView;
-        const inFlight = paused && sink.deliveries.in_flight > 0 ? ` (${sink.deliveries.in_flight} in flight finish first)` : '';
-        await writeOut(`${paused ? 'paused' : 'resumed'} ${sink.name}: ${sink.deliveries.pending} pending${inFlight}\n`);
+        const inFlight =
+          paused && sink.deliveries.in_flight > 0 ? ` (${sink.deliveries.in_flight} in flight finish first)` : '';
+        await writeOut(
+          `${paused ? 'paused' : 'resumed'} ${sink.name}: ${sink.deliveries.pending} pending${inFlight}\n`,
+        );
       });
   }
   return sinks;
@@ -40,7 +55,11 @@ export function sinksCommand(): Command {
 
 /** Tab-separated, as the other lists are, with the counts named so a reader need not count columns. */
 export function sinkLine(s: SinkView): string {
-  const state = s.paused ? `paused (${s.paused_by})` : s.rate_limited_until ? `rate-limited until ${s.rate_limited_until}` : 'running';
+  const state = s.paused
+    ? `paused (${s.paused_by})`
+    : s.rate_limited_until
+      ? `rate-limited until ${s.rate_limited_until}`
+      : 'running';
   const counts = (['pending', 'in_flight', 'done', 'dead'] as const).map((k) => `${k}=${s.deliveries[k]}`).join(' ');
   return [
     s.name,
@@ -50,7 +69,9 @@ export function sinkLine(s: SinkView): string {
     `oldest_pending=${s.oldest_pending_age_seconds}s`,
     `last_success=${s.last_success_at ?? '-'}`,
     s.last_error === null ? '' : `last_error=${s.last_error.replaceAll(/\s+/g, ' ')}`,
-  ].join('\t').trimEnd();
+  ]
+    .join('\t')
+    .trimEnd();
 }
 
 type AdminOptions = AdminClientOptions & { config?: string };

@@ -3,10 +3,30 @@ import { z } from 'zod';
 import { describeFetchError } from '../fetch-error.js';
 import { CallingServiceError } from './errors.js';
 import {
-  assistantSchema, audienceSchema, campaignSchema, chunksEnvelopeSchema, dialerSchema, inboundRequestSchema, inboundSchema,
-  knowledgeEntryUpdateSchema, messageSchema, playgroundEntrySchema, segmentRequestSchema, segmentSchema, successSchema, tagContactRequestSchema,
-  tagContactSchema, tagSchema, tagUpdateSchema,
-  type Assistant, type Dialer, type InboundRequest, type KnowledgeEntry, type KnowledgeEntryUpdate, type SegmentRequest, type TagContactRequest,
+  type Assistant,
+  assistantSchema,
+  audienceSchema,
+  campaignSchema,
+  chunksEnvelopeSchema,
+  type Dialer,
+  dialerSchema,
+  type InboundRequest,
+  inboundRequestSchema,
+  inboundSchema,
+  type KnowledgeEntry,
+  type KnowledgeEntryUpdate,
+  knowledgeEntryUpdateSchema,
+  messageSchema,
+  playgroundEntrySchema,
+  type SegmentRequest,
+  segmentRequestSchema,
+  segmentSchema,
+  successSchema,
+  type TagContactRequest,
+  tagContactRequestSchema,
+  tagContactSchema,
+  tagSchema,
+  tagUpdateSchema,
 } from './schemas.js';
 
 /**
@@ -53,13 +73,25 @@ const MAX_PAGES = 10_000;
 
 export type CallingServiceClient = ReturnType<typeof createClient>;
 
-export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2, retryDelayMs = 250, fetch = globalThis.fetch }: ClientOptions) {
+export function createClient({
+  baseUrl,
+  apiKey,
+  timeoutMs = 10_000,
+  retries = 2,
+  retryDelayMs = 250,
+  fetch = globalThis.fetch,
+}: ClientOptions) {
   const base = checkBaseUrl(baseUrl);
-  if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new Error('apiKey: the account API key is required (it is sent as x-api-key)');
-  if (!Number.isInteger(retries) || retries < 0) throw new Error(`retries: must be a whole number of extra attempts, not ${retries}`);
+  if (typeof apiKey !== 'string' || apiKey.trim() === '')
+    throw new Error('apiKey: the account API key is required (it is sent as x-api-key)');
+  if (!Number.isInteger(retries) || retries < 0)
+    throw new Error(`retries: must be a whole number of extra attempts, not ${retries}`);
   if (!(timeoutMs > 0)) throw new Error(`timeoutMs: must be above 0, not ${timeoutMs}`);
 
-  async function call<S extends z.ZodType | undefined>(req: Request<S>, { signal }: CallOptions = {}): Promise<S extends z.ZodType ? z.output<S> : void> {
+  async function call<S extends z.ZodType | undefined>(
+    req: Request<S>,
+    { signal }: CallOptions = {},
+  ): Promise<S extends z.ZodType ? z.output<S> : void> {
     if (req.check) req = { ...req, body: requestBody(req.check, req.body) };
     for (let attempt = 0; ; attempt++) {
       try {
@@ -75,7 +107,11 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
   async function once(req: Request<z.ZodType | undefined>, signal: AbortSignal | undefined): Promise<unknown> {
     const url = new URL(`${base}${req.path}`);
     for (const [name, value] of Object.entries(req.query ?? {})) url.searchParams.set(name, String(value));
-    const headers: Record<string, string> = { 'x-api-key': apiKey, accept: 'application/json', 'user-agent': 'callhook' };
+    const headers: Record<string, string> = {
+      'x-api-key': apiKey,
+      accept: 'application/json',
+      'user-agent': 'callhook',
+    };
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
@@ -85,7 +121,13 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
     let text: string;
     try {
       // fetch would carry x-api-key along a redirect to any host (it drops only Authorization): none is followed.
-      const response = await fetch(url, { method: req.method, headers, body: req.body === undefined ? undefined : JSON.stringify(req.body), signal: combined, redirect: 'error' });
+      const response = await fetch(url, {
+        method: req.method,
+        headers,
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        signal: combined,
+        redirect: 'error',
+      });
       status = response.status;
       retryAfter = response.headers.get('retry-after') ?? undefined;
       text = await response.text();
@@ -106,37 +148,61 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
     const parsed = req.schema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new CallingServiceError(`${where}: the reply does not have the documented shape (${issue.path.join('.') || 'body'}: ${issue.message})`, { status });
+      throw new CallingServiceError(
+        `${where}: the reply does not have the documented shape (${issue.path.join('.') || 'body'}: ${issue.message})`,
+        { status },
+      );
     }
     return parsed.data;
   }
 
-  const read = <S extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: S, query?: Record<string, string | number>): Request<S> => ({ method, path, schema, query, read: true });
-  const write = <S extends z.ZodType | undefined>(method: 'POST' | 'PUT' | 'DELETE', path: string, schema: S, body?: unknown, query?: Record<string, string>, check?: z.ZodType): Request<S> =>
-    ({ method, path, schema, body, query, check, read: false });
+  const read = <S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    query?: Record<string, string | number>,
+  ): Request<S> => ({ method, path, schema, query, read: true });
+  const write = <S extends z.ZodType | undefined>(
+    method: 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    schema: S,
+    body?: unknown,
+    query?: Record<string, string>,
+    check?: z.ZodType,
+  ): Request<S> => ({ method, path, schema, body, query, check, read: false });
   const list = <S extends z.ZodType>(schema: S) => z.array(schema);
 
   /** Pages are 1-based (spec row 17); their defaults are not shown (rule 4), so both are always sent. */
-  const knowledgeBaseChunks = async (hashId: string, { page = 1, limit = PAGE_SIZE }: { page?: number; limit?: number } = {}, o?: CallOptions) => {
+  const knowledgeBaseChunks = async (
+    hashId: string,
+    { page = 1, limit = PAGE_SIZE }: { page?: number; limit?: number } = {},
+    o?: CallOptions,
+  ) => {
     if (!Number.isInteger(page) || page < 1) throw new RangeError(`page: must be a whole number from 1, not ${page}`);
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit: must be a whole number from 1, not ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`limit: must be a whole number from 1, not ${limit}`);
     return call(read('GET', '/knowledgeBase/chunks', chunksEnvelopeSchema, { id: hashId, page, limit }), o);
   };
 
   return {
-    /** 1 */ createDialer: (dialer: Dialer, o?: CallOptions) => call(write('POST', '/dialer/create', dialerSchema, dialer), o),
+    /** 1 */ createDialer: (dialer: Dialer, o?: CallOptions) =>
+      call(write('POST', '/dialer/create', dialerSchema, dialer), o),
     /** 2 */ listDialers: (o?: CallOptions) => call(read('GET', '/dialer/list', list(dialerSchema)), o),
-    /** 3 */ createInbound: (body: InboundRequest, o?: CallOptions) => call(write('POST', '/inbound/create', inboundSchema, body, undefined, inboundRequestSchema), o),
+    /** 3 */ createInbound: (body: InboundRequest, o?: CallOptions) =>
+      call(write('POST', '/inbound/create', inboundSchema, body, undefined, inboundRequestSchema), o),
     /** 4: the full body, every field to keep or change (spec rule 1). */
     updateInbound: (id: string, body: InboundRequest, o?: CallOptions) =>
       call(write('PUT', '/inbound/update', inboundSchema, body, { id }, inboundRequestSchema), o),
-    /** 5 */ createAssistant: (assistant: Assistant, o?: CallOptions) => call(write('POST', '/user/createAssistant', assistantSchema, assistant), o),
+    /** 5 */ createAssistant: (assistant: Assistant, o?: CallOptions) =>
+      call(write('POST', '/user/createAssistant', assistantSchema, assistant), o),
     /** 6 */ listAssistants: (o?: CallOptions) => call(read('GET', '/user/listAssistant', list(assistantSchema)), o),
     /** 7: the reply has no body. */
-    deleteAssistant: (id: string, o?: CallOptions) => call(write('DELETE', '/user/deleteassistant', undefined, undefined, { id }), o),
+    deleteAssistant: (id: string, o?: CallOptions) =>
+      call(write('DELETE', '/user/deleteassistant', undefined, undefined, { id }), o),
     /** 8 */ listCampaigns: (o?: CallOptions) => call(read('GET', '/campaign/list', list(campaignSchema)), o),
     /** 9: a POST with no body that reads the list (spec rule 6). */
-    campaignAudiences: (campaignId: string, o?: CallOptions) => call(read('POST', '/campaign/audiences', list(audienceSchema), { id: campaignId }), o),
+    campaignAudiences: (campaignId: string, o?: CallOptions) =>
+      call(read('POST', '/campaign/audiences', list(audienceSchema), { id: campaignId }), o),
     /** 10 */ listTags: (o?: CallOptions) => call(read('GET', '/tag/list', list(tagSchema)), o),
     /** 11 */ updateTag: (id: string, body: { name: string; description: string }, o?: CallOptions) =>
       call(write('PUT', '/tag/update', tagSchema, body, { id }, tagUpdateSchema), o),
@@ -145,9 +211,12 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
     /** 13 */ updateTagContact: (contactId: string, contact: TagContactRequest, o?: CallOptions) =>
       call(write('PUT', '/tag/contact/update', messageSchema, contact, { id: contactId }, tagContactRequestSchema), o),
     /** 14: a POST with no body that reads the list (spec rule 6). */
-    listTagContacts: (tagId: string, o?: CallOptions) => call(read('POST', '/tag/contact/list', list(tagContactSchema), { id: tagId }), o),
-    /** 15 */ createSegment: (segment: SegmentRequest, o?: CallOptions) => call(write('POST', '/segment/create', segmentSchema, segment, undefined, segmentRequestSchema), o),
-    /** 16 */ listPlayground: (o?: CallOptions) => call(read('GET', '/playground/list', list(playgroundEntrySchema)), o),
+    listTagContacts: (tagId: string, o?: CallOptions) =>
+      call(read('POST', '/tag/contact/list', list(tagContactSchema), { id: tagId }), o),
+    /** 15 */ createSegment: (segment: SegmentRequest, o?: CallOptions) =>
+      call(write('POST', '/segment/create', segmentSchema, segment, undefined, segmentRequestSchema), o),
+    /** 16 */ listPlayground: (o?: CallOptions) =>
+      call(read('GET', '/playground/list', list(playgroundEntrySchema)), o),
     /** 17: one page, as the envelope of spec rule 2. */
     knowledgeBaseChunks,
     /** 17, every page: walks pages of 20 until the last one the pagination names, or an empty page. */
@@ -159,11 +228,16 @@ export function createClient({ baseUrl, apiKey, timeoutMs = 10_000, retries = 2,
         const last = data.pagination?.total_pages;
         if (data.chunks.length === 0 || (last !== undefined && page >= last)) return entries;
       }
-      throw new CallingServiceError(`GET /knowledgeBase/chunks: more than ${MAX_PAGES} pages; stopped`, { status: 200 });
+      throw new CallingServiceError(`GET /knowledgeBase/chunks: more than ${MAX_PAGES} pages; stopped`, {
+        status: 200,
+      });
     },
     /** 18: re-embeds that one entry, named by node_id (spec rule 3). */
     updateKnowledgeBaseChunk: (hashId: string, entry: KnowledgeEntryUpdate, o?: CallOptions) =>
-      call(write('PUT', '/knowledgeBase/chunks/update', successSchema, entry, { id: hashId }, knowledgeEntryUpdateSchema), o),
+      call(
+        write('PUT', '/knowledgeBase/chunks/update', successSchema, entry, { id: hashId }, knowledgeEntryUpdateSchema),
+        o,
+      ),
   };
 }
 
@@ -171,7 +245,9 @@ function checkBaseUrl(baseUrl: string): string {
   const url = typeof baseUrl === 'string' && URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
   const path = url?.pathname.replace(/\/+$/, '');
   if (!url || !/^https?:$/.test(url.protocol) || !path?.endsWith('/api/v1') || url.search || url.hash) {
-    throw new Error(`baseUrl: must be the service's http(s) base URL ending in /api/v1 (spec section 9), not "${baseUrl}"`);
+    throw new Error(
+      `baseUrl: must be the service's http(s) base URL ending in /api/v1 (spec section 9), not "${baseUrl}"`,
+    );
   }
   return `${url.origin}${path}`;
 }
@@ -183,4 +259,3 @@ function requestBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S>
   const issue = parsed.error.issues[0]!;
   throw new TypeError(`request body: ${issue.path.join('.') || 'body'}: ${issue.message}`);
 }
-

@@ -11,7 +11,10 @@ export class CallingServiceError extends Error {
   /** The reply's Retry-After header as sent (seconds or an HTTP-date), for a caller that schedules its own retry. */
   readonly retryAfter: string | undefined;
 
-  constructor(message: string, { status, code, retryAfter, cause }: { status: number; code?: number; retryAfter?: string; cause?: unknown }) {
+  constructor(
+    message: string,
+    { status, code, retryAfter, cause }: { status: number; code?: number; retryAfter?: string; cause?: unknown },
+  ) {
     super(message, { cause });
     this.name = 'CallingServiceError';
     this.status = status;
@@ -29,7 +32,11 @@ export class CallingServiceError extends Error {
    * From a non-2xx reply: the Error object's message when the body is one, else `HTTP <status>` (an error page is
    * not repeated: it may echo the request). `secret`, the API key, is cut out should the service echo it.
    */
-  static fromReply(status: number, body: string, { secret, retryAfter }: { secret?: string; retryAfter?: string } = {}): CallingServiceError {
+  static fromReply(
+    status: number,
+    body: string,
+    { secret, retryAfter }: { secret?: string; retryAfter?: string } = {},
+  ): CallingServiceError {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);

@@ -1,3 +1,3 @@
-export { createClient, type CallingServiceClient, type CallOptions, type ClientOptions } from './client.js';
+export { type CallingServiceClient, type CallOptions, type ClientOptions, createClient } from './client.js';
 export { CallingServiceError } from './errors.js';
 export * from './schemas.js';

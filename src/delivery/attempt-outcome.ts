@@ -1,5 +1,5 @@
 import type { AttemptResult } from '../store/outbox.js';
-import { retryDelay, type RetryPolicy } from './backoff.js';
+import { type RetryPolicy, retryDelay } from './backoff.js';
 import { classify } from './classify.js';
 
 /** What the worker records of a failed attempt, and what it waits for after it. */
@@ -26,7 +26,9 @@ export function attemptOutcome(err: unknown, attempt: number, policy: RetryPolic
     const step = retryDelay(Math.min(attempt, policy.schedule.length), policy) ?? 0;
     const pauseSinkUntil = now + (outcome.retryAfterMs ?? step);
     const more = policy.schedule[attempt - 1] !== undefined;
-    return more ? { attempt: { outcome: 'retry', ...recorded }, retryAt: pauseSinkUntil, pauseSinkUntil } : { attempt: { outcome: 'dead', ...recorded }, pauseSinkUntil };
+    return more
+      ? { attempt: { outcome: 'retry', ...recorded }, retryAt: pauseSinkUntil, pauseSinkUntil }
+      : { attempt: { outcome: 'dead', ...recorded }, pauseSinkUntil };
   }
   const delay = retryDelay(attempt, policy, outcome.retryAfterMs);
   if (delay === undefined) return { attempt: { outcome: 'dead', ...recorded } };

@@ -23,7 +23,12 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 };
 
 /** Milliseconds to wait after failed attempt `attempt` (1-based), or undefined when it was the last. */
-export function retryDelay(attempt: number, policy: RetryPolicy, retryAfterMs?: number, random = Math.random): number | undefined {
+export function retryDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfterMs?: number,
+  random = Math.random,
+): number | undefined {
   const base = policy.schedule[attempt - 1];
   if (base === undefined) return undefined;
   const jittered = Math.round(base * (1 + policy.jitter * (2 * random() - 1)));

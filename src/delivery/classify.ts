@@ -26,16 +26,27 @@ export function isRetryableStatus(status: number): boolean {
  * another URL) and a 4xx other than 408, 425 and 429 will fail again; the rest, and a reply with no status at all,
  * may succeed later.
  */
-export function errorForStatus(status: number | undefined, message: string, { retryAfterMs, cause }: { retryAfterMs?: number; cause?: unknown } = {}): RetryableError | PermanentError {
-  if (status !== undefined && status >= 300 && status < 500 && !isRetryableStatus(status)) return new PermanentError(message, { status, cause });
+export function errorForStatus(
+  status: number | undefined,
+  message: string,
+  { retryAfterMs, cause }: { retryAfterMs?: number; cause?: unknown } = {},
+): RetryableError | PermanentError {
+  if (status !== undefined && status >= 300 && status < 500 && !isRetryableStatus(status))
+    return new PermanentError(message, { status, cause });
   return new RetryableError(message, { status, retryAfterMs, cause });
 }
 
 export function classify(err: unknown): Outcome {
   const error = err instanceof Error ? err.message : String(err);
-  const fields = (typeof err === 'object' && err !== null ? err : {}) as { permanent?: unknown; status?: unknown; retryAfterMs?: unknown; rateLimited?: unknown };
+  const fields = (typeof err === 'object' && err !== null ? err : {}) as {
+    permanent?: unknown;
+    status?: unknown;
+    retryAfterMs?: unknown;
+    rateLimited?: unknown;
+  };
   const status = typeof fields.status === 'number' ? fields.status : undefined;
-  const retryAfterMs = typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
+  const retryAfterMs =
+    typeof fields.retryAfterMs === 'number' && fields.retryAfterMs >= 0 ? fields.retryAfterMs : undefined;
   const refused = status !== undefined && status >= 400 && status < 500 && !isRetryableStatus(status);
   const permanent = fields.permanent ?? (err instanceof RetryableError ? false : refused);
   if (err instanceof PermanentError || permanent === true) return { kind: 'permanent', error, status };

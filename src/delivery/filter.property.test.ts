@@ -1,30 +1,64 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CallRecord, Problem, Scalar } from '../record.js';
-import { compileFilter, describeFilter, filterSchema, type Condition, type Filter } from './filter.js';
+import { type Condition, compileFilter, describeFilter, type Filter, filterSchema } from './filter.js';
 
 const RUNS = { numRuns: 2000 };
 
 /** Names a config author could write by mistake or on purpose, and names that collide with Object.prototype. */
 const hostileName = fc.constantFrom(
-  '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'length', 'prototype',
-  'valid', 'hook', 'source', 'dedup_key', 'problems', 'problem_fields',
-  'a', 'b', 'a.b', 'data.a', 'extra.a', 'extra.a.b', 'data.__proto__', 'extra.__proto__.a', 'extra.constructor.name',
-  'extra.a.0', '', '.', 'data.', 'extra.', ' a ', 'A',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'length',
+  'prototype',
+  'valid',
+  'hook',
+  'source',
+  'dedup_key',
+  'problems',
+  'problem_fields',
+  'a',
+  'b',
+  'a.b',
+  'data.a',
+  'extra.a',
+  'extra.a.b',
+  'data.__proto__',
+  'extra.__proto__.a',
+  'extra.constructor.name',
+  'extra.a.0',
+  '',
+  '.',
+  'data.',
+  'extra.',
+  ' a ',
+  'A',
 );
-const pathOf = fc.array(fc.constantFrom('a', 'b', '__proto__', 'constructor', '0', 'length'), { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
+const pathOf = fc
+  .array(fc.constantFrom('a', 'b', '__proto__', 'constructor', '0', 'length'), { minLength: 1, maxLength: 4 })
+  .map((parts) => parts.join('.'));
 const fieldName = fc.oneof(hostileName, pathOf, fc.string({ maxLength: 12 }));
 const key = fc.oneof(hostileName, fc.string({ maxLength: 8 }));
 
 const number = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
-const text = fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('true', ' FALSE ', ' 184 ', '184.0', '', '  ', '2026-01-01', 'Order Placed'));
+const text = fc.oneof(
+  fc.string({ maxLength: 10 }),
+  fc.constantFrom('true', ' FALSE ', ' 184 ', '184.0', '', '  ', '2026-01-01', 'Order Placed'),
+);
 const scalar: fc.Arbitrary<Scalar> = fc.oneof(text, number, fc.boolean());
 const ordered = fc.oneof(text, number);
 
 const escaped = fc.string({ maxLength: 6 }).map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
 /** A pattern start-up takes (filterSchema): valid JavaScript, not catastrophic, and one RE2 can run. */
 const compiles = (source: string) => filterSchema.safeParse({ field: 'a', matches: source }).success;
-const pattern = fc.oneof(fc.constantFrom('^a', '.*', '(order|call)\\s+placed$', '^\\d+$', 'true'), escaped, fc.string({ maxLength: 6 }).filter(compiles));
+const pattern = fc.oneof(
+  fc.constantFrom('^a', '.*', '(order|call)\\s+placed$', '^\\d+$', 'true'),
+  escaped,
+  fc.string({ maxLength: 6 }).filter(compiles),
+);
 
 const condition: fc.Arbitrary<Condition> = fc.oneof(
   fc.record({ field: fieldName, eq: scalar }),
@@ -78,24 +112,43 @@ describe('compileFilter, for any filter and record', () => {
   });
 
   it('not inverts', () => {
-    fc.assert(fc.property(filter, record, (f, r) => holds({ not: f }, r) === !holds(f, r)), RUNS);
+    fc.assert(
+      fc.property(filter, record, (f, r) => holds({ not: f }, r) === !holds(f, r)),
+      RUNS,
+    );
   });
 
   it('all and any of one filter equal that filter', () => {
-    fc.assert(fc.property(filter, record, (f, r) => holds({ all: [f] }, r) === holds(f, r) && holds({ any: [f] }, r) === holds(f, r)), RUNS);
+    fc.assert(
+      fc.property(
+        filter,
+        record,
+        (f, r) => holds({ all: [f] }, r) === holds(f, r) && holds({ any: [f] }, r) === holds(f, r),
+      ),
+      RUNS,
+    );
   });
 
   it('any [f, not f] is true and all [f, not f] is false', () => {
-    fc.assert(fc.property(filter, record, (f, r) => holds({ any: [f, { not: f }] }, r) && !holds({ all: [f, { not: f }] }, r)), RUNS);
+    fc.assert(
+      fc.property(filter, record, (f, r) => holds({ any: [f, { not: f }] }, r) && !holds({ all: [f, { not: f }] }, r)),
+      RUNS,
+    );
   });
 
   it('ne, nin and exists false are the negations of eq, in and exists true, missing fields included', () => {
     fc.assert(
-      fc.property(fieldName, scalar, fc.array(scalar, { minLength: 1, maxLength: 3 }), record, (field, value, values, r) => {
-        expect(holds({ field, ne: value }, r)).toBe(!holds({ field, eq: value }, r));
-        expect(holds({ field, nin: values }, r)).toBe(!holds({ field, in: values }, r));
-        expect(holds({ field, exists: false }, r)).toBe(!holds({ field, exists: true }, r));
-      }),
+      fc.property(
+        fieldName,
+        scalar,
+        fc.array(scalar, { minLength: 1, maxLength: 3 }),
+        record,
+        (field, value, values, r) => {
+          expect(holds({ field, ne: value }, r)).toBe(!holds({ field, eq: value }, r));
+          expect(holds({ field, nin: values }, r)).toBe(!holds({ field, in: values }, r));
+          expect(holds({ field, exists: false }, r)).toBe(!holds({ field, exists: true }, r));
+        },
+      ),
       RUNS,
     );
   });

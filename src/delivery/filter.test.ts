@@ -1,14 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../record.js';
-import { compileFilter, describeFilter, filterSchema, MATCHED_LENGTH, type Filter } from './filter.js';
+import { compileFilter, describeFilter, type Filter, filterSchema, MATCHED_LENGTH } from './filter.js';
 
 const record = (over: Partial<CallRecord> = {}): CallRecord => ({
   id: 'rec_1',
   hook: 'end-of-call',
   dedup_key: 'call_id:c-42',
   received_at: '2026-03-04T10:00:00.000Z',
-  source: 'webhook', revision: 1,
-  data: { call_outcome: '  Order Placed ', duration: 184, amount: '184', paid: true, consent: 'TRUE', call_date: '2026-03-04', blank: '  ', hook: 'from-data' },
+  source: 'webhook',
+  revision: 1,
+  data: {
+    call_outcome: '  Order Placed ',
+    duration: 184,
+    amount: '184',
+    paid: true,
+    consent: 'TRUE',
+    call_date: '2026-03-04',
+    blank: '  ',
+    hook: 'from-data',
+  },
   extra: {
     call_outcome: 'shadowed by data',
     tags: ['VIP', ' new '],
@@ -116,7 +126,10 @@ describe('compileFilter fields', () => {
   });
 
   it('reads __proto__ and constructor only when the record owns them', () => {
-    const hostile = record({ data: JSON.parse('{"__proto__": "own", "constructor": "mine"}'), extra: JSON.parse('{"__proto__": {"x": 1}}') });
+    const hostile = record({
+      data: JSON.parse('{"__proto__": "own", "constructor": "mine"}'),
+      extra: JSON.parse('{"__proto__": {"x": 1}}'),
+    });
     expect(holds({ field: '__proto__', eq: 'own' }, hostile)).toBe(true);
     expect(holds({ field: 'constructor', eq: 'MINE' }, hostile)).toBe(true);
     expect(holds({ field: 'extra.__proto__.x', eq: 1 }, hostile)).toBe(true);
@@ -139,7 +152,8 @@ describe('compileFilter fields', () => {
 });
 
 describe('matches on long values', () => {
-  const long = (at: number, word: string) => record({ data: { call_summary: `${'x'.repeat(at)}${word}${'y'.repeat(10_000 - at - word.length)}` } });
+  const long = (at: number, word: string) =>
+    record({ data: { call_summary: `${'x'.repeat(at)}${word}${'y'.repeat(10_000 - at - word.length)}` } });
 
   it('matches a value of 10,000 characters on its first 4,096 only (contract section 6)', () => {
     const filter = filterSchema.parse({ field: 'call_summary', matches: 'refund' });
@@ -187,7 +201,9 @@ describe('compileFilter combinators', () => {
     const spy = { count: 0 };
     const Original = RegExp;
     const predicate = compileFilter({ any: [{ field: 'call_outcome', matches: 'order' }] });
-    globalThis.RegExp = new Proxy(Original, { construct: (target, args) => (spy.count++, new target(...(args as [string]))) });
+    globalThis.RegExp = new Proxy(Original, {
+      construct: (target, args) => (spy.count++, new target(...(args as [string]))),
+    });
     try {
       for (let i = 0; i < 5; i++) expect(predicate(record())).toBe(true);
     } finally {
@@ -205,24 +221,60 @@ describe('filterSchema', () => {
   };
 
   it('accepts the grammar and trims field names', () => {
-    const filter = { all: [{ field: ' call_outcome ', eq: 'order placed' }, { any: [{ not: { field: 'valid', eq: false } }] }] };
-    expect(filterSchema.parse(filter)).toEqual({ all: [{ field: 'call_outcome', eq: 'order placed' }, { any: [{ not: { field: 'valid', eq: false } }] }] });
+    const filter = {
+      all: [{ field: ' call_outcome ', eq: 'order placed' }, { any: [{ not: { field: 'valid', eq: false } }] }],
+    };
+    expect(filterSchema.parse(filter)).toEqual({
+      all: [{ field: 'call_outcome', eq: 'order placed' }, { any: [{ not: { field: 'valid', eq: false } }] }],
+    });
   });
 
   it.each<[string, unknown, string]>([
-    ['two operators', { field: 'a', eq: 1, ne: 2 }, ': a condition takes exactly one operator (eq, ne, in, nin, exists, matches, gt, gte, lt, lte), got eq and ne'],
+    [
+      'two operators',
+      { field: 'a', eq: 1, ne: 2 },
+      ': a condition takes exactly one operator (eq, ne, in, nin, exists, matches, gt, gte, lt, lte), got eq and ne',
+    ],
     ['no operator', { field: 'a' }, 'got none'],
     ['an unknown operator', { field: 'a', like: 'x' }, 'like: unknown operator "like"; the operators are eq, ne,'],
     ['an unknown key', { every: [] }, 'every: unknown key "every"'],
     ['an operator without a field', { eq: 1 }, 'got eq without a field'],
     ['an empty object', {}, 'got an empty object'],
-    ['a combinator with a condition', { all: [], field: 'a', eq: 1 }, 'exactly one of all, any, not, or a condition; got all, field and eq'],
-    ['a bad regular expression', { field: 'a', matches: '(unclosed' }, 'matches: "(unclosed" is not a valid regular expression'],
-    ['a pattern that backtracks catastrophically', { field: 'a', matches: '(a+)+$' }, 'matches: "(a+)+$" can backtrack catastrophically'],
-    ['a backreference, which RE2 cannot run', { field: 'a', matches: '(a)\\1' }, 'matches: "(a)\\\\1" cannot be run in linear time (backreferences and lookarounds are not supported: invalid escape sequence: `\\1`)'],
-    ['a lookahead', { field: 'a', matches: 'order(?! cancelled)' }, 'matches: "order(?! cancelled)" cannot be run in linear time'],
-    ['a lookbehind', { field: 'a', matches: '(?<=no )refund' }, 'matches: "(?<=no )refund" cannot be run in linear time'],
-    ['a nested one deeper in the tree', { any: [{ not: { field: 'a', matches: '^([a-z]+\\s?)*$' } }] }, 'any.0.not.matches: "^([a-z]+\\\\s?)*$" can backtrack catastrophically'],
+    [
+      'a combinator with a condition',
+      { all: [], field: 'a', eq: 1 },
+      'exactly one of all, any, not, or a condition; got all, field and eq',
+    ],
+    [
+      'a bad regular expression',
+      { field: 'a', matches: '(unclosed' },
+      'matches: "(unclosed" is not a valid regular expression',
+    ],
+    [
+      'a pattern that backtracks catastrophically',
+      { field: 'a', matches: '(a+)+$' },
+      'matches: "(a+)+$" can backtrack catastrophically',
+    ],
+    [
+      'a backreference, which RE2 cannot run',
+      { field: 'a', matches: '(a)\\1' },
+      'matches: "(a)\\\\1" cannot be run in linear time (backreferences and lookarounds are not supported: invalid escape sequence: `\\1`)',
+    ],
+    [
+      'a lookahead',
+      { field: 'a', matches: 'order(?! cancelled)' },
+      'matches: "order(?! cancelled)" cannot be run in linear time',
+    ],
+    [
+      'a lookbehind',
+      { field: 'a', matches: '(?<=no )refund' },
+      'matches: "(?<=no )refund" cannot be run in linear time',
+    ],
+    [
+      'a nested one deeper in the tree',
+      { any: [{ not: { field: 'a', matches: '^([a-z]+\\s?)*$' } }] },
+      'any.0.not.matches: "^([a-z]+\\\\s?)*$" can backtrack catastrophically',
+    ],
     ['an empty in-list', { field: 'a', in: [] }, 'in: in takes a non-empty list'],
     ['an empty nin-list', { field: 'a', nin: [] }, 'nin: nin takes a non-empty list'],
     ['an object for eq', { field: 'a', eq: { x: 1 } }, 'eq: eq takes a string, number or boolean'],
@@ -232,7 +284,11 @@ describe('filterSchema', () => {
     ['a non-object', 'valid', ': a filter must be an object'],
     ['null', null, ': a filter must be an object'],
     ['all not a list', { all: { field: 'a', eq: 1 } }, 'all: all takes a list of filters'],
-    ['a nested mistake, with its path', { any: [{ not: { field: 'a', eq: 1, gt: 2 } }] }, 'any.0.not: a condition takes exactly one operator'],
+    [
+      'a nested mistake, with its path',
+      { any: [{ not: { field: 'a', eq: 1, gt: 2 } }] },
+      'any.0.not: a condition takes exactly one operator',
+    ],
   ])('refuses %s', (_name, value, expected) => {
     expect(message(value)).toContain(expected);
   });
@@ -246,8 +302,29 @@ describe('filterSchema', () => {
 
 describe('describeFilter', () => {
   it.each<[Filter, string]>([
-    [{ all: [{ field: 'call_outcome', eq: 'order placed' }, { field: 'valid', eq: true }] }, 'call_outcome eq "order placed" and valid eq true'],
-    [{ any: [{ field: 'a', in: [1, 'b'] }, { all: [{ field: 'b', exists: true }, { field: 'c', exists: false }] }] }, 'a in [1, "b"] or (b exists and c is missing)'],
+    [
+      {
+        all: [
+          { field: 'call_outcome', eq: 'order placed' },
+          { field: 'valid', eq: true },
+        ],
+      },
+      'call_outcome eq "order placed" and valid eq true',
+    ],
+    [
+      {
+        any: [
+          { field: 'a', in: [1, 'b'] },
+          {
+            all: [
+              { field: 'b', exists: true },
+              { field: 'c', exists: false },
+            ],
+          },
+        ],
+      },
+      'a in [1, "b"] or (b exists and c is missing)',
+    ],
     [{ not: { field: 'summary', matches: 'refund' } }, 'not (summary matches /refund/i)'],
     [{ all: [] }, 'always'],
     [{ any: [] }, 'never'],

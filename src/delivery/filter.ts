@@ -9,7 +9,18 @@ import type { CallRecord, Scalar } from '../record.js';
  */
 
 type Ordered = number | string;
-type Operators = { eq: Scalar; ne: Scalar; in: Scalar[]; nin: Scalar[]; exists: boolean; matches: string; gt: Ordered; gte: Ordered; lt: Ordered; lte: Ordered };
+type Operators = {
+  eq: Scalar;
+  ne: Scalar;
+  in: Scalar[];
+  nin: Scalar[];
+  exists: boolean;
+  matches: string;
+  gt: Ordered;
+  gte: Ordered;
+  lt: Ordered;
+  lte: Ordered;
+};
 type Operator = keyof Operators;
 /** One operator per condition, so `{ field, eq, ne }` is a type error as well as a parse error. */
 type ExactlyOne<T> = { [K in keyof T]: { [P in K]: T[P] } & { [P in Exclude<keyof T, K>]?: never } }[keyof T];
@@ -17,14 +28,31 @@ type ExactlyOne<T> = { [K in keyof T]: { [P in K]: T[P] } & { [P in Exclude<keyo
 export type Condition = { field: string } & ExactlyOne<Operators>;
 export type Filter = { all: Filter[] } | { any: Filter[] } | { not: Filter } | Condition;
 
-const OPERATORS = ['eq', 'ne', 'in', 'nin', 'exists', 'matches', 'gt', 'gte', 'lt', 'lte'] as const satisfies readonly Operator[];
+const OPERATORS = [
+  'eq',
+  'ne',
+  'in',
+  'nin',
+  'exists',
+  'matches',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+] as const satisfies readonly Operator[];
 const COMBINATORS = ['all', 'any', 'not'] as const;
 const KNOWN_KEYS = new Set<string>(['field', ...OPERATORS, ...COMBINATORS]);
 
-const scalar = (op: string) => z.union([z.string(), z.number(), z.boolean()], { error: `${op} takes a string, number or boolean` });
-const scalars = (op: string) => z.array(scalar(op), { error: `${op} takes a list` }).min(1, `${op} takes a non-empty list`);
+const scalar = (op: string) =>
+  z.union([z.string(), z.number(), z.boolean()], { error: `${op} takes a string, number or boolean` });
+const scalars = (op: string) =>
+  z.array(scalar(op), { error: `${op} takes a list` }).min(1, `${op} takes a non-empty list`);
 const ordered = (op: string) => z.union([z.number(), z.string()], { error: `${op} takes a number or a string` });
-const filters = (op: string) => z.array(z.lazy(() => filterSchema), { error: `${op} takes a list of filters` });
+const filters = (op: string) =>
+  z.array(
+    z.lazy(() => filterSchema),
+    { error: `${op} takes a list of filters` },
+  );
 /**
  * Contract section 6: a `matches` value is matched on its first 4,096 characters. A pattern runs on text the sender
  * wrote, on the writer thread, at every commit, so it runs on RE2 (re2js, a port of Google's RE2: an automaton, no
@@ -37,7 +65,10 @@ const pattern = z.string({ error: 'matches takes a regular expression as a strin
   try {
     new RegExp(source, 'i');
   } catch (error) {
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(source)} is not a valid regular expression (${(error as Error).message})` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(source)} is not a valid regular expression (${(error as Error).message})`,
+    });
     return;
   }
   try {
@@ -45,7 +76,10 @@ const pattern = z.string({ error: 'matches takes a regular expression as a strin
   } catch (error) {
     // RE2 runs no backreference and no lookaround: each needs backtracking (https://github.com/google/re2/wiki/Syntax).
     const why = (error as Error).message.replace(/^error parsing regexp: /, '');
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(source)} cannot be run in linear time (backreferences and lookarounds are not supported: ${why})` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(source)} cannot be run in linear time (backreferences and lookarounds are not supported: ${why})`,
+    });
     return;
   }
   // Contract section 6: a pattern that can backtrack catastrophically is refused at start-up. safe-regex2 (fastify's
@@ -63,7 +97,8 @@ const pattern = z.string({ error: 'matches takes a regular expression as a strin
 /** Case-insensitive, as every string comparison of a filter is (contract section 5). */
 const linear = (source: string) => RE2JS.compile(source, RE2JS.CASE_INSENSITIVE);
 
-const join = (names: readonly string[]) => (names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`);
+const join = (names: readonly string[]) =>
+  names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
 
 /**
  * One loose object with every key optional, then a structural check, instead of a z.union of the branches:
@@ -76,12 +111,16 @@ const nodeSchema = z
       any: filters('any').optional(),
       not: z.lazy(() => filterSchema).optional(),
       field: z.string({ error: 'field takes a string' }).trim().min(1, 'field must not be empty').optional(),
-      eq: scalar('eq').optional(), ne: scalar('ne').optional(),
-      in: scalars('in').optional(), nin: scalars('nin').optional(),
+      eq: scalar('eq').optional(),
+      ne: scalar('ne').optional(),
+      in: scalars('in').optional(),
+      nin: scalars('nin').optional(),
       exists: z.boolean({ error: 'exists takes true or false' }).optional(),
       matches: pattern.optional(),
-      gt: ordered('gt').optional(), gte: ordered('gte').optional(),
-      lt: ordered('lt').optional(), lte: ordered('lte').optional(),
+      gt: ordered('gt').optional(),
+      gte: ordered('gte').optional(),
+      lt: ordered('lt').optional(),
+      lte: ordered('lte').optional(),
     },
     { error: 'a filter must be an object: { field, <operator>: value } or { all | any | not }' },
   )
@@ -98,13 +137,22 @@ const nodeSchema = z
     const combinators = keys.filter((key) => (COMBINATORS as readonly string[]).includes(key));
     const operators = keys.filter((key) => (OPERATORS as readonly string[]).includes(key));
     if (combinators.length > 0 && keys.length > 1) {
-      ctx.addIssue({ code: 'custom', message: `a filter takes exactly one of all, any, not, or a condition; got ${join(keys)}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `a filter takes exactly one of all, any, not, or a condition; got ${join(keys)}`,
+      });
     } else if (combinators.length === 0 && node.field === undefined) {
       const got = operators.length > 0 ? `${join(operators)} without a field` : 'an empty object';
-      ctx.addIssue({ code: 'custom', message: `a filter is { field, <operator>: value } or one of all, any, not; got ${got}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `a filter is { field, <operator>: value } or one of all, any, not; got ${got}`,
+      });
     } else if (combinators.length === 0 && operators.length !== 1) {
       const got = operators.length === 0 ? 'none' : join(operators);
-      ctx.addIssue({ code: 'custom', message: `a condition takes exactly one operator (${OPERATORS.join(', ')}), got ${got}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `a condition takes exactly one operator (${OPERATORS.join(', ')}), got ${got}`,
+      });
     }
   });
 
@@ -118,7 +166,9 @@ function operatorOf(condition: Condition): Entry {
     const value = (condition as Partial<Operators>)[op];
     if (value !== undefined) return { op, value } as Entry;
   }
-  throw new TypeError(`filter: condition on ${JSON.stringify(condition.field)} has no operator; parse it with filterSchema first`);
+  throw new TypeError(
+    `filter: condition on ${JSON.stringify(condition.field)} has no operator; parse it with filterSchema first`,
+  );
 }
 
 const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
@@ -207,7 +257,12 @@ function reader(field: string): Read {
 
 type Test = (value: unknown) => boolean;
 
-const ORDERINGS = { gt: (d: number) => d > 0, gte: (d: number) => d >= 0, lt: (d: number) => d < 0, lte: (d: number) => d <= 0 };
+const ORDERINGS = {
+  gt: (d: number) => d > 0,
+  gte: (d: number) => d >= 0,
+  lt: (d: number) => d < 0,
+  lte: (d: number) => d <= 0,
+};
 
 function test(entry: Entry): Test {
   switch (entry.op) {
@@ -269,7 +324,9 @@ const fieldName = (field: string) => (/^[\w.-]+$/.test(field) ? field : JSON.str
 export function describeFilter(filter: Filter): string {
   const nested = (part: Filter) => {
     const described = describeFilter(part);
-    return ('all' in part && part.all && part.all.length > 1) || ('any' in part && part.any && part.any.length > 1) ? `(${described})` : described;
+    return ('all' in part && part.all && part.all.length > 1) || ('any' in part && part.any && part.any.length > 1)
+      ? `(${described})`
+      : described;
   };
   if ('all' in filter && filter.all) return filter.all.length === 0 ? 'always' : filter.all.map(nested).join(' and ');
   if ('any' in filter && filter.any) return filter.any.length === 0 ? 'never' : filter.any.map(nested).join(' or ');
@@ -279,6 +336,8 @@ export function describeFilter(filter: Filter): string {
   const name = fieldName(condition.field);
   if (entry.op === 'exists') return entry.value ? `${name} exists` : `${name} is missing`;
   if (entry.op === 'matches') return `${name} matches /${entry.value}/i`;
-  const value = Array.isArray(entry.value) ? `[${entry.value.map((v) => JSON.stringify(v)).join(', ')}]` : JSON.stringify(entry.value);
+  const value = Array.isArray(entry.value)
+    ? `[${entry.value.map((v) => JSON.stringify(v)).join(', ')}]`
+    : JSON.stringify(entry.value);
   return `${name} ${entry.op} ${value}`;
 }

@@ -53,11 +53,22 @@ export interface RatePolicy {
   perMs: number;
 }
 
-export const DEFAULT_POLICY: DeliveryPolicy = { retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 }, timeoutMs: 30_000, concurrency: 8, paused: false };
+export const DEFAULT_POLICY: DeliveryPolicy = {
+  retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 },
+  timeoutMs: 30_000,
+  concurrency: 8,
+  paused: false,
+};
 
 export function toPolicy(options: z.output<typeof deliveryOptionsSchema>): DeliveryPolicy {
   const rate = options.rate && { max: options.rate.max, perMs: options.rate.per };
-  return { retry: toRetryPolicy(options.retry), timeoutMs: options.timeout, concurrency: options.concurrency, ...(rate && { rate }), paused: options.paused };
+  return {
+    retry: toRetryPolicy(options.retry),
+    timeoutMs: options.timeout,
+    concurrency: options.concurrency,
+    ...(rate && { rate }),
+    paused: options.paused,
+  };
 }
 
 function toRetryPolicy(retry: z.output<typeof retrySchema> | undefined): RetryPolicy {

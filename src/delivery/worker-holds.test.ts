@@ -6,16 +6,43 @@ import { RetryableError, type Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
-import { createDeliveryWorker, type AttemptEvent, type WorkerSink } from './worker.js';
+import { type AttemptEvent, createDeliveryWorker, type WorkerSink } from './worker.js';
 
 /** What holds a sink's deliveries back (contract section 9): its `rate`, a 429's wait, and a pause. */
 
 const log = pino({ level: 'silent' });
-const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: new Date().toISOString(), source: 'webhook', revision: 1, data: {}, extra: {}, problems: [] });
-const receipt = { hook: 'end-of-call', receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2 };
-const commit = (store: Store, id: string, sinks: string[]) => store.commitCall({ record: record(id), contentHash: id, onConflict: 'keep', status: 'accepted', raw: { method: 'POST', content_type: null, query: {}, body: '{}' }, sinks, receipt });
+const record = (id: string): CallRecord => ({
+  id,
+  hook: 'end-of-call',
+  dedup_key: `call_id:${id}`,
+  received_at: new Date().toISOString(),
+  source: 'webhook',
+  revision: 1,
+  data: {},
+  extra: {},
+  problems: [],
+});
+const receipt = {
+  hook: 'end-of-call',
+  receivedAt: new Date().toISOString(),
+  method: 'POST',
+  contentType: 'application/json',
+  size: 2,
+};
+const commit = (store: Store, id: string, sinks: string[]) =>
+  store.commitCall({
+    record: record(id),
+    contentHash: id,
+    onConflict: 'keep',
+    status: 'accepted',
+    raw: { method: 'POST', content_type: null, query: {}, body: '{}' },
+    sinks,
+    receipt,
+  });
 const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
-  new Map<string, WorkerSink>(entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]));
+  new Map<string, WorkerSink>(
+    entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]),
+  );
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${String(i).padStart(2, '0')}`);
 
 describe('delivery worker holds', () => {
@@ -24,7 +51,12 @@ describe('delivery worker holds', () => {
     const starts: number[] = [];
     const sink: Sink = { deliver: async () => void starts.push(Date.now()) };
     for (const id of ids(10)) await commit(store, id, ['s']);
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 8, rate: { max: 3, perMs: 400 } }), log, idleMs: 5 });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([['s', sink]], { concurrency: 8, rate: { max: 3, perMs: 400 } }),
+      log,
+      idleMs: 5,
+    });
     worker.start();
     await until(async () => (await store.countDeliveries()).done === 10);
     await worker.stop();
@@ -49,18 +81,36 @@ describe('delivery worker holds', () => {
       },
     };
     for (const id of ids(5)) await commit(store, id, ['s']);
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 1 }), log, idleMs: 5, onAttempt: (e) => events.push(e) });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([['s', sink]], { concurrency: 1 }),
+      log,
+      idleMs: 5,
+      onAttempt: (e) => events.push(e),
+    });
     worker.start();
     await until(async () => (await store.countDeliveries()).done === 5, { timeoutMs: 15_000 });
     await worker.stop();
     // The default schedule's first step is 30 s: the delivery that met the 429 came back after the 600 ms it was
     // given, and no other started before then.
     expect(started[0]!.id).toBe('r00');
-    expect(started.slice(1).map((s) => s.id).sort()).toEqual(ids(5));
+    expect(
+      started
+        .slice(1)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(ids(5));
     expect(started.slice(1).every((s) => s.at >= pausedFrom + 600)).toBe(true);
     const attempts = await Promise.all(ids(5).map((id) => store.listAttempts(id)));
     expect(attempts.map((list) => list.map((a) => [a.attempt, a.outcome, a.httpStatus]))).toEqual([
-      [[1, 'retry', 429], [2, 'ok', null]], [[1, 'ok', null]], [[1, 'ok', null]], [[1, 'ok', null]], [[1, 'ok', null]],
+      [
+        [1, 'retry', 429],
+        [2, 'ok', null],
+      ],
+      [[1, 'ok', null]],
+      [[1, 'ok', null]],
+      [[1, 'ok', null]],
+      [[1, 'ok', null]],
     ]);
     expect(events.filter((e) => e.rateLimited)).toHaveLength(1);
     expect((await store.sinkStates())[0]).toMatchObject({ sink: 's', lastError: 'HTTP 429: slow down' });
@@ -95,7 +145,13 @@ describe('delivery worker holds', () => {
       },
     };
     for (const id of ids(20)) await commit(store, id, ['s']);
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 4 }), log, idleMs: 5, onAttempt: (e) => events.push(e) });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([['s', sink]], { concurrency: 4 }),
+      log,
+      idleMs: 5,
+      onAttempt: (e) => events.push(e),
+    });
     worker.start();
     await until(async () => (await store.countDeliveries()).done === 20, { timeoutMs: 15_000 });
     await worker.stop();
@@ -108,7 +164,10 @@ describe('delivery worker holds', () => {
     expect(attempts.filter((a) => a.httpStatus === 429).map((a) => [a.attempt, a.outcome])).toEqual([[1, 'retry']]);
     const perDelivery = new Map<number, string[]>();
     for (const a of attempts) perDelivery.set(a.deliveryId, [...(perDelivery.get(a.deliveryId) ?? []), a.outcome]);
-    expect([...perDelivery.values()].sort((a, b) => a.length - b.length)).toEqual([...Array(19).fill(['ok']), ['retry', 'ok']]);
+    expect([...perDelivery.values()].sort((a, b) => a.length - b.length)).toEqual([
+      ...Array(19).fill(['ok']),
+      ['retry', 'ok'],
+    ]);
     expect(events.filter((e) => e.rateLimited)).toHaveLength(1);
     // No attempt started during the wait: from when the 429 came to the wait the store recorded for the sink, every
     // attempt started either before (the others in flight with it) or after.
@@ -125,14 +184,27 @@ describe('delivery worker holds', () => {
     const store = openSqliteStore({ path: ':memory:' });
     const delivered: string[] = [];
     const sink: Sink = { deliver: async (r) => void delivered.push(r.id) };
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['held', sink], ['free', sink]], { paused: true }), log, idleMs: 5 });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf(
+        [
+          ['held', sink],
+          ['free', sink],
+        ],
+        { paused: true },
+      ),
+      log,
+      idleMs: 5,
+    });
     await store.setSinkPaused('free', false);
     for (const id of ids(3)) await commit(store, id, ['held', 'free']);
     worker.start();
     await until(async () => (await store.countDeliveries()).done === 3);
     // Many looks at the outbox later, the paused sink's deliveries are still pending, none attempted.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await store.listDeliveries({ sink: 'held' })).map((d) => [d.state, d.attempts])).toEqual(Array(3).fill(['pending', 0]));
+    expect((await store.listDeliveries({ sink: 'held' })).map((d) => [d.state, d.attempts])).toEqual(
+      Array(3).fill(['pending', 0]),
+    );
 
     await store.setSinkPaused('held', false);
     worker.notify();

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { tempDir, until } from '../../test/helpers/server.js';
-import { jsonlSink } from '../sinks/jsonl/jsonl.js';
 import type { CallRecord } from '../record.js';
+import { jsonlSink } from '../sinks/jsonl/jsonl.js';
 import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
@@ -12,19 +12,53 @@ import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
 import { createDeliveryWorker, idempotencyKey, type WorkerSink } from './worker.js';
 
 const log = pino({ level: 'silent' });
-const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: new Date().toISOString(), source: 'webhook', revision: 1, data: {}, extra: {}, problems: [] });
-const receipt = { hook: 'end-of-call', receivedAt: new Date().toISOString(), method: 'POST', contentType: 'application/json', size: 2 };
-const commit = (store: Store, id: string, sinks: string[]) => store.commitCall({ record: record(id), contentHash: id, onConflict: 'keep', status: 'accepted', raw: { method: 'POST', content_type: null, query: {}, body: '{}' }, sinks, receipt });
+const record = (id: string): CallRecord => ({
+  id,
+  hook: 'end-of-call',
+  dedup_key: `call_id:${id}`,
+  received_at: new Date().toISOString(),
+  source: 'webhook',
+  revision: 1,
+  data: {},
+  extra: {},
+  problems: [],
+});
+const receipt = {
+  hook: 'end-of-call',
+  receivedAt: new Date().toISOString(),
+  method: 'POST',
+  contentType: 'application/json',
+  size: 2,
+};
+const commit = (store: Store, id: string, sinks: string[]) =>
+  store.commitCall({
+    record: record(id),
+    contentHash: id,
+    onConflict: 'keep',
+    status: 'accepted',
+    raw: { method: 'POST', content_type: null, query: {}, body: '{}' },
+    sinks,
+    receipt,
+  });
 const fast = { schedule: [10, 10], jitter: 0 };
 const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
-  new Map<string, WorkerSink>(entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]));
+  new Map<string, WorkerSink>(
+    entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]),
+  );
 
 describe('delivery worker', () => {
   it('delivers each record once to each sink, with the idempotency key and attempt number', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const seen: string[] = [];
     const sink: Sink = { deliver: async (r, c) => void seen.push(`${r.id}|${c.idempotencyKey}|${c.attempt}`) };
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['a', sink], ['b', sink]]), log });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([
+        ['a', sink],
+        ['b', sink],
+      ]),
+      log,
+    });
     worker.start();
     await commit(store, 'r1', ['a', 'b']);
     worker.notify();
@@ -55,8 +89,24 @@ describe('delivery worker', () => {
     const attempts = { perm: 0, flaky: 0 };
     const sinks = sinksOf(
       [
-        ['perm', { deliver: async () => { attempts.perm++; throw new PermanentError('HTTP 400', { status: 400 }); } }],
-        ['flaky', { deliver: async () => { attempts.flaky++; throw new Error('ECONNREFUSED'); } }],
+        [
+          'perm',
+          {
+            deliver: async () => {
+              attempts.perm++;
+              throw new PermanentError('HTTP 400', { status: 400 });
+            },
+          },
+        ],
+        [
+          'flaky',
+          {
+            deliver: async () => {
+              attempts.flaky++;
+              throw new Error('ECONNREFUSED');
+            },
+          },
+        ],
       ],
       { retry: fast },
     );
@@ -68,15 +118,25 @@ describe('delivery worker', () => {
     expect(attempts).toEqual({ perm: 1, flaky: 3 });
   });
 
-  it('reads a plain error\'s status as the http sink does: a 4xx but 408, 425 and 429 is permanent unless it says not', async () => {
+  it("reads a plain error's status as the http sink does: a 4xx but 408, 425 and 429 is permanent unless it says not", async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const attempts: Record<string, number> = {};
     const failing = (name: string, fields: Record<string, unknown>): [string, Sink] => [
       name,
-      { deliver: async () => { attempts[name] = (attempts[name] ?? 0) + 1; throw Object.assign(new Error(`failed: ${name}`), fields); } },
+      {
+        deliver: async () => {
+          attempts[name] = (attempts[name] ?? 0) + 1;
+          throw Object.assign(new Error(`failed: ${name}`), fields);
+        },
+      },
     ];
     const sinks = sinksOf(
-      [failing('s404', { status: 404 }), failing('s429', { status: 429 }), failing('s503', { status: 503 }), failing('s404-retry', { status: 404, permanent: false })],
+      [
+        failing('s404', { status: 404 }),
+        failing('s429', { status: 429 }),
+        failing('s503', { status: 503 }),
+        failing('s404-retry', { status: 404, permanent: false }),
+      ],
       { retry: fast },
     );
     const worker = createDeliveryWorker({ store, sinks, log, idleMs: 5 });
@@ -85,7 +145,12 @@ describe('delivery worker', () => {
     await until(async () => (await store.countDeliveries()).dead === 4);
     await worker.stop();
     expect(attempts).toEqual({ s404: 1, s429: 3, s503: 3, 's404-retry': 3 });
-    expect((await store.listAttempts('r1')).filter((a) => a.attempt === 1).map((a) => a.httpStatus).sort()).toEqual([404, 404, 429, 503]);
+    expect(
+      (await store.listAttempts('r1'))
+        .filter((a) => a.attempt === 1)
+        .map((a) => a.httpStatus)
+        .sort(),
+    ).toEqual([404, 404, 429, 503]);
   });
 
   it('times out a hanging sink without holding back another', async () => {
@@ -109,7 +174,11 @@ describe('delivery worker', () => {
 
   it('on stop returns attempts still in flight to pending without counting them', async () => {
     const store = openSqliteStore({ path: ':memory:' });
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['slow', { deliver: () => new Promise(() => {}) }]]), log });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([['slow', { deliver: () => new Promise(() => {}) }]]),
+      log,
+    });
     worker.start();
     await commit(store, 'r1', ['slow']);
     worker.notify();
@@ -126,8 +195,17 @@ describe('delivery worker', () => {
     const onWarning = (w: Error) => warnings.push(w.name);
     process.on('warning', onWarning);
     const listening: AbortSignal[] = [];
-    const hang: Sink = { deliver: (_r, { signal }) => new Promise((_, reject) => (listening.push(signal), signal.addEventListener('abort', () => reject(signal.reason)))) };
-    const sinks = sinksOf([['hang', hang]], { timeoutMs: 50, concurrency: 40, retry: { schedule: [60_000], jitter: 0 } });
+    const hang: Sink = {
+      deliver: (_r, { signal }) =>
+        new Promise(
+          (_, reject) => (listening.push(signal), signal.addEventListener('abort', () => reject(signal.reason))),
+        ),
+    };
+    const sinks = sinksOf([['hang', hang]], {
+      timeoutMs: 50,
+      concurrency: 40,
+      retry: { schedule: [60_000], jitter: 0 },
+    });
     const worker = createDeliveryWorker({ store, sinks, log, leaseMs: 1000 });
     for (let i = 0; i < 40; i++) await commit(store, `r${i}`, ['hang']);
     worker.start();
@@ -135,15 +213,24 @@ describe('delivery worker', () => {
     await worker.stop();
     process.off('warning', onWarning);
     const attempts = await Promise.all(Array.from({ length: 40 }, (_, i) => store.listAttempts(`r${i}`)));
-    expect(attempts.map((list) => list.map((a) => [a.outcome, a.error]))).toEqual(Array(40).fill([['retry', 'timed out after 50 ms']]));
+    expect(attempts.map((list) => list.map((a) => [a.outcome, a.error]))).toEqual(
+      Array(40).fill([['retry', 'timed out after 50 ms']]),
+    );
     expect(warnings).toEqual([]);
   });
 
   it("gives a sink a logger bound to the delivery's sink, call and attempt", async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const lines: Record<string, unknown>[] = [];
-    const sinkLog = pino({ level: 'info', base: undefined }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['talky', { deliver: async (_r, c) => c.log.info('sent') }]]), log: sinkLog });
+    const sinkLog = pino(
+      { level: 'info', base: undefined },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    );
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([['talky', { deliver: async (_r, c) => c.log.info('sent') }]]),
+      log: sinkLog,
+    });
     worker.start();
     await commit(store, 'r1', ['talky']);
     worker.notify();
@@ -168,7 +255,11 @@ describe('delivery worker', () => {
       },
     };
     for (let i = 0; i < 10; i++) await commit(store, `r${i}`, ['s']);
-    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 2, timeoutMs: 30_000 }), log });
+    const worker = createDeliveryWorker({
+      store,
+      sinks: sinksOf([['s', sink]], { concurrency: 2, timeoutMs: 30_000 }),
+      log,
+    });
     worker.start();
     await until(() => delivered.length === 9);
     expect(delivered).not.toContain(hanging);

@@ -7,7 +7,7 @@ import type { AttemptResult, ClaimedDelivery, Outbox } from '../store/outbox.js'
 import { attemptError } from './attempt-error.js';
 import { attemptOutcome } from './attempt-outcome.js';
 import type { DeliveryPolicy } from './policy.js';
-import { rateWindow, type RateWindow } from './rate-window.js';
+import { type RateWindow, rateWindow } from './rate-window.js';
 
 /**
  * The outbox worker: takes due deliveries from the store and hands each to its sink, off the request path.
@@ -85,7 +85,15 @@ interface SinkLoop {
 
 const SHUTDOWN = new Error('shutting down');
 
-export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idleMs = 1_000, onAttempt, mask }: WorkerOptions): DeliveryWorker {
+export function createDeliveryWorker({
+  store,
+  sinks,
+  log,
+  leaseMs = 60_000,
+  idleMs = 1_000,
+  onAttempt,
+  mask,
+}: WorkerOptions): DeliveryWorker {
   // A lease outlives the attempt's timeout, or a slow attempt would be taken over while it still runs.
   const leaseFor = (policy: DeliveryPolicy) => Math.max(leaseMs, policy.timeoutMs + 10_000);
   const loops: SinkLoop[] = [];
@@ -187,10 +195,14 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     const { timeoutMs } = loop.policy;
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
     // Settles only by rejecting, when the signal aborts; each attempt races its sink against it.
-    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+    );
     aborted.catch(() => undefined); // aborted after every attempt settled: nobody is waiting for it
     for (const delivery of claimed) loop.inFlight.set(delivery.id, controller);
-    const settled: Promise<void> = Promise.all(claimed.map((delivery) => attempt(loop, delivery, signal, aborted))).then(() => {
+    const settled: Promise<void> = Promise.all(
+      claimed.map((delivery) => attempt(loop, delivery, signal, aborted)),
+    ).then(() => {
       clearTimeout(timer);
       loop.claims.delete(settled);
     });
@@ -202,7 +214,12 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
     await store.releaseLeases(ids).catch((err) => log.error({ err }, 'cannot release delivery leases'));
   }
 
-  async function attempt(loop: SinkLoop, delivery: ClaimedDelivery, signal: AbortSignal, aborted: Promise<never>): Promise<void> {
+  async function attempt(
+    loop: SinkLoop,
+    delivery: ClaimedDelivery,
+    signal: AbortSignal,
+    aborted: Promise<never>,
+  ): Promise<void> {
     const startedAt = new Date();
     const started = performance.now();
     let attemptLog: Logger | undefined;
@@ -215,13 +232,25 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
           signal,
           // Made when a sink first logs: most never do, and a child logger per delivery shows in the profile.
           get log() {
-            return (attemptLog ??= log.child({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt }));
+            return (attemptLog ??= log.child({
+              sink: delivery.sink,
+              callId: delivery.record.id,
+              attempt: delivery.attempt,
+            }));
           },
         }),
         aborted,
       ]);
-      const note = typeof (delivered as DeliveryResult | undefined)?.note === 'string' ? attemptError((delivered as DeliveryResult).note!, mask) : undefined;
-      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs: performance.now() - started, outcome: 'ok', note });
+      const note =
+        typeof (delivered as DeliveryResult | undefined)?.note === 'string'
+          ? attemptError((delivered as DeliveryResult).note!, mask)
+          : undefined;
+      await finish(delivery, {
+        startedAt: startedAt.toISOString(),
+        durationMs: performance.now() - started,
+        outcome: 'ok',
+        note,
+      });
     } catch (err) {
       if (signal.reason === SHUTDOWN) return; // stop() returns it to pending, uncounted
       const result = attemptOutcome(err, delivery.attempt, loop.policy.retry);
@@ -230,16 +259,40 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       if (result.pauseSinkUntil !== undefined) loop.pausedUntil = Math.max(loop.pausedUntil, result.pauseSinkUntil);
       if (result.attempt.error !== undefined) result.attempt.error = attemptError(result.attempt.error, mask);
       const durationMs = performance.now() - started;
-      await finish(delivery, { startedAt: startedAt.toISOString(), durationMs, ...result.attempt }, result.retryAt, result.pauseSinkUntil);
-      log.warn({ sink: delivery.sink, callId: delivery.record.id, attempt: delivery.attempt, outcome: result.attempt.outcome, error: result.attempt.error }, 'delivery attempt failed');
+      await finish(
+        delivery,
+        { startedAt: startedAt.toISOString(), durationMs, ...result.attempt },
+        result.retryAt,
+        result.pauseSinkUntil,
+      );
+      log.warn(
+        {
+          sink: delivery.sink,
+          callId: delivery.record.id,
+          attempt: delivery.attempt,
+          outcome: result.attempt.outcome,
+          error: result.attempt.error,
+        },
+        'delivery attempt failed',
+      );
     } finally {
       loop.inFlight.delete(delivery.id);
       if (running) slotFreed(loop);
     }
   }
 
-  async function finish(delivery: ClaimedDelivery, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): Promise<void> {
-    onAttempt?.({ sink: delivery.sink, outcome: result.outcome, durationMs: result.durationMs, rateLimited: pauseSinkUntil !== undefined });
+  async function finish(
+    delivery: ClaimedDelivery,
+    result: AttemptResult,
+    retryAt?: number,
+    pauseSinkUntil?: number,
+  ): Promise<void> {
+    onAttempt?.({
+      sink: delivery.sink,
+      outcome: result.outcome,
+      durationMs: result.durationMs,
+      rateLimited: pauseSinkUntil !== undefined,
+    });
     try {
       await store.finishAttempt(delivery.id, delivery.attempt, result, retryAt, pauseSinkUntil);
     } catch (err) {
@@ -257,7 +310,19 @@ export function createDeliveryWorker({ store, sinks, log, leaseMs = 60_000, idle
       running = true;
       for (const [name, { sink, policy }] of sinks) {
         const rate = policy.rate && rateWindow(policy.rate);
-        const loop: SinkLoop = { name, sink, policy, wake: () => {}, woken: false, refilling: false, rate, pausedUntil: 0, inFlight: new Map(), claims: new Set(), done: Promise.resolve() };
+        const loop: SinkLoop = {
+          name,
+          sink,
+          policy,
+          wake: () => {},
+          woken: false,
+          refilling: false,
+          rate,
+          pausedUntil: 0,
+          inFlight: new Map(),
+          claims: new Set(),
+          done: Promise.resolve(),
+        };
         loop.done = runLoop(loop);
         loops.push(loop);
       }

@@ -27,8 +27,12 @@ const timeParam = (name: 'from' | 'to', description: string) =>
     })
     .describe(description);
 
-const order = z.enum(['asc', 'desc']).optional().describe('asc (oldest first, the default) or desc (newest first); `after` follows it');
-const pathParam = <N extends string>(name: N, description: string) => z.strictObject({ [name]: z.string().describe(description) } as Record<N, z.ZodString>);
+const order = z
+  .enum(['asc', 'desc'])
+  .optional()
+  .describe('asc (oldest first, the default) or desc (newest first); `after` follows it');
+const pathParam = <N extends string>(name: N, description: string) =>
+  z.strictObject({ [name]: z.string().describe(description) } as Record<N, z.ZodString>);
 
 export const callId = pathParam('id', 'Record id');
 export const receiptId = pathParam('id', 'Receipt id');
@@ -41,7 +45,10 @@ export const callsQuery = z.strictObject({
   source: z.enum(RECORD_SOURCES).optional().describe('Where the call came from'),
   outcome: z.string().optional().describe('data.call_outcome, ignoring case'),
   sentiment: z.string().optional().describe('data.sentiment_analysis, ignoring case'),
-  phone: z.string().optional().describe('The caller, the number written any way: read as intake reads it, then compared in E.164'),
+  phone: z
+    .string()
+    .optional()
+    .describe('The caller, the number written any way: read as intake reads it, then compared in E.164'),
   recording_url: z.string().optional().describe('data.recording_url, exactly'),
   from: timeParam('from', 'Received at or after (ISO date or timestamp)'),
   to: timeParam('to', 'Received before (ISO date or timestamp)'),
@@ -51,7 +58,9 @@ export const callsQuery = z.strictObject({
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional()
-    .describe('true: the review queue, held calls and calls with problems not marked reviewed at their revision (use the default order, oldest first)'),
+    .describe(
+      'true: the review queue, held calls and calls with problems not marked reviewed at their revision (use the default order, oldest first)',
+    ),
   after: z.string().optional().describe('Cursor: the `next` of the previous page'),
   order,
   limit,
@@ -62,11 +71,17 @@ export const editBody = z.strictObject({
   data: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
     .refine((data) => Object.keys(data).length > 0, 'name at least one field to change')
-    .meta({ minProperties: 1, description: 'Declared fields of the hook and their new values; null or "" empties one' }),
+    .meta({
+      minProperties: 1,
+      description: 'Declared fields of the hook and their new values; null or "" empties one',
+    }),
 });
 
 export const receiptsQuery = z.strictObject({
-  outcome: z.enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call']).optional().describe('accepted, held, duplicate, rejected or in-call'),
+  outcome: z
+    .enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call'])
+    .optional()
+    .describe('accepted, held, duplicate, rejected or in-call'),
   hook: z.string().optional().describe('Only this hook'),
   from: timeParam('from', 'Received at or after (ISO date or timestamp)'),
   to: timeParam('to', 'Received before (ISO date or timestamp)'),
@@ -97,7 +112,10 @@ export const redeliverBody = z.strictObject({
 });
 
 export const retryBody = z.strictObject({
-  state: z.enum(['dead', 'pending']).default('dead').describe('Which deliveries: dead (the default) or pending ones made due now'),
+  state: z
+    .enum(['dead', 'pending'])
+    .default('dead')
+    .describe('Which deliveries: dead (the default) or pending ones made due now'),
   sink: z.string().optional().describe('Only this sink'),
   call_id: z.string().optional().describe('Only this call'),
   ids: z.array(z.number().int().positive()).min(1).optional().describe('Only these deliveries'),

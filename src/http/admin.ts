@@ -1,24 +1,31 @@
 import { zValidator } from '@hono/zod-validator';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
-import { CallhookError } from '../errors.js';
-import type { Hook } from '../intake/pipeline.js';
-import type { KeyRing } from '../keys/ring.js';
-import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
 import { callOperations } from '../admin/calls.js';
 import { deliveryOperations } from '../admin/deliveries.js';
-import { correctionOf, ingestReceipt, listReceipts, receiptJson, showReceipt, type ReceiptsDeps } from '../admin/receipts.js';
-import { listSinks, pauseSink, type ConfiguredSink, type SinksDeps } from '../admin/sinks.js';
+import {
+  correctionOf,
+  ingestReceipt,
+  listReceipts,
+  type ReceiptsDeps,
+  receiptJson,
+  showReceipt,
+} from '../admin/receipts.js';
+import { type ConfiguredSink, listSinks, pauseSink, type SinksDeps } from '../admin/sinks.js';
+import { CallhookError } from '../errors.js';
+import type { Hook } from '../intake/pipeline.js';
+import { type IngestOnThread, requestIntake } from '../intake/request.js';
+import type { KeyRing } from '../keys/ring.js';
+import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
 import type { AdminQueries, ReceiptInfo } from '../store/admin-queries.js';
 import type { CallStore } from '../store/calls.js';
+import { createClock } from '../web/time.js';
 import { adminRequests as on } from './admin-schemas.js';
-import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
+import type { AuthLimiter } from './auth-limit.js';
 import { requestHeader } from './node-headers.js';
 import { openApiDocument } from './openapi.js';
 import { readBody } from './read-body.js';
-import { requestIntake, type IngestOnThread } from '../intake/request.js';
-import { createClock } from '../web/time.js';
 
 export interface AdminDeps {
   /** The admin queries, and the commit of a refused request ingested again where no writer's thread takes it. */
@@ -62,66 +69,123 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
  * bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the admin/
  * module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
-export function adminRoutes({ store, adminToken, secrets, hooks, ingestOnThread, sinkNames, sinks, notify, limiter, trustProxy = false, bodyLimitBytes, phoneRegion = 'IN', timezone }: AdminDeps): Hono<AdminEnv> {
+export function adminRoutes({
+  store,
+  adminToken,
+  secrets,
+  hooks,
+  ingestOnThread,
+  sinkNames,
+  sinks,
+  notify,
+  limiter,
+  trustProxy = false,
+  bodyLimitBytes,
+  phoneRegion = 'IN',
+  timezone,
+}: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
-  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntake(store, hooks, ingestOnThread), bodyLimitBytes, notify };
+  const receipts: ReceiptsDeps = {
+    store,
+    hooks,
+    ingest: requestIntake(store, hooks, ingestOnThread),
+    bodyLimitBytes,
+    notify,
+  };
   // A date (YYYY-MM-DD) is that day where the operator is, from its midnight there; a time is taken as written.
   const clock = createClock(timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
-  const inZone = (value: string | undefined) => (value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value) ? (clock.dayStart(value) ?? value) : value);
-  const sinksDeps: SinksDeps = { store, sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })), notify };
+  const inZone = (value: string | undefined) =>
+    value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value) ? (clock.dayStart(value) ?? value) : value;
+  const sinksDeps: SinksDeps = {
+    store,
+    sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })),
+    notify,
+  };
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
-  const reply = (value: unknown, status = 200) => new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
+  const reply = (value: unknown, status = 200) =>
+    new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
   const calls = callOperations({ store, hooks, sinkNames, notify, phoneRegion });
   const deliveries = deliveryOperations({ store, notify, sinkNames });
 
-  return new Hono<AdminEnv>()
-    .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter, trustProxy))
-    // Every admin body is read here, whichever route it goes to, so one too large is refused before anything acts
-    // on the request, also on a route that would never parse it. The ingest route's own limit comes first.
-    .use('/receipts/:id/ingest', bodyUpTo(ingestLimit))
-    .use(bodyUpTo(ADMIN_BODY_LIMIT))
-    .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
-    .get('/calls', query(on['get /admin/calls'].query), async (c) => {
-      const { q, recording_url: recordingUrl, from, to, ...filters } = c.req.valid('query');
-      return reply(await calls.listCalls({ ...filters, from: inZone(from), to: inZone(to), recordingUrl, text: q }));
-    })
-    .get('/calls/:id', param(on['get /admin/calls/{id}'].params), async (c) => {
-      const call = await calls.showCall(c.req.valid('param').id);
-      return reply({ ...call, receipts: call.receipts.map(shown) });
-    })
-    // Contract section 11: changes only the fields named, normalised as at intake; never redelivers.
-    .patch('/calls/:id', param(on['patch /admin/calls/{id}'].params), json(on['patch /admin/calls/{id}'].body), async (c) =>
-      reply(await calls.editCall(c.req.valid('param').id, c.req.valid('json'))))
-    .post('/calls/:id/reviewed', param(on['post /admin/calls/{id}/reviewed'].params), async (c) => reply(await calls.markReviewed(c.req.valid('param').id)))
-    .post('/calls/:id/redeliver', param(on['post /admin/calls/{id}/redeliver'].params), json(on['post /admin/calls/{id}/redeliver'].body), async (c) =>
-      reply(await calls.redeliverCall(c.req.valid('param').id, c.req.valid('json').sinks)))
-    .post('/calls/:id/release', param(on['post /admin/calls/{id}/release'].params), async (c) => reply(await calls.releaseCall(c.req.valid('param').id)))
-    .get('/receipts', query(on['get /admin/receipts'].query), async (c) => {
-      const { from, to, ...filters } = c.req.valid('query');
-      const page = await listReceipts(receipts, { ...filters, from: inZone(from), to: inZone(to) });
-      return reply({ ...page, receipts: page.receipts.map(shown) });
-    })
-    .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) => reply(shown(await showReceipt(receipts, c.req.valid('param').id))))
-    .post('/receipts/:id/ingest', param(on['post /admin/receipts/{id}/ingest'].params), json(on['post /admin/receipts/{id}/ingest'].body), async (c) => {
-      const { receipt, reply: answer } = await ingestReceipt(receipts, c.req.valid('param').id, correctionOf(c.req.valid('json')));
-      return reply({ ...answer, receipt });
-    })
-    .get('/deliveries', query(on['get /admin/deliveries'].query), async (c) => {
-      const { call, ...filters } = c.req.valid('query');
-      return reply(await deliveries.listDeliveries({ ...filters, callId: call }));
-    })
-    .post('/deliveries/retry', json(on['post /admin/deliveries/retry'].body), async (c) => {
-      const { call_id, ...query } = c.req.valid('json');
-      return reply(await deliveries.retryDeliveries({ ...query, callId: call_id }));
-    })
-    // Contract section 9: a pause is kept in the store, for every replica and every restart; a resume wakes the worker.
-    .get('/sinks', async () => reply({ sinks: await listSinks(sinksDeps) }))
-    .post('/sinks/:name/pause', param(on['post /admin/sinks/{name}/pause'].params), async (c) => reply(await pauseSink(sinksDeps, c.req.valid('param').name, true)))
-    .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) => reply(await pauseSink(sinksDeps, c.req.valid('param').name, false)))
-    .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) => reply(await deliveries.retryDelivery(c.req.valid('param').id)));
+  return (
+    new Hono<AdminEnv>()
+      .use(requireBearer(typeof adminToken === 'string' ? [adminToken] : adminToken, limiter, trustProxy))
+      // Every admin body is read here, whichever route it goes to, so one too large is refused before anything acts
+      // on the request, also on a route that would never parse it. The ingest route's own limit comes first.
+      .use('/receipts/:id/ingest', bodyUpTo(ingestLimit))
+      .use(bodyUpTo(ADMIN_BODY_LIMIT))
+      .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
+      .get('/calls', query(on['get /admin/calls'].query), async (c) => {
+        const { q, recording_url: recordingUrl, from, to, ...filters } = c.req.valid('query');
+        return reply(await calls.listCalls({ ...filters, from: inZone(from), to: inZone(to), recordingUrl, text: q }));
+      })
+      .get('/calls/:id', param(on['get /admin/calls/{id}'].params), async (c) => {
+        const call = await calls.showCall(c.req.valid('param').id);
+        return reply({ ...call, receipts: call.receipts.map(shown) });
+      })
+      // Contract section 11: changes only the fields named, normalised as at intake; never redelivers.
+      .patch(
+        '/calls/:id',
+        param(on['patch /admin/calls/{id}'].params),
+        json(on['patch /admin/calls/{id}'].body),
+        async (c) => reply(await calls.editCall(c.req.valid('param').id, c.req.valid('json'))),
+      )
+      .post('/calls/:id/reviewed', param(on['post /admin/calls/{id}/reviewed'].params), async (c) =>
+        reply(await calls.markReviewed(c.req.valid('param').id)),
+      )
+      .post(
+        '/calls/:id/redeliver',
+        param(on['post /admin/calls/{id}/redeliver'].params),
+        json(on['post /admin/calls/{id}/redeliver'].body),
+        async (c) => reply(await calls.redeliverCall(c.req.valid('param').id, c.req.valid('json').sinks)),
+      )
+      .post('/calls/:id/release', param(on['post /admin/calls/{id}/release'].params), async (c) =>
+        reply(await calls.releaseCall(c.req.valid('param').id)),
+      )
+      .get('/receipts', query(on['get /admin/receipts'].query), async (c) => {
+        const { from, to, ...filters } = c.req.valid('query');
+        const page = await listReceipts(receipts, { ...filters, from: inZone(from), to: inZone(to) });
+        return reply({ ...page, receipts: page.receipts.map(shown) });
+      })
+      .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) =>
+        reply(shown(await showReceipt(receipts, c.req.valid('param').id))),
+      )
+      .post(
+        '/receipts/:id/ingest',
+        param(on['post /admin/receipts/{id}/ingest'].params),
+        json(on['post /admin/receipts/{id}/ingest'].body),
+        async (c) => {
+          const { receipt, reply: answer } = await ingestReceipt(
+            receipts,
+            c.req.valid('param').id,
+            correctionOf(c.req.valid('json')),
+          );
+          return reply({ ...answer, receipt });
+        },
+      )
+      .get('/deliveries', query(on['get /admin/deliveries'].query), async (c) => {
+        const { call, ...filters } = c.req.valid('query');
+        return reply(await deliveries.listDeliveries({ ...filters, callId: call }));
+      })
+      .post('/deliveries/retry', json(on['post /admin/deliveries/retry'].body), async (c) => {
+        const { call_id, ...query } = c.req.valid('json');
+        return reply(await deliveries.retryDeliveries({ ...query, callId: call_id }));
+      })
+      // Contract section 9: a pause is kept in the store, for every replica and every restart; a resume wakes the worker.
+      .get('/sinks', async () => reply({ sinks: await listSinks(sinksDeps) }))
+      .post('/sinks/:name/pause', param(on['post /admin/sinks/{name}/pause'].params), async (c) =>
+        reply(await pauseSink(sinksDeps, c.req.valid('param').name, true)),
+      )
+      .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) =>
+        reply(await pauseSink(sinksDeps, c.req.valid('param').name, false)),
+      )
+      .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) =>
+        reply(await deliveries.retryDelivery(c.req.valid('param').id)),
+      )
+  );
 }
 
 function refuse(result: { success: boolean; error?: z.core.$ZodError }): void {
@@ -135,7 +199,9 @@ function refuse(result: { success: boolean; error?: z.core.$ZodError }): void {
  */
 function query<S extends z.ZodObject>(schema: S) {
   const validationFunction = (s: z.ZodObject, value: Record<string, string | string[]>) => {
-    const given = Object.entries(value).map(([name, v]) => [name, Array.isArray(v) ? v[0] : v] as const).filter(([, v]) => v !== '' && v !== undefined);
+    const given = Object.entries(value)
+      .map(([name, v]) => [name, Array.isArray(v) ? v[0] : v] as const)
+      .filter(([, v]) => v !== '' && v !== undefined);
     return s.safeParseAsync(Object.fromEntries(given));
   };
   // The cast: zod-validator types the option's result by a conditional type TypeScript cannot resolve for a generic S.
@@ -166,7 +232,9 @@ function bodyUpTo(limit: number): MiddlewareHandler<AdminEnv> {
  * says form-urlencoded) would be taken as `{}`, a redelivery to named sinks as one to every sink. This reads the
  * body bodyUpTo already read under its limit, whatever its label, as the admin API always has.
  */
-function json<S extends z.ZodType>(schema: S): MiddlewareHandler<AdminEnv, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
+function json<S extends z.ZodType>(
+  schema: S,
+): MiddlewareHandler<AdminEnv, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
   return async function adminJson(c, next) {
     // As c.req.text() reads it: a byte-order mark dropped, bytes that are not UTF-8 replaced.
     const text = new TextDecoder().decode(c.get('body'));

@@ -20,7 +20,12 @@ export interface AuthLimiterOptions {
   now?: () => number;
 }
 
-export function createAuthLimiter({ max = 20, windowMs = 60_000, capacity = 10_000, now = Date.now }: AuthLimiterOptions = {}): AuthLimiter {
+export function createAuthLimiter({
+  max = 20,
+  windowMs = 60_000,
+  capacity = 10_000,
+  now = Date.now,
+}: AuthLimiterOptions = {}): AuthLimiter {
   const windows = new Map<string, { start: number; failures: number }>();
 
   const current = (address: string) => {

@@ -20,7 +20,11 @@ const BEARER = /^bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
  * Failures count against the client's address, the last X-Forwarded-For hop when `trustProxy` (contract section 6),
  * else the peer's.
  */
-export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthLimiter, trustProxy = false): MiddlewareHandler {
+export function requireBearer(
+  keys: readonly string[] | KeyRing,
+  limiter?: AuthLimiter,
+  trustProxy = false,
+): MiddlewareHandler {
   if (!isKeyRing(keys) && keys.length === 0) throw new Error('requireBearer: requires at least one key');
   // A ring holds the keys hashed (keys/ring.ts); kept keys come as a ring that changes while serving (contract
   // section 1), and are looked up per request, from memory.
@@ -28,7 +32,8 @@ export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthL
   const refuse = (c: Context) => {
     const address = clientAddress(c, trustProxy);
     const waitMs = limiter?.retryAfterMs(address) ?? 0;
-    if (waitMs > 0) return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
+    if (waitMs > 0)
+      return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
     limiter?.fail(address);
     // Exactly the contract's challenge: a realm is optional (RFC 6750 section 3) and would only name the route.
     return errorResponse(new CallhookError('UNAUTHORIZED'), { 'www-authenticate': 'Bearer' });
@@ -41,5 +46,8 @@ export function requireBearer(keys: readonly string[] | KeyRing, limiter?: AuthL
 }
 
 function errorResponse(err: CallhookError, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers: { 'content-type': 'application/json', ...headers } });
+  return new Response(JSON.stringify(err.toBody()), {
+    status: err.status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }

@@ -3,10 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { clientAddress } from './client-address.js';
 
 /** Answers the address as @hono/node-server would see it: a peer, and headers as Node parsed them. */
-async function addressOf(trustProxy: boolean, forwarded: string | string[] | undefined, peer = '10.0.0.5'): Promise<string> {
+async function addressOf(
+  trustProxy: boolean,
+  forwarded: string | string[] | undefined,
+  peer = '10.0.0.5',
+): Promise<string> {
   const app = new Hono().get('/', (c) => c.text(clientAddress(c, trustProxy)));
   // Node joins repeated X-Forwarded-For lines with ", " in incoming.headers (test/trust-proxy.test.ts sends two).
-  const headers = forwarded === undefined ? {} : { 'x-forwarded-for': Array.isArray(forwarded) ? forwarded.join(', ') : forwarded };
+  const headers =
+    forwarded === undefined ? {} : { 'x-forwarded-for': Array.isArray(forwarded) ? forwarded.join(', ') : forwarded };
   const incoming = { socket: { remoteAddress: peer }, headers };
   return (await app.request('/', {}, { incoming })).text();
 }
@@ -35,7 +40,9 @@ describe('clientAddress', () => {
 
   it('reads the header through Hono outside @hono/node-server, with no peer to fall back to', async () => {
     const app = new Hono().get('/', (c) => c.text(clientAddress(c, true)));
-    expect(await (await app.request('/', { headers: { 'x-forwarded-for': '1.2.3.4, 203.0.113.7' } })).text()).toBe('203.0.113.7');
+    expect(await (await app.request('/', { headers: { 'x-forwarded-for': '1.2.3.4, 203.0.113.7' } })).text()).toBe(
+      '203.0.113.7',
+    );
     expect(await (await app.request('/')).text()).toBe('unknown');
   });
 });

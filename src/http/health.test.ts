@@ -9,7 +9,13 @@ const SECRET_PARTS = ['10.20.30.40', 'db-primary.internal.example', 'callhook_pr
 function routes(ping: () => Promise<void>, { workerRunning = true, storeDeadlineMs = 1000 } = {}) {
   const lines: Record<string, unknown>[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const app = healthRoutes({ store: { ping }, log, workerRunning: () => workerRunning, accepting: () => true, storeDeadlineMs });
+  const app = healthRoutes({
+    store: { ping },
+    log,
+    workerRunning: () => workerRunning,
+    accepting: () => true,
+    storeDeadlineMs,
+  });
   return { app, lines };
 }
 
@@ -29,17 +35,28 @@ describe('/readyz', () => {
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
     const text = await res.text();
-    expect(JSON.parse(text)).toEqual({ error: 503, message: 'not ready: store failing', checks: { store: 'failing', delivery: 'ok', intake: 'ok' } });
+    expect(JSON.parse(text)).toEqual({
+      error: 503,
+      message: 'not ready: store failing',
+      checks: { store: 'failing', delivery: 'ok', intake: 'ok' },
+    });
     for (const part of SECRET_PARTS) expect(text).not.toContain(part);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40, check: 'store', err: { message: REFUSED } });
   });
 
   it('names each failing check, a store probe past its deadline as failing', async () => {
-    const { app, lines } = routes(() => new Promise<void>(() => undefined), { workerRunning: false, storeDeadlineMs: 1 });
+    const { app, lines } = routes(() => new Promise<void>(() => undefined), {
+      workerRunning: false,
+      storeDeadlineMs: 1,
+    });
     const res = await app.request('/readyz');
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: 503, message: 'not ready: store failing, delivery stopped', checks: { store: 'failing', delivery: 'stopped', intake: 'ok' } });
+    expect(await res.json()).toEqual({
+      error: 503,
+      message: 'not ready: store failing, delivery stopped',
+      checks: { store: 'failing', delivery: 'stopped', intake: 'ok' },
+    });
     expect(lines.map((l) => l.check)).toEqual(['store']);
   });
 });

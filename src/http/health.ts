@@ -16,11 +16,21 @@ export interface HealthDeps {
 }
 
 /** `/healthz` says the process runs; `/readyz` that a call sent now would be committed and delivered. */
-export function healthRoutes({ store, log, workerRunning, accepting, storeDeadlineMs = STORE_DEADLINE_MS }: HealthDeps): Hono {
+export function healthRoutes({
+  store,
+  log,
+  workerRunning,
+  accepting,
+  storeDeadlineMs = STORE_DEADLINE_MS,
+}: HealthDeps): Hono {
   return new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
     .get('/readyz', async (c) => {
-      const checks = { store: 'ok', delivery: workerRunning() ? 'ok' : 'stopped', intake: accepting() ? 'ok' : 'draining' };
+      const checks = {
+        store: 'ok',
+        delivery: workerRunning() ? 'ok' : 'stopped',
+        intake: accepting() ? 'ok' : 'draining',
+      };
       try {
         await withinDeadline(store.ping(), storeDeadlineMs, 'the store probe');
       } catch (err) {

@@ -18,7 +18,9 @@ interface BodySchema {
 }
 interface Operation {
   parameters?: Parameter[];
-  requestBody?: { content: { 'application/json': { schema: { properties: Record<string, BodySchema>; required?: string[] } } } };
+  requestBody?: {
+    content: { 'application/json': { schema: { properties: Record<string, BodySchema>; required?: string[] } } };
+  };
 }
 
 /**
@@ -27,7 +29,15 @@ interface Operation {
  */
 describe('the OpenAPI document', () => {
   // A store that is never reached: a request the schemas let through fails at the store, one they refuse never gets there.
-  const router = adminRoutes({ store: {} as Store, adminToken: TOKEN, secrets: [], hooks: new Map(), sinkNames: [], notify: () => {}, bodyLimitBytes: 1024 });
+  const router = adminRoutes({
+    store: {} as Store,
+    adminToken: TOKEN,
+    secrets: [],
+    hooks: new Map(),
+    sinkNames: [],
+    notify: () => {},
+    bodyLimitBytes: 1024,
+  });
   const routes = router.routes
     .filter((r) => r.method !== 'ALL')
     .map((r) => [r.method.toLowerCase(), `/admin${r.path.replace(/:(\w+)/g, '{$1}')}`] as const);
@@ -36,14 +46,28 @@ describe('the OpenAPI document', () => {
     .filter(([path]) => path.startsWith('/admin/'))
     .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ method, path, operation })));
 
-  const app = new Hono().route('/admin', router).onError((err, c) =>
-    err instanceof CallhookError ? c.json(err.toBody(), err.status as 400) : c.json({ error: 500, message: String(err) }, 500));
+  const app = new Hono()
+    .route('/admin', router)
+    .onError((err, c) =>
+      err instanceof CallhookError
+        ? c.json(err.toBody(), err.status as 400)
+        : c.json({ error: 500, message: String(err) }, 500),
+    );
   /** The route's answer to a request with these query parameters or this body, on the path with every parameter `1`. */
-  const send = async (method: string, path: string, { query = {}, body }: { query?: Record<string, string>; body?: unknown } = {}) => {
+  const send = async (
+    method: string,
+    path: string,
+    { query = {}, body }: { query?: Record<string, string>; body?: unknown } = {},
+  ) => {
     const url = `${path.replace(/\{\w+\}/g, '1')}?${new URLSearchParams(query)}`;
     const text = body === undefined ? undefined : JSON.stringify(body);
-    const length: Record<string, string> = text === undefined ? {} : { 'content-length': String(Buffer.byteLength(text)) };
-    const res = await app.request(url, { method: method.toUpperCase(), headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...length }, body: text });
+    const length: Record<string, string> =
+      text === undefined ? {} : { 'content-length': String(Buffer.byteLength(text)) };
+    const res = await app.request(url, {
+      method: method.toUpperCase(),
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...length },
+      body: text,
+    });
     return { status: res.status, message: ((await res.json()) as { message: string }).message };
   };
   /** A value of the right type for a documented parameter: its first enum value, a number, or some text. */
@@ -60,13 +84,17 @@ describe('the OpenAPI document', () => {
 
   it('describes no admin route the router does not have', () => {
     const served = new Set(routes.map(([method, path]) => `${method} ${path}`));
-    for (const { method, path } of operations) expect(served, `${method.toUpperCase()} ${path}`).toContain(`${method} ${path}`);
+    for (const { method, path } of operations)
+      expect(served, `${method.toUpperCase()} ${path}`).toContain(`${method} ${path}`);
   });
 
   it("documents a route's path parameters as its path names them", () => {
     for (const { method, path, operation } of operations) {
       const named = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      expect((operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name), `${method} ${path}`).toEqual(named);
+      expect(
+        (operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
+        `${method} ${path}`,
+      ).toEqual(named);
     }
   });
 
@@ -78,7 +106,10 @@ describe('the OpenAPI document', () => {
         const { message } = await send(method, path, { query: { [parameter.name]: sample(parameter) } });
         expect(message, `${path}?${parameter.name}`).not.toMatch(/unknown parameter/);
       }
-      expect(await send(method, path, { query: { colour: 'red' } }), path).toEqual({ status: 400, message: 'Bad request: colour: unknown parameter' });
+      expect(await send(method, path, { query: { colour: 'red' } }), path).toEqual({
+        status: 400,
+        message: 'Bad request: colour: unknown parameter',
+      });
     }
   });
 
@@ -92,8 +123,10 @@ describe('the OpenAPI document', () => {
         expect(message, `${method} ${path} ${name}`).not.toMatch(/unknown parameter/);
       }
       const body = { ...Object.fromEntries(required.map((name) => [name, value(properties[name]!)])), colour: 'red' };
-      expect(await send(method, path, { body }), `${method} ${path}`).toEqual({ status: 400, message: 'Bad request: colour: unknown parameter' });
+      expect(await send(method, path, { body }), `${method} ${path}`).toEqual({
+        status: 400,
+        message: 'Bad request: colour: unknown parameter',
+      });
     }
   });
-
 });

@@ -5,14 +5,17 @@
  */
 
 import { RECORD_SOURCES } from '../record.js';
-import { adminRequests, jsonSchemaOf, parametersOf, type AdminRequest, type AdminRouteKey } from './admin-schemas.js';
+import { type AdminRequest, type AdminRouteKey, adminRequests, jsonSchemaOf, parametersOf } from './admin-schemas.js';
 
 const json = (schema: object) => ({ 'application/json': { schema } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const error = (description: string) => ({ description, content: json(ref('Error')) });
 const admin = { security: [{ adminToken: [] }] };
 const ITEMS: Record<string, string> = { calls: 'Call', deliveries: 'Delivery', receipts: 'Receipt' };
-const page = (item: string, cursor: object) => ({ type: 'object', properties: { [item]: { type: 'array', items: ref(ITEMS[item]!) }, next: cursor } });
+const page = (item: string, cursor: object) => ({
+  type: 'object',
+  properties: { [item]: { type: 'array', items: ref(ITEMS[item]!) }, next: cursor },
+});
 
 interface Described {
   summary: string;
@@ -21,33 +24,51 @@ interface Described {
 
 const sinkAction = (summary: string): Described => ({
   summary,
-  responses: { 200: { description: 'The sink as it is now', content: json(ref('Sink')) }, 404: error('No sink of that name is configured') },
+  responses: {
+    200: { description: 'The sink as it is now', content: json(ref('Sink')) },
+    404: error('No sink of that name is configured'),
+  },
 });
 
 /** What the schemas cannot say of each admin route: what it is for and what it answers. */
 const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
-  'get /admin/openapi.json': { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
+  'get /admin/openapi.json': {
+    summary: 'This document',
+    responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } },
+  },
   'get /admin/calls': {
     summary: 'List calls, oldest first unless order=desc, with cursor pagination',
-    responses: { 200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) }, 400: error('Bad filter'), 401: error('Missing or wrong admin token') },
+    responses: {
+      200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) },
+      400: error('Bad filter'),
+      401: error('Missing or wrong admin token'),
+    },
   },
   'get /admin/calls/{id}': {
     summary: 'One call with its raw request, receipts, deliveries, attempts and edits',
     responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') },
   },
   'patch /admin/calls/{id}': {
-    summary: "Edit a call: change only the fields named, normalised with the hook's parameters as at intake, problems recomputed, a new revision; never redelivers",
+    summary:
+      "Edit a call: change only the fields named, normalised with the hook's parameters as at intake, problems recomputed, a new revision; never redelivers",
     responses: {
-      200: { description: 'The record as it is now; `edit` is null when no field came out other than it was', content: json(ref('EditReply')) },
+      200: {
+        description: 'The record as it is now; `edit` is null when no field came out other than it was',
+        content: json(ref('EditReply')),
+      },
       400: error('Not JSON, no field named, or a field the hook does not declare'),
       404: error('No such call'),
       409: error("The call's hook is no longer configured, or other edits kept coming first"),
     },
   },
   'post /admin/calls/{id}/reviewed': {
-    summary: 'Mark a call with problems as needing no change: it leaves the review queue (a held call once released too); kept in its edits',
+    summary:
+      'Mark a call with problems as needing no change: it leaves the review queue (a held call once released too); kept in its edits',
     responses: {
-      200: { description: 'The mark (the one kept already when the call was marked at this revision)', content: json({ type: 'object', properties: { record: ref('Record'), edit: ref('CallEdit') } }) },
+      200: {
+        description: 'The mark (the one kept already when the call was marked at this revision)',
+        content: json({ type: 'object', properties: { record: ref('Record'), edit: ref('CallEdit') } }),
+      },
       404: error('No such call'),
       409: error('The call has no problems'),
     },
@@ -55,7 +76,17 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
   'post /admin/calls/{id}/redeliver': {
     summary: 'Send a call again to some or all sinks',
     responses: {
-      200: { description: 'Scheduled', content: json({ type: 'object', properties: { id: { type: 'string' }, sinks: { type: 'array', items: { type: 'string' } }, scheduled: { type: 'integer' } } }) },
+      200: {
+        description: 'Scheduled',
+        content: json({
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            sinks: { type: 'array', items: { type: 'string' } },
+            scheduled: { type: 'integer' },
+          },
+        }),
+      },
       400: error('Unknown sink'),
       404: error('No such call'),
     },
@@ -66,13 +97,23 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
   },
   'get /admin/receipts': {
     summary: 'List receipts: what every authenticated request left behind; outcome=rejected lists the refused requests',
-    responses: { 200: { description: 'A page of receipts', content: json(page('receipts', { type: ['integer', 'null'] })) }, 400: error('Bad filter') },
-  },
-  'get /admin/receipts/{id}': { summary: 'One receipt', responses: { 200: { description: 'The receipt', content: json(ref('Receipt')) }, 404: error('No such receipt') } },
-  'post /admin/receipts/{id}/ingest': {
-    summary: 'Ingest a refused request again, as it came or corrected; the call is stored with source recovered, and the receipt marked with it',
     responses: {
-      200: { description: 'Stored (or a duplicate of a stored call)', content: json({ allOf: [ref('Reply'), { type: 'object', properties: { receipt: { type: 'integer' } } }] }) },
+      200: { description: 'A page of receipts', content: json(page('receipts', { type: ['integer', 'null'] })) },
+      400: error('Bad filter'),
+    },
+  },
+  'get /admin/receipts/{id}': {
+    summary: 'One receipt',
+    responses: { 200: { description: 'The receipt', content: json(ref('Receipt')) }, 404: error('No such receipt') },
+  },
+  'post /admin/receipts/{id}/ingest': {
+    summary:
+      'Ingest a refused request again, as it came or corrected; the call is stored with source recovered, and the receipt marked with it',
+    responses: {
+      200: {
+        description: 'Stored (or a duplicate of a stored call)',
+        content: json({ allOf: [ref('Reply'), { type: 'object', properties: { receipt: { type: 'integer' } } }] }),
+      },
       400: error('Still unreadable, as at first'),
       404: error('No such receipt'),
       409: error('Not a refused request, ingested already, or for a hook that stores no calls'),
@@ -82,18 +123,34 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
   },
   'get /admin/deliveries': {
     summary: 'List deliveries by state and sink',
-    responses: { 200: { description: 'A page of deliveries', content: json(page('deliveries', { type: ['integer', 'null'] })) }, 400: error('Bad filter') },
+    responses: {
+      200: { description: 'A page of deliveries', content: json(page('deliveries', { type: ['integer', 'null'] })) },
+      400: error('Bad filter'),
+    },
   },
   'post /admin/deliveries/retry': {
     summary: 'Retry deliveries in bulk: dead ones by default, narrowed by sink, call or ids',
-    responses: { 200: { description: 'How many', content: json({ type: 'object', properties: { retried: { type: 'integer' } } }) } },
+    responses: {
+      200: { description: 'How many', content: json({ type: 'object', properties: { retried: { type: 'integer' } } }) },
+    },
   },
-  'post /admin/deliveries/{id}/retry': { summary: 'Retry one dead delivery', responses: { 200: { description: 'Retried' }, 404: error('No such delivery'), 409: error('Not dead') } },
+  'post /admin/deliveries/{id}/retry': {
+    summary: 'Retry one dead delivery',
+    responses: { 200: { description: 'Retried' }, 404: error('No such delivery'), 409: error('Not dead') },
+  },
   'get /admin/sinks': {
-    summary: 'Every configured sink: paused or not, deliveries by state, oldest pending age, last success and last error',
-    responses: { 200: { description: 'The sinks, in config order', content: json({ type: 'object', properties: { sinks: { type: 'array', items: ref('Sink') } } }) } },
+    summary:
+      'Every configured sink: paused or not, deliveries by state, oldest pending age, last success and last error',
+    responses: {
+      200: {
+        description: 'The sinks, in config order',
+        content: json({ type: 'object', properties: { sinks: { type: 'array', items: ref('Sink') } } }),
+      },
+    },
   },
-  'post /admin/sinks/{name}/pause': sinkAction('Pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt'),
+  'post /admin/sinks/{name}/pause': sinkAction(
+    'Pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt',
+  ),
   'post /admin/sinks/{name}/resume': sinkAction('Resume a paused sink: its pending deliveries are due now'),
 };
 
@@ -103,8 +160,16 @@ function adminPaths(): Record<string, Record<string, object>> {
   for (const [key, request] of Object.entries(adminRequests) as [AdminRouteKey, AdminRequest][]) {
     const [method, path] = key.split(' ') as [string, string];
     const parameters = parametersOf(request);
-    const body = request.body && { requestBody: { ...(request.bodyRequired ? { required: true } : {}), content: json(jsonSchemaOf(request.body)) } };
-    (paths[path] ??= {})[method] = { ...admin, summary: ADMIN_OPERATIONS[key].summary, ...(parameters.length > 0 ? { parameters } : {}), ...body, responses: ADMIN_OPERATIONS[key].responses };
+    const body = request.body && {
+      requestBody: { ...(request.bodyRequired ? { required: true } : {}), content: json(jsonSchemaOf(request.body)) },
+    };
+    (paths[path] ??= {})[method] = {
+      ...admin,
+      summary: ADMIN_OPERATIONS[key].summary,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...body,
+      responses: ADMIN_OPERATIONS[key].responses,
+    };
   }
   return paths;
 }
@@ -112,7 +177,10 @@ function adminPaths(): Record<string, Record<string, object>> {
 export function openApiDocument(hooks: readonly string[]): object {
   const webhook = (method: string) => ({
     summary: `Receive a call (${method})`,
-    description: method === 'get' || method === 'delete' ? 'Parameters in the query string only.' : 'Body as JSON, form-urlencoded or multipart; query parameters fill fields the body lacks.',
+    description:
+      method === 'get' || method === 'delete'
+        ? 'Parameters in the query string only.'
+        : 'Body as JSON, form-urlencoded or multipart; query parameters fill fields the body lacks.',
     security: [{ webhookKey: [] }],
     parameters: [{ name: 'hook', in: 'path', required: true, schema: { type: 'string', enum: [...hooks] } }],
     ...(method === 'post' || method === 'put'
@@ -120,7 +188,9 @@ export function openApiDocument(hooks: readonly string[]): object {
           requestBody: {
             content: {
               'application/json': { schema: { type: 'object', additionalProperties: true } },
-              'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } },
+              'application/x-www-form-urlencoded': {
+                schema: { type: 'object', additionalProperties: { type: 'string' } },
+              },
               'multipart/form-data': { schema: { type: 'object', additionalProperties: { type: 'string' } } },
             },
           },
@@ -128,7 +198,8 @@ export function openApiDocument(hooks: readonly string[]): object {
       : {}),
     responses: {
       200: {
-        description: "End-of-call hook: committed (accepted, held, or a duplicate of an earlier call). In-call hook: the caller's history, or its handler's JSON",
+        description:
+          "End-of-call hook: committed (accepted, held, or a duplicate of an earlier call). In-call hook: the caller's history, or its handler's JSON",
         content: json({ oneOf: [ref('Reply'), ref('CallerHistory')] }),
       },
       400: error('The body or query cannot be parsed'),
@@ -145,12 +216,31 @@ export function openApiDocument(hooks: readonly string[]): object {
 
   return {
     openapi: '3.1.0',
-    info: { title: 'callhook', version: '1', description: 'Receiver of AI voice-call webhooks: intake, admin and operating routes.' },
+    info: {
+      title: 'callhook',
+      version: '1',
+      description: 'Receiver of AI voice-call webhooks: intake, admin and operating routes.',
+    },
     paths: {
-      '/webhooks/{hook}': { post: webhook('post'), put: webhook('put'), get: webhook('get'), delete: webhook('delete') },
+      '/webhooks/{hook}': {
+        post: webhook('post'),
+        put: webhook('put'),
+        get: webhook('get'),
+        delete: webhook('delete'),
+      },
       '/healthz': { get: { summary: 'The process runs', responses: { 200: { description: 'Alive' } } } },
-      '/readyz': { get: { summary: 'Store commits and delivery runs', responses: { 200: { description: 'Ready' }, 503: error('Not ready, with the failing check') } } },
-      '/metrics': { get: { summary: 'Prometheus text', responses: { 200: { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+      '/readyz': {
+        get: {
+          summary: 'Store commits and delivery runs',
+          responses: { 200: { description: 'Ready' }, 503: error('Not ready, with the failing check') },
+        },
+      },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus text',
+          responses: { 200: { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        },
+      },
       ...adminPaths(),
     },
     components: {
@@ -159,7 +249,11 @@ export function openApiDocument(hooks: readonly string[]): object {
         adminToken: { type: 'http', scheme: 'bearer', description: 'CALLHOOK_ADMIN_TOKEN' },
       },
       schemas: {
-        Error: { type: 'object', required: ['error', 'message'], properties: { error: { type: 'integer' }, message: { type: 'string' } } },
+        Error: {
+          type: 'object',
+          required: ['error', 'message'],
+          properties: { error: { type: 'integer' }, message: { type: 'string' } },
+        },
         Problem: {
           type: 'object',
           properties: {
@@ -175,8 +269,14 @@ export function openApiDocument(hooks: readonly string[]): object {
           properties: {
             status: { enum: ['accepted', 'duplicate', 'held'] },
             id: { type: 'string' },
-            dedup_key: { type: ['string', 'null'], description: 'null for a call none of whose declared parameters has a value: never a duplicate' },
-            conflicts_with: { type: 'string', description: 'The stored call with the same dedup key and other content' },
+            dedup_key: {
+              type: ['string', 'null'],
+              description: 'null for a call none of whose declared parameters has a value: never a duplicate',
+            },
+            conflicts_with: {
+              type: 'string',
+              description: 'The stored call with the same dedup key and other content',
+            },
             problems: { type: 'array', items: ref('Problem') },
           },
         },
@@ -202,7 +302,16 @@ export function openApiDocument(hooks: readonly string[]): object {
         CallerHistory: {
           type: 'object',
           description: "An in-call hook's answer: the caller's earlier calls by phone number, newest first",
-          required: ['phone_number', 'count', 'last_call_date', 'last_outcome', 'last_sentiment', 'last_summary', 'open_order_ids', 'calls'],
+          required: [
+            'phone_number',
+            'count',
+            'last_call_date',
+            'last_outcome',
+            'last_sentiment',
+            'last_summary',
+            'open_order_ids',
+            'calls',
+          ],
           properties: {
             phone_number: { type: ['string', 'null'] },
             count: { type: 'integer' },
@@ -210,9 +319,18 @@ export function openApiDocument(hooks: readonly string[]): object {
             last_outcome: { type: ['string', 'null'] },
             last_sentiment: { type: ['string', 'null'] },
             last_summary: { type: ['string', 'null'] },
-            open_order_ids: { type: 'array', items: { type: 'string' }, description: "The caller's order ids, newest first, but for those whose newest call's outcome closes them (cancel, deliver, refund, return, complete)" },
+            open_order_ids: {
+              type: 'array',
+              items: { type: 'string' },
+              description:
+                "The caller's order ids, newest first, but for those whose newest call's outcome closes them (cancel, deliver, refund, return, complete)",
+            },
             calls: { type: 'array', maxItems: 5, items: ref('HistoryCall') },
-            problems: { type: 'array', items: ref('Problem'), description: 'Present when the request named no usable phone number; count is then 0' },
+            problems: {
+              type: 'array',
+              items: ref('Problem'),
+              description: 'Present when the request named no usable phone number; count is then 0',
+            },
           },
         },
         HistoryCall: {
@@ -243,22 +361,76 @@ export function openApiDocument(hooks: readonly string[]): object {
             problems: { type: 'array', items: ref('Problem') },
           },
         },
-        Call: { type: 'object', properties: { record: ref('Record'), status: { enum: ['accepted', 'held'] }, duplicates: { type: 'integer' }, raw: { type: 'object' } } },
-        Delivery: { type: 'object', properties: { id: { type: 'integer' }, callId: { type: 'string' }, sink: { type: 'string' }, state: { enum: ['pending', 'in_flight', 'done', 'dead'] }, attempts: { type: 'integer' }, nextAttemptAt: { type: 'integer' }, lastError: { type: ['string', 'null'] }, updatedAt: { type: 'integer' } } },
+        Call: {
+          type: 'object',
+          properties: {
+            record: ref('Record'),
+            status: { enum: ['accepted', 'held'] },
+            duplicates: { type: 'integer' },
+            raw: { type: 'object' },
+          },
+        },
+        Delivery: {
+          type: 'object',
+          properties: {
+            id: { type: 'integer' },
+            callId: { type: 'string' },
+            sink: { type: 'string' },
+            state: { enum: ['pending', 'in_flight', 'done', 'dead'] },
+            attempts: { type: 'integer' },
+            nextAttemptAt: { type: 'integer' },
+            lastError: { type: ['string', 'null'] },
+            updatedAt: { type: 'integer' },
+          },
+        },
         Sink: {
           type: 'object',
-          required: ['name', 'type', 'paused', 'deliveries', 'oldest_pending_age_seconds', 'last_success_at', 'last_error'],
+          required: [
+            'name',
+            'type',
+            'paused',
+            'deliveries',
+            'oldest_pending_age_seconds',
+            'last_success_at',
+            'last_error',
+          ],
           properties: {
             name: { type: 'string' },
             type: { type: 'string' },
             paused: { type: 'boolean' },
-            paused_by: { enum: ['operator', 'config'], description: "An operator's pause or resume, kept in the store, wins over the config's `paused`" },
-            paused_changed_at: { type: ['string', 'null'], format: 'date-time', description: 'When an operator last paused or resumed it' },
-            rate_limited_until: { type: ['string', 'null'], format: 'date-time', description: 'A 429 holds every delivery of the sink until then' },
-            deliveries: { type: 'object', properties: { pending: { type: 'integer' }, in_flight: { type: 'integer' }, done: { type: 'integer' }, dead: { type: 'integer' } } },
+            paused_by: {
+              enum: ['operator', 'config'],
+              description: "An operator's pause or resume, kept in the store, wins over the config's `paused`",
+            },
+            paused_changed_at: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'When an operator last paused or resumed it',
+            },
+            rate_limited_until: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'A 429 holds every delivery of the sink until then',
+            },
+            deliveries: {
+              type: 'object',
+              properties: {
+                pending: { type: 'integer' },
+                in_flight: { type: 'integer' },
+                done: { type: 'integer' },
+                dead: { type: 'integer' },
+              },
+            },
             oldest_pending_age_seconds: { type: 'number' },
-            last_success_at: { type: ['string', 'null'], format: 'date-time', description: 'Written at most once a second' },
-            last_error: { type: ['string', 'null'], description: "Why the last attempt, or opening the sink at start-up, failed" },
+            last_success_at: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'Written at most once a second',
+            },
+            last_error: {
+              type: ['string', 'null'],
+              description: 'Why the last attempt, or opening the sink at start-up, failed',
+            },
             last_error_at: { type: ['string', 'null'], format: 'date-time' },
           },
         },
@@ -283,17 +455,25 @@ export function openApiDocument(hooks: readonly string[]): object {
             at: { type: 'string', format: 'date-time' },
             fields: {
               type: 'object',
-              description: 'Each field changed: `before` is its value in data, or as received while it had a problem, absent when it had none; `after` likewise',
+              description:
+                'Each field changed: `before` is its value in data, or as received while it had a problem, absent when it had none; `after` likewise',
               additionalProperties: { type: 'object', properties: { before: {}, after: {} } },
             },
-            revision: { type: 'integer', description: 'The revision the edit made, or the one a review mark was given at' },
+            revision: {
+              type: 'integer',
+              description: 'The revision the edit made, or the one a review mark was given at',
+            },
             reviewed: { const: true, description: 'A review mark: no change, the call leaves the review queue' },
           },
         },
         EditReply: {
           type: 'object',
           required: ['record', 'problems', 'edit'],
-          properties: { record: ref('Record'), problems: { type: 'array', items: ref('Problem') }, edit: { oneOf: [ref('CallEdit'), { type: 'null' }] } },
+          properties: {
+            record: ref('Record'),
+            problems: { type: 'array', items: ref('Problem') },
+            edit: { oneOf: [ref('CallEdit'), { type: 'null' }] },
+          },
         },
       },
     },

@@ -1,14 +1,19 @@
-import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { CallhookError } from '../errors.js';
-import { parseBody, type BodyLimits } from './parse-body.js';
+import { type BodyLimits, parseBody } from './parse-body.js';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 const JSON_CT = 'application/json';
 const FORM_CT = 'application/x-www-form-urlencoded';
-const NAMES = { 'नाम': 'आशा देवी', 'பெயர்': 'தமிழ்செல்வி', '🙂': '👍🏽 ok' };
+const NAMES = { नाम: 'आशा देवी', பெயர்: 'தமிழ்செல்வி', '🙂': '👍🏽 ok' };
 
-interface PartSpec { name?: string; value: string | Uint8Array; filename?: string; headers?: string[] }
+interface PartSpec {
+  name?: string;
+  value: string | Uint8Array;
+  filename?: string;
+  headers?: string[];
+}
 
 /** A multipart/form-data body as RFC 7578 section 4.1 lays it out, built by hand so tests can also break it. */
 function multipart(boundary: string, parts: PartSpec[], end = `--${boundary}--\r\n`): Uint8Array {
@@ -26,7 +31,10 @@ const withProto = (f: object, proto: unknown) => Object.fromEntries([...Object.e
 const mp = (parts: PartSpec[]) => multipart('XyZ', parts);
 
 async function expectRefused(body: Uint8Array, ct: string | undefined, status: number, message: RegExp, options = {}) {
-  const error = await parseBody(body, ct, options).then(() => undefined, (e: unknown) => e);
+  const error = await parseBody(body, ct, options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(CallhookError);
   const { status: actual, message: text } = error as CallhookError;
   expect([actual, text]).toEqual([status, expect.stringMatching(message)]);
@@ -50,7 +58,10 @@ describe('content types', () => {
     undefined,
     '',
   ])('reads JSON under %s', async (ct) => {
-    expect(await parseBody(bytes('{"a":1,"b":"x"}'), ct, {})).toMatchObject({ encoding: 'json', fields: { a: 1, b: 'x' } });
+    expect(await parseBody(bytes('{"a":1,"b":"x"}'), ct, {})).toMatchObject({
+      encoding: 'json',
+      fields: { a: 1, b: 'x' },
+    });
   });
 
   it('refuses a body without Content-Type that is not JSON with 415', async () => {
@@ -123,7 +134,12 @@ describe('form', () => {
 
 describe('multipart', () => {
   it('reads fields, unicode names, repeated keys and odd keys as own properties', async () => {
-    const odd: [string, string][] = [['tag', 'a'], ['__proto__', 'x'], ['tag', 'b'], ['empty', '']];
+    const odd: [string, string][] = [
+      ['tag', 'a'],
+      ['__proto__', 'x'],
+      ['tag', 'b'],
+      ['empty', ''],
+    ];
     const parts = [...Object.entries(NAMES), ...odd];
     const result = await parseBody(mp(parts.map(([name, value]) => ({ name, value }))), MP_CT);
     const fields = withProto({ ...NAMES, tag: ['a', 'b'], empty: '' }, 'x');
@@ -156,14 +172,20 @@ describe('multipart', () => {
   it('refuses bytes that are not UTF-8 in a value or a name (400)', async () => {
     const bad = new Uint8Array([0x61, 0xe2, 0x82]);
     await expectRefused(mp([{ name: 'a', value: bad }]), MP_CT, 400, /invalid UTF-8 in field "a"/);
-    const badName = Buffer.concat([Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="'), Buffer.from([0xff]),
-      Buffer.from('"\r\n\r\n1\r\n--XyZ--')]);
+    const badName = Buffer.concat([
+      Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="'),
+      Buffer.from([0xff]),
+      Buffer.from('"\r\n\r\n1\r\n--XyZ--'),
+    ]);
     await expectRefused(new Uint8Array(badName), MP_CT, 400, /invalid UTF-8 in a part name/);
   });
 
   it('honours a charset a part declares itself (RFC 7578 section 4.4)', async () => {
     const utf8 = ['Content-Type: text/plain; charset=UTF-8'];
-    const parts = [{ name: 'a', value: 'José', headers: utf8 }, { name: 'b', value: 'नाम' }];
+    const parts = [
+      { name: 'a', value: 'José', headers: utf8 },
+      { name: 'b', value: 'नाम' },
+    ];
     expect((await parseBody(mp(parts), MP_CT)).fields).toEqual({ a: 'José', b: 'नाम' });
     const bad = mp([{ name: 'a', value: new Uint8Array([0x4a, 0xe9]), headers: utf8 }]);
     await expectRefused(bad, MP_CT, 400, /invalid UTF-8 in field "a"/);
@@ -185,7 +207,10 @@ describe('multipart', () => {
 
   it('applies the fields, fieldSize, parts and files limits (413)', async () => {
     const limits: BodyLimits = { fields: 2, fieldSize: 3, parts: 3 };
-    const two = [{ name: 'a', value: '123' }, { name: 'b', value: 'ॐ' }];
+    const two = [
+      { name: 'a', value: '123' },
+      { name: 'b', value: 'ॐ' },
+    ];
     expect((await parseBody(mp(two), MP_CT, { limits })).fields).toEqual({ a: '123', b: 'ॐ' });
     await expectRefused(mp([...two, { name: 'c', value: '' }]), MP_CT, 413, /more than 2 fields/, { limits });
     await expectRefused(mp([{ name: 'a', value: 'ॐx' }]), MP_CT, 413, /"a" is longer than 3 bytes/, { limits });
@@ -226,12 +251,16 @@ describe('properties: any input resolves or is refused with 400, 413 or 415, and
     fc.string(),
   );
   const part = fc.record({
-    name: fc.option(fc.string({ unit: 'grapheme' }).filter((n) => !/["\r\n]/.test(n)), { nil: undefined }),
+    name: fc.option(
+      fc.string({ unit: 'grapheme' }).filter((n) => !/["\r\n]/.test(n)),
+      { nil: undefined },
+    ),
     value: fc.oneof(fc.string({ unit: 'grapheme' }), fc.uint8Array()),
     filename: fc.option(fc.constantFrom('a.txt', 'न.pdf'), { nil: undefined }),
     headers: fc.subarray(['Content-Type: text/plain; charset=utf-8', 'Content-Type: application/octet-stream']),
   });
-  const multipartBody = fc.tuple(boundary, fc.array(part, { maxLength: 6 }), fc.nat(), fc.boolean())
+  const multipartBody = fc
+    .tuple(boundary, fc.array(part, { maxLength: 6 }), fc.nat(), fc.boolean())
     .map(([b, parts, cut, truncate]) => {
       const body = multipart(b, parts);
       const ct = `multipart/form-data; boundary="${b}"`;
@@ -251,10 +280,19 @@ describe('properties: any input resolves or is refused with 400, 413 or 415, and
 describe('deeply nested JSON', () => {
   it('is refused past the depth limit, counting brackets inside strings as text', async () => {
     const nested = (n: number) => `{"a":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
-    await expect(parseBody(new TextEncoder().encode(nested(64)), 'application/json')).resolves.toMatchObject({ encoding: 'json' });
-    await expect(parseBody(new TextEncoder().encode(nested(65)), 'application/json')).rejects.toMatchObject({ status: 400, message: expect.stringContaining('nested 65 levels deep') });
-    await expect(parseBody(new TextEncoder().encode(nested(100_000)), 'application/json')).rejects.toMatchObject({ status: 400 });
+    await expect(parseBody(new TextEncoder().encode(nested(64)), 'application/json')).resolves.toMatchObject({
+      encoding: 'json',
+    });
+    await expect(parseBody(new TextEncoder().encode(nested(65)), 'application/json')).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('nested 65 levels deep'),
+    });
+    await expect(parseBody(new TextEncoder().encode(nested(100_000)), 'application/json')).rejects.toMatchObject({
+      status: 400,
+    });
     const inString = `{"a":"${'['.repeat(500)}\\"${'{'.repeat(500)}"}`;
-    await expect(parseBody(new TextEncoder().encode(inString), 'application/json')).resolves.toMatchObject({ fields: { a: `${'['.repeat(500)}"${'{'.repeat(500)}` } });
+    await expect(parseBody(new TextEncoder().encode(inString), 'application/json')).resolves.toMatchObject({
+      fields: { a: `${'['.repeat(500)}"${'{'.repeat(500)}` },
+    });
   });
 });

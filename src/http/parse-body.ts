@@ -11,7 +11,11 @@ import { decodeUtf8, groupFields, parseUrlEncoded, quote } from './parse-query.j
  */
 
 export type Encoding = 'json' | 'form' | 'multipart' | 'none';
-export interface BodyLimits { fields: number; fieldSize: number; parts: number }
+export interface BodyLimits {
+  fields: number;
+  fieldSize: number;
+  parts: number;
+}
 export interface ParsedBody {
   encoding: Encoding;
   fields: Record<string, unknown>;
@@ -58,8 +62,7 @@ async function parse(body: Uint8Array, contentType: string | undefined, opts: Pa
 
   const mime = readMediaType(contentType);
   // RFC 6839 section 3.1: any `+json` subtype is JSON.
-  const isJson =
-    mime.essence === 'application/json' || (mime.type === 'application' && mime.subtype.endsWith('+json'));
+  const isJson = mime.essence === 'application/json' || (mime.type === 'application' && mime.subtype.endsWith('+json'));
   const isForm = mime.essence === 'application/x-www-form-urlencoded';
   if (!isJson && !isForm && mime.essence !== 'multipart/form-data') {
     throw new CallhookError('UNSUPPORTED_MEDIA_TYPE', mime.essence);
@@ -78,7 +81,10 @@ async function parse(body: Uint8Array, contentType: string | undefined, opts: Pa
     const text = decodeUtf8(body, 'BAD_BODY');
     return { encoding: 'form', fields: parseUrlEncoded(text, 'BAD_BODY', limits), text };
   }
-  return { encoding: 'multipart', fields: await parseMultipart(body, mime, opts.allowFiles ?? false, limits, opts.busboyOnly ?? false) };
+  return {
+    encoding: 'multipart',
+    fields: await parseMultipart(body, mime, opts.allowFiles ?? false, limits, opts.busboyOnly ?? false),
+  };
 }
 
 /**
@@ -122,7 +128,8 @@ export const MAX_JSON_DEPTH = 64;
 
 function parseJson(text: string): unknown {
   const depth = nestingDepth(text);
-  if (depth > MAX_JSON_DEPTH) throw new CallhookError('BAD_BODY', `JSON nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})`);
+  if (depth > MAX_JSON_DEPTH)
+    throw new CallhookError('BAD_BODY', `JSON nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})`);
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -138,7 +145,8 @@ function nestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next character
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {

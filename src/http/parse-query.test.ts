@@ -1,7 +1,15 @@
-import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { CallhookError } from '../errors.js';
-import { byDecodeURIComponent, decodeComponent, decodeUtf8, groupFields, parseQuery, parseUrlEncoded, quote } from './parse-query.js';
+import {
+  byDecodeURIComponent,
+  decodeComponent,
+  decodeUtf8,
+  groupFields,
+  parseQuery,
+  parseUrlEncoded,
+  quote,
+} from './parse-query.js';
 
 function caught(run: () => unknown): CallhookError {
   try {
@@ -30,7 +38,7 @@ describe('parseQuery', () => {
   });
 
   it('decodes unicode names and values', () => {
-    const fields = { 'नाम': 'आशा', 'பெயர்': 'தமிழ்', emoji: '🙂👍🏽' };
+    const fields = { नाम: 'आशा', பெயர்: 'தமிழ்', emoji: '🙂👍🏽' };
     const search = new URLSearchParams(fields).toString();
     expect(parseQuery(search)).toEqual(fields);
   });
@@ -80,7 +88,13 @@ describe('the shared urlencoded pieces', () => {
   });
 
   it('groups repeated keys only', () => {
-    expect(groupFields([['a', 1], ['b', 2], ['a', 3]])).toEqual({ a: [1, 3], b: 2 });
+    expect(
+      groupFields([
+        ['a', 1],
+        ['b', 2],
+        ['a', 3],
+      ]),
+    ).toEqual({ a: [1, 3], b: 2 });
   });
 
   it('quotes a long fragment shortly', () => {
@@ -108,7 +122,24 @@ describe('properties', () => {
   it('decodes every component as decodeURIComponent does, and refuses what it refuses', () => {
     const piece = fc.oneof(
       fc.string({ unit: 'binary' }),
-      fc.constantFrom('%', '%2', '%E2', '%82', '%AC', '%e2%82%ac', '%C3%A9', '%F0%9F%98%80', '%FF', '%00', '%2B', '+', 'é', '😀', '%zz', 'a'),
+      fc.constantFrom(
+        '%',
+        '%2',
+        '%E2',
+        '%82',
+        '%AC',
+        '%e2%82%ac',
+        '%C3%A9',
+        '%F0%9F%98%80',
+        '%FF',
+        '%00',
+        '%2B',
+        '+',
+        'é',
+        '😀',
+        '%zz',
+        'a',
+      ),
     );
     const outcome = (decode: () => string) => {
       try {
@@ -118,9 +149,14 @@ describe('properties', () => {
       }
     };
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 8 }).map((p) => p.join('')), (raw) => {
-        expect(outcome(() => decodeComponent(raw, 'BAD_BODY'))).toBe(outcome(() => byDecodeURIComponent(raw, 'BAD_BODY')));
-      }),
+      fc.property(
+        fc.array(piece, { maxLength: 8 }).map((p) => p.join('')),
+        (raw) => {
+          expect(outcome(() => decodeComponent(raw, 'BAD_BODY'))).toBe(
+            outcome(() => byDecodeURIComponent(raw, 'BAD_BODY')),
+          );
+        },
+      ),
       { numRuns: 5000 },
     );
   });

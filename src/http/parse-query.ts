@@ -77,7 +77,8 @@ export function byDecodeURIComponent(raw: string, code: ErrorCode): string {
   }
 }
 
-const badEscape = (raw: string, code: ErrorCode, cause?: unknown) => new CallhookError(code, `invalid percent-encoding in ${quote(raw)}`, { cause });
+const badEscape = (raw: string, code: ErrorCode, cause?: unknown) =>
+  new CallhookError(code, `invalid percent-encoding in ${quote(raw)}`, { cause });
 
 /** A hex digit's value; -1 for anything else, the end of the text included. */
 function hexValue(byte: number | undefined): number {
@@ -97,7 +98,8 @@ export function groupFields<V>(entries: Iterable<readonly [string, V]>): Record<
   let repeated: Set<string> | undefined;
   for (const [key, value] of entries) {
     if (!Object.hasOwn(fields, key)) {
-      if (key === '__proto__') Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(fields, key, { value, enumerable: true, writable: true, configurable: true });
       else fields[key] = value;
     } else if (repeated?.has(key)) (fields[key] as V[]).push(value);
     else {

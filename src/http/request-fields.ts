@@ -40,7 +40,10 @@ export function sourceOf(header: string | undefined): 'webhook' | 'replay' | 'si
 }
 
 /** A request's receipt, before its outcome is known: the route's for refusals, the intake's for commits. */
-export function receiptOf({ hook, receivedAt, method, contentType }: RequestHead, size: number): Omit<Receipt, 'status' | 'outcome'> {
+export function receiptOf(
+  { hook, receivedAt, method, contentType }: RequestHead,
+  size: number,
+): Omit<Receipt, 'status' | 'outcome'> {
   return { hook, receivedAt, method, contentType, size };
 }
 

@@ -15,7 +15,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 function testApp() {
   const app = new Hono<{ Variables: RequestIdVariables }>();
   app.use(requestId());
-  app.post('/echo', (c) => c.json({ id: c.get('requestId'), type: requestHeader(c, 'content-type') ?? null, repeated: requestHeader(c, 'x-tag') ?? null }));
+  app.post('/echo', (c) =>
+    c.json({
+      id: c.get('requestId'),
+      type: requestHeader(c, 'content-type') ?? null,
+      repeated: requestHeader(c, 'x-tag') ?? null,
+    }),
+  );
   app.get('/fail', (c) => {
     setReplyHeader(c, 'allow', 'POST');
     throw new Error('refused');

@@ -29,9 +29,18 @@ describe('the store outage log', () => {
       [50, 'the store still cannot commit'],
       [40, 'the store commits again'],
     ]);
-    expect(lines[0]).toMatchObject({ hook: 'end-of-call', err: { message: 'database or disk is full', code: 'SQLITE_FULL', stack: expect.any(String) } });
+    expect(lines[0]).toMatchObject({
+      hook: 'end-of-call',
+      err: { message: 'database or disk is full', code: 'SQLITE_FULL', stack: expect.any(String) },
+    });
     // Each count covers the requests since the line before it; the first line covers its own.
-    expect(lines[1]).toMatchObject({ error: 'database or disk is full', code: 'SQLITE_FULL', refusedCalls: 360, lostReceipts: 40, seconds: 10 });
+    expect(lines[1]).toMatchObject({
+      error: 'database or disk is full',
+      code: 'SQLITE_FULL',
+      refusedCalls: 360,
+      lostReceipts: 40,
+      seconds: 10,
+    });
     expect(lines[2]).toMatchObject({ refusedCalls: 360, lostReceipts: 40, seconds: 20 });
     expect(lines[3]).toMatchObject({ seconds: 25, refusedCalls: 900, lostReceipts: 100 });
   });
@@ -44,7 +53,11 @@ describe('the store outage log', () => {
     tick(3000);
     outage.committed();
     outage.failed(full, { hook: 'b' });
-    expect(lines.map((l) => l.msg)).toEqual(['cannot store a receipt', 'the store commits again', 'cannot commit a call; calls are refused with 503 until the store commits again']);
+    expect(lines.map((l) => l.msg)).toEqual([
+      'cannot store a receipt',
+      'the store commits again',
+      'cannot commit a call; calls are refused with 503 until the store commits again',
+    ]);
     expect(lines[1]).toMatchObject({ seconds: 3, refusedCalls: 0, lostReceipts: 1 });
     expect(lines[2]).toMatchObject({ hook: 'b' });
   });
@@ -64,8 +77,16 @@ describe('the store outage log', () => {
       [50, 'the store still cannot read the caller history'],
       [40, 'the store reads the caller history again'],
     ]);
-    expect(lines[0]).toMatchObject({ hook: 'caller-lookup', err: { message: 'connection terminated', code: 'ECONNRESET' } });
-    expect(lines[1]).toMatchObject({ error: 'connection terminated', code: 'ECONNRESET', refusedLookups: 200, seconds: 10 });
+    expect(lines[0]).toMatchObject({
+      hook: 'caller-lookup',
+      err: { message: 'connection terminated', code: 'ECONNRESET' },
+    });
+    expect(lines[1]).toMatchObject({
+      error: 'connection terminated',
+      code: 'ECONNRESET',
+      refusedLookups: 200,
+      seconds: 10,
+    });
     expect(lines[2]).toMatchObject({ seconds: 15, refusedLookups: 300 });
   });
 });

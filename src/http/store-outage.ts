@@ -22,12 +22,25 @@ export interface StoreOutageLog {
 
 /** The commits of calls and receipts. */
 export function storeOutageLog(log: Logger, options: OutageLogOptions = {}): StoreOutageLog {
-  const outage = outageLog(log, { still: 'the store still cannot commit', over: 'the store commits again', counts: ['refusedCalls', 'lostReceipts'] }, options);
+  const outage = outageLog(
+    log,
+    {
+      still: 'the store still cannot commit',
+      over: 'the store commits again',
+      counts: ['refusedCalls', 'lostReceipts'],
+    },
+    options,
+  );
   return {
     failed: (err, { hook, receipt = false }) =>
       receipt
         ? outage.failed(err, 'lostReceipts', { hook }, 'cannot store a receipt')
-        : outage.failed(err, 'refusedCalls', { hook }, 'cannot commit a call; calls are refused with 503 until the store commits again'),
+        : outage.failed(
+            err,
+            'refusedCalls',
+            { hook },
+            'cannot commit a call; calls are refused with 503 until the store commits again',
+          ),
     committed: outage.over,
   };
 }
@@ -41,9 +54,23 @@ export interface HistoryOutageLog {
 
 /** The in-call hooks' reads of the caller history: a store that cannot answer them is an outage of its own. */
 export function historyOutageLog(log: Logger, options: OutageLogOptions = {}): HistoryOutageLog {
-  const outage = outageLog(log, { still: 'the store still cannot read the caller history', over: 'the store reads the caller history again', counts: ['refusedLookups'] }, options);
+  const outage = outageLog(
+    log,
+    {
+      still: 'the store still cannot read the caller history',
+      over: 'the store reads the caller history again',
+      counts: ['refusedLookups'],
+    },
+    options,
+  );
   return {
-    failed: (err, hook) => outage.failed(err, 'refusedLookups', { hook }, 'cannot read the caller history; in-call hooks answer 503 until the store reads again'),
+    failed: (err, hook) =>
+      outage.failed(
+        err,
+        'refusedLookups',
+        { hook },
+        'cannot read the caller history; in-call hooks answer 503 until the store reads again',
+      ),
     read: outage.over,
   };
 }
@@ -57,7 +84,11 @@ interface Words<K extends string> {
   counts: readonly K[];
 }
 
-function outageLog<K extends string>(log: Logger, { still, over, counts }: Words<K>, { everyMs = 10_000, now = Date.now }: OutageLogOptions) {
+function outageLog<K extends string>(
+  log: Logger,
+  { still, over, counts }: Words<K>,
+  { everyMs = 10_000, now = Date.now }: OutageLogOptions,
+) {
   const none = (): Record<string, number> => Object.fromEntries(counts.map((count) => [count, 0]));
   let since: number | undefined;
   let lastLine = 0;

@@ -1,20 +1,27 @@
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
-import type { KeyRing } from '../keys/ring.js';
-import { runHandler, type InCallHandler } from '../in-call/handler.js';
-import { callerHistory, HISTORY_CALLS, type CallerHistory } from '../in-call/history.js';
+import { type InCallHandler, runHandler } from '../in-call/handler.js';
+import { type CallerHistory, callerHistory, HISTORY_CALLS } from '../in-call/history.js';
 import type { Hook } from '../intake/pipeline.js';
+import { type IngestOnThread, type RequestOutcome, requestIntake } from '../intake/request.js';
+import type { KeyRing } from '../keys/ring.js';
 import { normalize } from '../normalize/index.js';
 import type { CallStore, Receipt } from '../store/calls.js';
-import type { AppEnv } from './env.js';
-import type { AuthLimiter } from './auth-limit.js';
 import { requireBearer } from './auth.js';
+import type { AuthLimiter } from './auth-limit.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
+import type { AppEnv } from './env.js';
 import { requestHeader, setReplyHeader } from './node-headers.js';
 import { readBody } from './read-body.js';
-import { receiptOf, requestFields, SOURCE_HEADER, sourceOf, type RequestHead, type WebhookRequest } from './request-fields.js';
-import { requestIntake, type IngestOnThread, type RequestOutcome } from '../intake/request.js';
+import {
+  type RequestHead,
+  receiptOf,
+  requestFields,
+  SOURCE_HEADER,
+  sourceOf,
+  type WebhookRequest,
+} from './request-fields.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */
@@ -47,10 +54,27 @@ export interface WebhookDeps {
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
-export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyLimitBytes, limiter, trustProxy = false, inCallHandlers, storeDeadlineMs = STORE_DEADLINE_MS, globalKeys }: WebhookDeps): Hono<Env> {
+export function webhookRoutes({
+  hooks,
+  store,
+  notify,
+  ingestOnThread,
+  log,
+  bodyLimitBytes,
+  limiter,
+  trustProxy = false,
+  inCallHandlers,
+  storeDeadlineMs = STORE_DEADLINE_MS,
+  globalKeys,
+}: WebhookDeps): Hono<Env> {
   // SQLite's writer thread ingests what it is handed (intake/thread.ts); what no thread takes is ingested here.
   const ingest = requestIntake(store, hooks, ingestOnThread);
-  const auth = new Map([...hooks].map(([name, hook]) => [name, requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter, trustProxy)]));
+  const auth = new Map(
+    [...hooks].map(([name, hook]) => [
+      name,
+      requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter, trustProxy),
+    ]),
+  );
 
   const outage = storeOutageLog(log);
   const historyOutage = historyOutageLog(log);
@@ -67,7 +91,14 @@ export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyL
     // The query string is kept with the body: a refused request is ingested again as it came (contract section 6).
     const query = searchOf(c.req.url);
     const kept = bounded(
-      store.recordRejection({ ...receipt, status: err.status, outcome: 'rejected', error: err.message, rawBody, query }),
+      store.recordRejection({
+        ...receipt,
+        status: err.status,
+        outcome: 'rejected',
+        error: err.message,
+        rawBody,
+        query,
+      }),
       'storing a receipt',
     ).then(outage.committed, (cause) => outage.failed(cause, { hook: receipt.hook, receipt: true }));
     if (err.code !== 'STORE_UNAVAILABLE') await kept;
@@ -79,13 +110,20 @@ export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyL
    * number it still answers 200, with no history and the problems: the AI is mid-conversation and needs
    * something to say, where an error would leave it silent.
    */
-  const answerInCall = async (c: Context<Env>, hook: Hook, fields: Record<string, unknown>, size: number): Promise<Response> => {
+  const answerInCall = async (
+    c: Context<Env>,
+    hook: Hook,
+    fields: Record<string, unknown>,
+    size: number,
+  ): Promise<Response> => {
     const name = hook.config.name;
     const { data, extra, problems } = normalize(fields, hook.parameters);
     const phone = typeof data.phone_number === 'string' ? data.phone_number : null;
     let history: CallerHistory;
     try {
-      const found = phone ? await bounded(store.callerHistory(phone, HISTORY_CALLS), 'reading the caller history') : undefined;
+      const found = phone
+        ? await bounded(store.callerHistory(phone, HISTORY_CALLS), 'reading the caller history')
+        : undefined;
       if (found) historyOutage.read();
       history = callerHistory(phone, found?.count ?? 0, found?.records ?? [], phone ? [] : problems);
     } catch (cause) {
@@ -103,8 +141,10 @@ export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyL
         return rejectAndThrow(c, err);
       }
     }
-    await bounded(store.recordRejection({ ...receiptAt(c, size), status: 200, outcome: 'in-call' }), 'storing a receipt')
-      .then(outage.committed, (cause) => outage.failed(cause, { hook: name, receipt: true }));
+    await bounded(
+      store.recordRejection({ ...receiptAt(c, size), status: 200, outcome: 'in-call' }),
+      'storing a receipt',
+    ).then(outage.committed, (cause) => outage.failed(cause, { hook: name, receipt: true }));
     c.set('summary', { hook: name, outcome: 'in-call' });
     return c.body(body, 200, { 'content-type': 'application/json' });
   };
@@ -160,7 +200,8 @@ export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyL
       outage.failed(cause, { hook: hook.config.name });
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', undefined, { cause }));
     }
-    if ('refused' in outcome) return rejectAndThrow(c, new CallhookError(outcome.refused.code, outcome.refused.detail), body);
+    if ('refused' in outcome)
+      return rejectAndThrow(c, new CallhookError(outcome.refused.code, outcome.refused.detail), body);
     outage.committed();
     const { reply } = outcome;
     if (reply.status === 'accepted') notify?.();
@@ -170,7 +211,10 @@ export function webhookRoutes({ hooks, store, notify, ingestOnThread, log, bodyL
 }
 
 /** The receipt of the request under way; before its body is read, its size is what the client declared. */
-function receiptAt(c: Context<Env>, size = Number(requestHeader(c, 'content-length') ?? 0)): Omit<Receipt, 'status' | 'outcome'> {
+function receiptAt(
+  c: Context<Env>,
+  size = Number(requestHeader(c, 'content-length') ?? 0),
+): Omit<Receipt, 'status' | 'outcome'> {
   return receiptOf(c.get('head'), Number.isFinite(size) ? size : 0);
 }
 

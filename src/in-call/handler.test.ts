@@ -1,11 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { CallhookError } from '../errors.js';
-import { runHandler, type InCallHandler, type InCallRequest } from './handler.js';
+import { type InCallHandler, type InCallRequest, runHandler } from './handler.js';
 import { callerHistory } from './history.js';
 
-const request: InCallRequest = { hook: 'lookup', data: { phone_number: '+919812345678' }, extra: {}, problems: [], history: callerHistory('+919812345678', 0, []) };
+const request: InCallRequest = {
+  hook: 'lookup',
+  data: { phone_number: '+919812345678' },
+  extra: {},
+  problems: [],
+  history: callerHistory('+919812345678', 0, []),
+};
 
-const failure = (handler: InCallHandler, timeoutMs = 1000) => runHandler(handler, request, timeoutMs).then(() => undefined, (err: unknown) => err);
+const failure = (handler: InCallHandler, timeoutMs = 1000) =>
+  runHandler(handler, request, timeoutMs).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 describe('runHandler', () => {
   it("serialises the handler's result, sync or async, and answers {} for nothing", async () => {
@@ -16,7 +26,12 @@ describe('runHandler', () => {
 
   it('turns a throw, sync or async, or a result JSON cannot hold into IN_CALL_FAILED, keeping the cause', async () => {
     const boom = new Error('boom');
-    for (const handler of [() => { throw boom; }, async () => Promise.reject(boom)] as InCallHandler[]) {
+    for (const handler of [
+      () => {
+        throw boom;
+      },
+      async () => Promise.reject(boom),
+    ] as InCallHandler[]) {
       const err = await failure(handler);
       expect(err).toBeInstanceOf(CallhookError);
       expect(err).toMatchObject({ code: 'IN_CALL_FAILED', status: 502, cause: boom });

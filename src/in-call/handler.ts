@@ -21,7 +21,11 @@ export async function loadInCallHandlers(hooks: Iterable<HookConfig>): Promise<M
   const handlers = new Map<string, InCallHandler>();
   for (const hook of hooks) {
     if (hook.kind !== 'in-call' || hook.handler === undefined) continue;
-    const loaded = await importUserModule<InCallHandler>(hook.handler, `hooks.${hook.name}.handler`, 'a function (request, { signal }) => reply');
+    const loaded = await importUserModule<InCallHandler>(
+      hook.handler,
+      `hooks.${hook.name}.handler`,
+      'a function (request, { signal }) => reply',
+    );
     handlers.set(hook.name, loaded.default);
   }
   return handlers;
@@ -42,7 +46,10 @@ export async function runHandler(handler: InCallHandler, request: InCallRequest,
     }, timeoutMs);
   });
   try {
-    const result = await Promise.race([Promise.resolve().then(() => handler(request, { signal: controller.signal })), late]);
+    const result = await Promise.race([
+      Promise.resolve().then(() => handler(request, { signal: controller.signal })),
+      late,
+    ]);
     return JSON.stringify(result ?? {});
   } catch (err) {
     if (err instanceof CallhookError) throw err;

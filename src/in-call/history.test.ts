@@ -8,7 +8,8 @@ const record = (data: Record<string, Scalar>, extra: Record<string, unknown> = {
   hook: 'end-of-call',
   dedup_key: `k-${n}`,
   received_at: `2026-11-${String(n).padStart(2, '0')}T10:00:00.000Z`,
-  source: 'webhook', revision: 1,
+  source: 'webhook',
+  revision: 1,
   data,
   extra,
   problems: [],
@@ -46,7 +47,11 @@ describe('callerHistory', () => {
       record({ call_outcome: 'order placed', sentiment_analysis: 'Positive' }, { call_summary: 'said in extra' }),
       record({ call_outcome: 'x', call_date: '2026-10-01' }),
     ]);
-    expect(history).toMatchObject({ last_outcome: 'order placed', last_sentiment: 'Positive', last_summary: 'said in extra' });
+    expect(history).toMatchObject({
+      last_outcome: 'order placed',
+      last_sentiment: 'Positive',
+      last_summary: 'said in extra',
+    });
     expect(history.last_call_date).toBe(history.calls[0]!.received_at.slice(0, 10));
     expect(history.calls[0]).toEqual({
       id: history.calls[0]!.id,
@@ -60,7 +65,9 @@ describe('callerHistory', () => {
   });
 
   it('lists at most five calls but keeps the count of all, and reads open orders from every record given', () => {
-    const newestFirst = Array.from({ length: 8 }, (_, i) => record({ order_id: `ORD-${i}`, call_outcome: 'order placed' }));
+    const newestFirst = Array.from({ length: 8 }, (_, i) =>
+      record({ order_id: `ORD-${i}`, call_outcome: 'order placed' }),
+    );
     const history = callerHistory('+919812345678', 42, newestFirst);
     expect(history.count).toBe(42);
     expect(history.calls).toHaveLength(LISTED_CALLS);

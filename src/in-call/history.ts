@@ -42,7 +42,12 @@ export const HISTORY_CALLS = 50;
  */
 const CLOSED_ORDER = /cancel|deliver|refund|return|complete/i;
 
-export function callerHistory(phone: string | null, count: number, newestFirst: readonly CallRecord[], problems: Problem[] = []): CallerHistory {
+export function callerHistory(
+  phone: string | null,
+  count: number,
+  newestFirst: readonly CallRecord[],
+  problems: Problem[] = [],
+): CallerHistory {
   const text = (record: CallRecord, field: string): string | null => {
     const value = record.data[field] ?? record.extra[field];
     return value === undefined || value === null || String(value).trim() === '' ? null : String(value);

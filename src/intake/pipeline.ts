@@ -1,7 +1,7 @@
 import type { CountryCode } from 'libphonenumber-js';
 import type { Config, HookConfig } from '../config.js';
 import { newId } from '../ids.js';
-import { compileParameters, contentHash, dedupKey, normalize, type CompiledHook } from '../normalize/index.js';
+import { type CompiledHook, compileParameters, contentHash, dedupKey, normalize } from '../normalize/index.js';
 import type { CallRecord, Problem, RawRequest, RecordSource } from '../record.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import type { CallStatus, CallStore, CommitInput, CommitResult } from '../store/calls.js';
@@ -26,7 +26,10 @@ export interface HookSink {
 }
 
 /** `sinks` gives each sink's filter; a sink it does not list takes every record. */
-export function compileHooks(config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>, sinks: readonly HookSink[] = []): Map<string, Hook> {
+export function compileHooks(
+  config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>,
+  sinks: readonly HookSink[] = [],
+): Map<string, Hook> {
   const region = config.phoneRegion as CountryCode;
   const filters = new Map(sinks.map((s) => [s.name, s.accepts]));
   return new Map(
@@ -53,7 +56,11 @@ export function sinksWanting(hooks: ReadonlyMap<string, Hook>, record: CallRecor
 }
 
 /** Releases a held call to the sinks that want it, as if it had just been stored; undefined when it is not held. */
-export async function releaseHeld(store: Pick<AdminQueries, 'release'>, hooks: ReadonlyMap<string, Hook>, record: CallRecord): Promise<string[] | undefined> {
+export async function releaseHeld(
+  store: Pick<AdminQueries, 'release'>,
+  hooks: ReadonlyMap<string, Hook>,
+  record: CallRecord,
+): Promise<string[] | undefined> {
   const sinks = sinksWanting(hooks, record);
   return (await store.release(record.id, sinks)) ? sinks : undefined;
 }
@@ -94,7 +101,15 @@ export interface PreparedCall {
 }
 
 /** Normalises the fields against the hook's declared parameters and derives the dedup key: no I/O. */
-export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = new Date(), ingests }: IntakeInput): PreparedCall {
+export function prepareCall({
+  hook,
+  fields,
+  raw,
+  source,
+  receipt,
+  receivedAt = new Date(),
+  ingests,
+}: IntakeInput): PreparedCall {
   const { data, extra, problems } = normalize(fields, hook.parameters);
   const hash = contentHash(data, extra, problems);
   // Contract section 4: a call none of whose declared parameters has a value cannot be told from another call.
@@ -114,13 +129,23 @@ export function prepareCall({ hook, fields, raw, source, receipt, receivedAt = n
   };
   const status = problems.length > 0 && hook.config.on_problem === 'hold' ? 'held' : 'accepted';
   return {
-    commit: { record, contentHash: hash, onConflict: hook.config.on_conflict, status, raw, sinks: sinksDue(hook, record, status), receipt, ingests },
+    commit: {
+      record,
+      contentHash: hash,
+      onConflict: hook.config.on_conflict,
+      status,
+      raw,
+      sinks: sinksDue(hook, record, status),
+      receipt,
+      ingests,
+    },
     problems,
   };
 }
 
 /** A held call gets its deliveries when it is released. */
-const sinksDue = (hook: Hook, record: CallRecord, status: CallStatus): string[] => (status === 'held' ? [] : sinksFor(hook, record));
+const sinksDue = (hook: Hook, record: CallRecord, status: CallStatus): string[] =>
+  status === 'held' ? [] : sinksFor(hook, record);
 
 /**
  * Commits a prepared call, and a conflict as a call of its own (contract section 4, `on_conflict: keep`): a stored
@@ -128,7 +153,11 @@ const sinksDue = (hook: Hook, record: CallRecord, status: CallStatus): string[] 
  * repeats are then duplicates of it), carrying `conflicts_with`, and delivered like any call. Its sinks are chosen
  * again, as `when` may look at `conflicts_with` or `dedup_key`.
  */
-export async function commitCall(hook: Hook, call: PreparedCall, commit: (input: CommitInput) => Promise<CommitResult>): Promise<IntakeReply> {
+export async function commitCall(
+  hook: Hook,
+  call: PreparedCall,
+  commit: (input: CommitInput) => Promise<CommitResult>,
+): Promise<IntakeReply> {
   const result = await commit(call.commit);
   if (result.outcome !== 'conflict') return replyTo(call, result);
   const { commit: first } = call;
@@ -136,14 +165,18 @@ export async function commitCall(hook: Hook, call: PreparedCall, commit: (input:
   // A call stored under this content key has this content, so the second commit finds no conflict; should it ever
   // (a store written by an older version that hashed otherwise), the call is counted as a duplicate with its raw
   // body kept on the receipt, rather than refused: a 503 here would lose the call.
-  const kept: PreparedCall = { ...call, commit: { ...first, record, onConflict: 'duplicate', sinks: sinksDue(hook, record, first.status) } };
+  const kept: PreparedCall = {
+    ...call,
+    commit: { ...first, record, onConflict: 'duplicate', sinks: sinksDue(hook, record, first.status) },
+  };
   return replyTo(kept, await commit(kept.commit));
 }
 
 /** The reply of contract section 2 to a committed call. */
 export function replyTo({ commit, problems }: PreparedCall, result: CommitResult): IntakeReply {
   const { dedup_key, conflicts_with } = commit.record;
-  if (result.outcome === 'duplicate' || result.outcome === 'conflict') return { status: 'duplicate', id: result.id, dedup_key };
+  if (result.outcome === 'duplicate' || result.outcome === 'conflict')
+    return { status: 'duplicate', id: result.id, dedup_key };
   return conflicts_with === undefined
     ? { status: result.outcome, id: result.id, dedup_key, problems }
     : { status: result.outcome, id: result.id, dedup_key, conflicts_with, problems };

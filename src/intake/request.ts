@@ -1,7 +1,7 @@
 import { CallhookError, type ErrorCode } from '../errors.js';
 import { receiptOf, requestFields, type WebhookRequest } from '../http/request-fields.js';
 import type { CallStore, CommitInput, CommitResult } from '../store/calls.js';
-import { commitCall, prepareCall, type Hook, type IntakeReply } from './pipeline.js';
+import { commitCall, type Hook, type IntakeReply, prepareCall } from './pipeline.js';
 
 /**
  * An end-of-call request from bytes to its committed record: read the query and body, normalise, commit. It needs
@@ -23,7 +23,11 @@ export interface RequestIntakeDeps {
 }
 
 /** Where a request is ingested: on the writer's thread when it takes it, else here, committing through the store. */
-export function requestIntake(store: Pick<CallStore, 'commitCall'>, hooks: ReadonlyMap<string, Hook>, onThread?: IngestOnThread): IngestRequest {
+export function requestIntake(
+  store: Pick<CallStore, 'commitCall'>,
+  hooks: ReadonlyMap<string, Hook>,
+  onThread?: IngestOnThread,
+): IngestRequest {
   const here = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
   return (request) => onThread?.(request) ?? here(request);
 }
@@ -45,7 +49,14 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
     }
     // The bytes and query ride along for the receipt of a duplicate, which keeps them (calls.ts Receipt.rawBody).
     const receipt = { ...receiptOf(request, request.body.byteLength), rawBody: request.body, query: request.search };
-    const call = prepareCall({ hook, ...read, source: request.source, receipt, receivedAt: new Date(request.receivedAt), ingests: request.ingests });
+    const call = prepareCall({
+      hook,
+      ...read,
+      source: request.source,
+      receipt,
+      receivedAt: new Date(request.receivedAt),
+      ingests: request.ingests,
+    });
     return { reply: await commitCall(hook, call, commit) };
   };
 }

@@ -55,7 +55,13 @@ export function writerThread(
       dateOrder: config.dateOrder,
     },
   };
-  const thread = threadClient<WriterMessage>({ thread: 'writer', module: 'writer-thread', besides: import.meta.url, settings, work: 'writes' });
+  const thread = threadClient<WriterMessage>({
+    thread: 'writer',
+    module: 'writer-thread',
+    besides: import.meta.url,
+    settings,
+    work: 'writes',
+  });
   return {
     write: (write) => thread.call(write),
     ingest: (request) => thread.call({ ingest: request }) as Promise<RequestOutcome> | undefined,

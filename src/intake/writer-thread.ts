@@ -20,7 +20,10 @@ const db = new Database(path, { fileMustExist: true });
 configureConnection(db, BUSY_TIMEOUT_MS);
 const store = groupCommit(db);
 const filters = intake.sinks.map(({ name, when }) => ({ name, accepts: compileWhen(when) }));
-const hooks = compileHooks({ hooks: new Map(intake.hooks), phoneRegion: intake.phoneRegion, dateOrder: intake.dateOrder }, filters);
+const hooks = compileHooks(
+  { hooks: new Map(intake.hooks), phoneRegion: intake.phoneRegion, dateOrder: intake.dateOrder },
+  filters,
+);
 const ingest = createRequestIntake({ hooks, commit: store.commitCall });
 
 answerCalls<WriterMessage>(

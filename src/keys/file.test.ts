@@ -28,7 +28,11 @@ describe('key files', () => {
     const dir = dataDir();
     writeFileSync(join(dir, API_KEYS_FILE), '\n  \n');
     writeFileSync(join(dir, ADMIN_TOKEN_FILE), '');
-    expect(() => ensureKeyFile(dir, API_KEYS_FILE, 'chk')).toThrow(`${join(dir, API_KEYS_FILE)} holds no key; remove the file to have one generated, or set CALLHOOK_API_KEYS`);
-    expect(() => ensureKeyFile(dir, ADMIN_TOKEN_FILE, 'cha')).toThrow(/admin-token holds no key; .* or set CALLHOOK_ADMIN_TOKEN$/);
+    expect(() => ensureKeyFile(dir, API_KEYS_FILE, 'chk')).toThrow(
+      `${join(dir, API_KEYS_FILE)} holds no key; remove the file to have one generated, or set CALLHOOK_API_KEYS`,
+    );
+    expect(() => ensureKeyFile(dir, ADMIN_TOKEN_FILE, 'cha')).toThrow(
+      /admin-token holds no key; .* or set CALLHOOK_ADMIN_TOKEN$/,
+    );
   });
 });

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { FILE_MODE, prepareDataDir } from '../data-dir.js';
 
@@ -12,7 +22,10 @@ export const API_KEYS_FILE = 'api-keys';
 export const ADMIN_TOKEN_FILE = 'admin-token';
 
 /** The variable that sets the keys a file would otherwise hold. */
-const VARIABLE: Record<string, string> = { [API_KEYS_FILE]: 'CALLHOOK_API_KEYS', [ADMIN_TOKEN_FILE]: 'CALLHOOK_ADMIN_TOKEN' };
+const VARIABLE: Record<string, string> = {
+  [API_KEYS_FILE]: 'CALLHOOK_API_KEYS',
+  [ADMIN_TOKEN_FILE]: 'CALLHOOK_ADMIN_TOKEN',
+};
 
 export function generateKey(prefix: string): string {
   return `${prefix}_${randomBytes(24).toString('base64url')}`;
@@ -30,7 +43,10 @@ export function ensureKeyFile(dataDir: string, name: string, prefix: string): Ke
   if (existsSync(path)) {
     const keys = readKeyFile(path);
     // Not a new key in its place: the old one may be in the sender's settings, and a new one would lock it out.
-    if (keys.length === 0) throw new Error(`${path} holds no key; remove the file to have one generated, or set ${VARIABLE[name] ?? 'the key'}`);
+    if (keys.length === 0)
+      throw new Error(
+        `${path} holds no key; remove the file to have one generated, or set ${VARIABLE[name] ?? 'the key'}`,
+      );
     return { keys, created: false };
   }
   const key = generateKey(prefix);
@@ -44,7 +60,10 @@ export function readKeyFile(path: string): string[] {
 
 /** One key a line; blank lines and spaces around a key are not part of it. */
 export function keyLines(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /**

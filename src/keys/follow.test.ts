@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../log.js';
 import { API_KEYS_FILE, writeKeyFile } from './file.js';
-import { followKeys, type Following } from './follow.js';
+import { type Following, followKeys } from './follow.js';
 import { keptKeys } from './kept.js';
 import { createKeyRing } from './ring.js';
 
@@ -18,7 +18,10 @@ function following() {
   writeKeyFile(dataDir, API_KEYS_FILE, [FIRST]);
   const lines: { level: number; msg: string; [field: string]: unknown }[] = [];
   const raw: string[] = [];
-  const log = createLogger({ level: 'info', destination: { write: (line: string) => void (raw.push(line), lines.push(JSON.parse(line))) } });
+  const log = createLogger({
+    level: 'info',
+    destination: { write: (line: string) => void (raw.push(line), lines.push(JSON.parse(line))) },
+  });
   const ring = createKeyRing([FIRST]);
   const kept = keptKeys(API_KEYS_FILE, { dataDir });
   const follow = followKeys(ring, kept, { log, what: 'webhook keys', everyMs: 20 });
@@ -45,7 +48,12 @@ describe('following a key file', () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'callhook-follow-'));
       writeKeyFile(dataDir, API_KEYS_FILE, [FIRST]);
       const ring = createKeyRing([FIRST]);
-      running.push(followKeys(ring, keptKeys(API_KEYS_FILE, { dataDir }), { log: pino({ level: 'silent' }), what: 'webhook keys' }));
+      running.push(
+        followKeys(ring, keptKeys(API_KEYS_FILE, { dataDir }), {
+          log: pino({ level: 'silent' }),
+          what: 'webhook keys',
+        }),
+      );
       writeKeyFile(dataDir, API_KEYS_FILE, [SECOND, FIRST]);
       await vi.advanceTimersByTimeAsync(999);
       expect(ring.accepts(SECOND)).toBe(false);
@@ -67,7 +75,10 @@ describe('following a key file', () => {
     await until(() => !ring.accepts(FIRST));
     expect(ring.keys).toEqual([SECOND]);
     // A poll between the truncation and the write of an edit in place may warn in passing; the reloads are these.
-    expect(lines.filter((l) => l.level === 30 && l.msg.includes('read again')).map((l) => l.msg)).toEqual([`webhook keys read again from ${path}`, `webhook keys read again from ${path}`]);
+    expect(lines.filter((l) => l.level === 30 && l.msg.includes('read again')).map((l) => l.msg)).toEqual([
+      `webhook keys read again from ${path}`,
+      `webhook keys read again from ${path}`,
+    ]);
   });
 
   it('keeps the last keys when the file is emptied or removed, warning once a spell and never naming a key', async () => {
@@ -75,7 +86,14 @@ describe('following a key file', () => {
     writeFileSync(path, '\n');
     await until(() => lines.length > 0);
     await polls(5);
-    expect(lines).toEqual([expect.objectContaining({ level: 40, msg: `webhook keys: ${path} holds no key; what was accepted before stays accepted`, where: path, kept: 1 })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: `webhook keys: ${path} holds no key; what was accepted before stays accepted`,
+        where: path,
+        kept: 1,
+      }),
+    ]);
     expect(ring.keys).toEqual([FIRST]);
 
     rmSync(path);
@@ -86,7 +104,10 @@ describe('following a key file', () => {
     await until(() => ring.accepts(SECOND));
     rmSync(path);
     await until(() => lines.filter((l) => l.level === 40).length === 2);
-    expect(lines.at(-1)).toMatchObject({ level: 40, msg: `webhook keys: ${path} cannot be read (ENOENT); what was accepted before stays accepted` });
+    expect(lines.at(-1)).toMatchObject({
+      level: 40,
+      msg: `webhook keys: ${path} cannot be read (ENOENT); what was accepted before stays accepted`,
+    });
     expect(ring.keys).toEqual([SECOND]);
     expect(raw.join('')).not.toMatch(/chk_/);
   });

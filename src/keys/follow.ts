@@ -52,12 +52,18 @@ interface FollowState {
 
 async function pollOnce(state: FollowState): Promise<void> {
   const { ring, kept, log, what } = state;
-  const polled = await kept.poll().catch((err: unknown) => ({ problem: `cannot be read (${err instanceof Error ? err.message : String(err)})` }));
+  const polled = await kept
+    .poll()
+    .catch((err: unknown) => ({ problem: `cannot be read (${err instanceof Error ? err.message : String(err)})` }));
   if (state.stopped) return; // the store may be closing under a poll that was under way
   if ('problem' in polled) {
     // An empty or unreadable file must not lock everyone out: the keys accepted so far stay accepted. The line
     // names the place and the count, never a key (contract section 6).
-    if (!state.warned) log.warn({ where: kept.where, kept: ring.keys.length }, `${what}: ${kept.where} ${polled.problem}; what was accepted before stays accepted`);
+    if (!state.warned)
+      log.warn(
+        { where: kept.where, kept: ring.keys.length },
+        `${what}: ${kept.where} ${polled.problem}; what was accepted before stays accepted`,
+      );
     state.warned = true;
     return;
   }

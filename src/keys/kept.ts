@@ -2,7 +2,15 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeptKeysStore } from '../store/store.js';
-import { ADMIN_TOKEN_FILE, API_KEYS_FILE, ensureKeyFile, generateKey, keyLines, readKeyFile, writeKeyFile } from './file.js';
+import {
+  ADMIN_TOKEN_FILE,
+  API_KEYS_FILE,
+  ensureKeyFile,
+  generateKey,
+  keyLines,
+  readKeyFile,
+  writeKeyFile,
+} from './file.js';
 
 /**
  * Where callhook keeps the keys it generated (contract section 1): a file in the data dir, or with DATABASE_URL a
@@ -32,7 +40,10 @@ export interface KeptKeys {
 }
 
 /** The variable that stands in for what `name` keeps, for messages. */
-const VARIABLE: Record<KeyName, string> = { [API_KEYS_FILE]: 'CALLHOOK_API_KEYS', [ADMIN_TOKEN_FILE]: 'CALLHOOK_ADMIN_TOKEN' };
+const VARIABLE: Record<KeyName, string> = {
+  [API_KEYS_FILE]: 'CALLHOOK_API_KEYS',
+  [ADMIN_TOKEN_FILE]: 'CALLHOOK_ADMIN_TOKEN',
+};
 
 /** In the database when the store keeps keys (PostgreSQL), else in the data dir. */
 export function keptKeys(name: KeyName, { dataDir, store }: { dataDir: string; store?: KeptKeysStore }): KeptKeys {
@@ -87,7 +98,8 @@ function inDatabase(name: KeyName, dataDir: string, store: KeptKeysStore): KeptK
       const local = existsSync(file) ? readKeyFile(file) : [];
       const made = local.length > 0 ? undefined : generateKey(prefix);
       const { keys, created } = await store.ensure(name, made ? [made] : local);
-      if (keys.length === 0) throw new Error(`${where} holds no key; delete that row to have one generated, or set ${VARIABLE[name]}`);
+      if (keys.length === 0)
+        throw new Error(`${where} holds no key; delete that row to have one generated, or set ${VARIABLE[name]}`);
       return { keys, generated: created ? made : undefined };
     },
     read: () => store.read(name),

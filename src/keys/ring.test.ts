@@ -6,7 +6,12 @@ import { createKeyRing } from './ring.js';
 describe('a key ring', () => {
   it('accepts the keys it holds now, and after a replace only the new ones', () => {
     const ring = createKeyRing(['key-one-0123456789', 'key-two-0123456789']);
-    expect(['key-one-0123456789', 'key-two-0123456789', 'key-one', ''].map((t) => ring.accepts(t))).toEqual([true, true, false, false]);
+    expect(['key-one-0123456789', 'key-two-0123456789', 'key-one', ''].map((t) => ring.accepts(t))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
     ring.replace(['key-three-0123456789']);
     expect(ring.keys).toEqual(['key-three-0123456789']);
     expect(ring.accepts('key-one-0123456789')).toBe(false);
@@ -24,7 +29,11 @@ describe('a key ring', () => {
     const secrets = new Set(['configured-secret']);
     const mask = secretMasker(secrets);
     const lines: string[] = [];
-    const log = createLogger({ level: 'info', secrets, destination: { write: (line: string) => void lines.push(line) } });
+    const log = createLogger({
+      level: 'info',
+      secrets,
+      destination: { write: (line: string) => void lines.push(line) },
+    });
     const ring = createKeyRing(['first-key-0123456789'], { secrets });
     ring.replace(['later-key-0123456789']);
 

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { KeptKeysStore } from '../store/store.js';
 import { ADMIN_TOKEN_FILE, API_KEYS_FILE } from './file.js';
-import { followKeys, type Following } from './follow.js';
-import { keptKeys, type KeyName } from './kept.js';
+import { type Following, followKeys } from './follow.js';
+import { type KeyName, keptKeys } from './kept.js';
 import { createKeyRing, type KeyRing } from './ring.js';
 
 /**
@@ -39,7 +39,10 @@ export interface ServeKeysOptions {
   everyMs?: number;
 }
 
-export async function serveKeys(config: Pick<Config, 'apiKeys' | 'adminToken' | 'dataDir'>, { store, log, secrets, everyMs }: ServeKeysOptions): Promise<ServeKeys> {
+export async function serveKeys(
+  config: Pick<Config, 'apiKeys' | 'adminToken' | 'dataDir'>,
+  { store, log, secrets, everyMs }: ServeKeysOptions,
+): Promise<ServeKeys> {
   const following: Following[] = [];
   const generated: ServeKeys['generated'] = {};
   const kept = async (name: KeyName, prefix: string, what: string) => {

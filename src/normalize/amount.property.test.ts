@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toAmount } from './amount.js';
 import { toNumber } from './coerce.js';
 
@@ -48,19 +48,26 @@ describe('amount properties', () => {
 
   it('lakh and crore scale exactly: the point moves in the text, never through a float product', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 10n ** 8n }), fc.stringMatching(/^\d{1,5}$/), fc.constantFrom('lakh', 'Crore', 'CR', 'lacs'), (n, f, word) => {
-        const places = /^l/i.test(word) ? 5 : 7;
-        // An integer whatever the fraction, since the fraction has at most 5 digits: BigInt says which.
-        const expected = n * 10n ** BigInt(places) + BigInt(f.padEnd(places, '0'));
-        expect(toAmount(`${n}.${f} ${word}`)).toBe(Number(expected));
-      }),
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 8n }),
+        fc.stringMatching(/^\d{1,5}$/),
+        fc.constantFrom('lakh', 'Crore', 'CR', 'lacs'),
+        (n, f, word) => {
+          const places = /^l/i.test(word) ? 5 : 7;
+          // An integer whatever the fraction, since the fraction has at most 5 digits: BigInt says which.
+          const expected = n * 10n ** BigInt(places) + BigInt(f.padEnd(places, '0'));
+          expect(toAmount(`${n}.${f} ${word}`)).toBe(Number(expected));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
 
   it('a comma stands only where one of the two groupings puts it', () => {
     // Digits with commas put anywhere, compared with a rule written on the groups between the commas.
-    const withCommas = fc.array(fc.stringMatching(/^[1-9]\d{0,3}$|^\d{1,4}$/), { minLength: 2, maxLength: 5 }).map((groups) => groups.join(','));
+    const withCommas = fc
+      .array(fc.stringMatching(/^[1-9]\d{0,3}$|^\d{1,4}$/), { minLength: 2, maxLength: 5 })
+      .map((groups) => groups.join(','));
     const allowed = (text: string) => {
       const [first = '', ...rest] = text.split(',');
       const last = rest.at(-1) ?? '';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readDate, toCalendarDate } from './calendar-date.js';
 
 describe('toCalendarDate', () => {
@@ -143,7 +143,11 @@ describe('readDate, month first (date_order: MDY)', () => {
 
 describe('readDate against the calendar of Date.UTC', () => {
   // Any day 1-31 of any month: Date.UTC rolls an impossible date over (31/02 to March), which is the oracle.
-  const parts = fc.record({ year: fc.integer({ min: 1000, max: 9999 }), month: fc.integer({ min: 1, max: 12 }), day: fc.integer({ min: 1, max: 31 }) });
+  const parts = fc.record({
+    year: fc.integer({ min: 1000, max: 9999 }),
+    month: fc.integer({ min: 1, max: 12 }),
+    day: fc.integer({ min: 1, max: 31 }),
+  });
   const pad = (n: number) => String(n).padStart(2, '0');
 
   it('reads every real date in each form and order, and refuses every date the calendar does not have', () => {

@@ -50,7 +50,20 @@ const NUMERIC = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{4})$/;
 /** `21 Nov 2026`, `21 November 2026`: the month by name, so no order is needed; any case, spaced as written. */
 const NAMED = /^(\d{1,2})\s+([A-Za-z]+)\s+(\d{4})$/;
 
-const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTH_NAMES = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 /**
  * The full name and its first three letters, the short form the contract shows (`Nov`), and `Sept`, which is
  * September's short name in Indian and British English (as Intl's en-IN writes it); no other abbreviation.

@@ -1,4 +1,4 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isMissing, toBoolean, toNumber, toText } from './coerce.js';
 
 describe('toNumber', () => {
@@ -96,12 +96,9 @@ describe('toText', () => {
     expect(toText(false)).toBe('false');
   });
 
-  it.each([Number.NaN, Number.NEGATIVE_INFINITY, null, undefined, [], ['a'], {}, { a: 1 }])(
-    'refuses %j',
-    (input) => {
-      expect(toText(input)).toBeUndefined();
-    },
-  );
+  it.each([Number.NaN, Number.NEGATIVE_INFINITY, null, undefined, [], ['a'], {}, { a: 1 }])('refuses %j', (input) => {
+    expect(toText(input)).toBeUndefined();
+  });
 });
 
 describe('isMissing', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalJsonByHand, contentHash, dedupKey, recordContentHash } from './dedup-key.js';
 
 describe('canonicalJson', () => {
@@ -115,18 +115,28 @@ describe('dedupKey', () => {
   });
 
   it('hashes the values that failed their checks too, so calls that differ only there are two calls', () => {
-    const problem = (value: string) => ({ field: 'phone_number', code: 'invalid_format' as const, message: 'm', value });
+    const problem = (value: string) => ({
+      field: 'phone_number',
+      code: 'invalid_format' as const,
+      message: 'm',
+      value,
+    });
     expect(contentHash({ a: 1 }, {}, [problem('98123')])).not.toBe(contentHash({ a: 1 }, {}, [problem('45')]));
     expect(contentHash({ a: 1 }, {}, [problem('98123')])).not.toBe(contentHash({ a: 1 }, {}));
     // Without such a value the hash is exactly that of {data, extra}, as the contract writes it.
     const missing = { field: 'call_outcome', code: 'missing_required' as const, message: 'm' };
-    expect(contentHash({ a: 1 }, {}, [missing])).toBe(createHash('sha256').update('{"data":{"a":1},"extra":{}}').digest('hex'));
+    expect(contentHash({ a: 1 }, {}, [missing])).toBe(
+      createHash('sha256').update('{"data":{"a":1},"extra":{}}').digest('hex'),
+    );
   });
 
   it('hashes any stored record, as intake hashed it, whatever the stored JSON holds', () => {
     const problems = [{ field: 'call_date', code: 'invalid_format' as const, message: 'm', value: '21/11/26' }];
-    expect(recordContentHash({ id: 'x', data: { a: 1 }, extra: { b: 2 }, problems })).toBe(contentHash({ a: 1 }, { b: 2 }, problems));
-    for (const odd of [null, [1, 2], 'text', { data: null, extra: [1], problems: 'no' }]) expect(recordContentHash(odd)).toBe(contentHash({}, {}));
+    expect(recordContentHash({ id: 'x', data: { a: 1 }, extra: { b: 2 }, problems })).toBe(
+      contentHash({ a: 1 }, { b: 2 }, problems),
+    );
+    for (const odd of [null, [1, 2], 'text', { data: null, extra: [1], problems: 'no' }])
+      expect(recordContentHash(odd)).toBe(contentHash({}, {}));
   });
 
   it('passes over a value holding a NUL, which no store column can hold', () => {
@@ -137,7 +147,10 @@ describe('dedupKey', () => {
 
 describe('canonicalJson, written fast', () => {
   // Keys that JSON.stringify would reorder or a copy could not hold, beside ordinary ones and surrogate pairs.
-  const key = fc.oneof(fc.string(), fc.constantFrom('__proto__', '0', '7', '10', '01', '-1', '\u{1F600}', '\uFF5E', 'a', 'call_id'));
+  const key = fc.oneof(
+    fc.string(),
+    fc.constantFrom('__proto__', '0', '7', '10', '01', '-1', '\u{1F600}', '\uFF5E', 'a', 'call_id'),
+  );
   const json = fc.letrec((tie) => ({
     value: fc.oneof(
       { depthSize: 'small' },
@@ -152,7 +165,10 @@ describe('canonicalJson, written fast', () => {
   })).value;
 
   it('writes every value as the hand-written canonical JSON does', () => {
-    fc.assert(fc.property(json, (value) => canonicalJson(value) === canonicalJsonByHand(value)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(json, (value) => canonicalJson(value) === canonicalJsonByHand(value)),
+      { numRuns: 2000 },
+    );
   });
 
   it('writes a value with index keys, an own __proto__ or holes by hand, as before', () => {

@@ -152,13 +152,18 @@ export type DedupEntry = string | readonly string[];
  * got wrong ("98123" against "45" for a phone number) are two calls, never one. A call with no such value hashes
  * exactly `{data, extra}`, as the contract writes it.
  */
-export function contentHash(data: Record<string, unknown>, extra: Record<string, unknown>, problems: readonly Problem[] = []): string {
+export function contentHash(
+  data: Record<string, unknown>,
+  extra: Record<string, unknown>,
+  problems: readonly Problem[] = [],
+): string {
   const invalid = problems.filter((p) => p.value !== undefined).map((p) => [p.field, p.value]);
   const content = invalid.length > 0 ? { data, extra, invalid: Object.fromEntries(invalid) } : { data, extra };
   return createHash('sha256').update(canonicalJson(content)).digest('hex');
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The content hash of a stored record, as it was first received: for a call stored before the hash had a column
@@ -166,7 +171,11 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  */
 export function recordContentHash(record: unknown): string {
   const r = isObject(record) ? record : {};
-  return contentHash(isObject(r.data) ? r.data : {}, isObject(r.extra) ? r.extra : {}, Array.isArray(r.problems) ? (r.problems as Problem[]).filter(isObject) : []);
+  return contentHash(
+    isObject(r.data) ? r.data : {},
+    isObject(r.extra) ? r.extra : {},
+    Array.isArray(r.problems) ? (r.problems as Problem[]).filter(isObject) : [],
+  );
 }
 
 /**
@@ -176,7 +185,11 @@ export function recordContentHash(record: unknown): string {
 const escapePart = (text: string) => text.replace(/[\\|]/g, (c) => `\\${c}`);
 
 /** The key the entry gives: `"<field>:<value>"`, or `"<f1>+<f2>:<v1>|<v2>"`; undefined when a field is missing. */
-function entryKey(entry: DedupEntry, data: Record<string, unknown>, extra: Record<string, unknown>): string | undefined {
+function entryKey(
+  entry: DedupEntry,
+  data: Record<string, unknown>,
+  extra: Record<string, unknown>,
+): string | undefined {
   const fields = typeof entry === 'string' ? [entry] : entry;
   const values: string[] = [];
   for (const field of fields) {
@@ -184,7 +197,9 @@ function entryKey(entry: DedupEntry, data: Record<string, unknown>, extra: Recor
     if (text === undefined) return undefined;
     values.push(text);
   }
-  return typeof entry === 'string' ? `${entry}:${values[0]}` : `${fields.join('+')}:${values.map(escapePart).join('|')}`;
+  return typeof entry === 'string'
+    ? `${entry}:${values[0]}`
+    : `${fields.join('+')}:${values.map(escapePart).join('|')}`;
 }
 
 export interface DedupKeyOptions {

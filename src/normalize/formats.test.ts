@@ -1,4 +1,4 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isEmail, isHttpUrl, toE164, toEnum } from './formats.js';
 
 describe('toE164', () => {

@@ -2,7 +2,7 @@
  * String formats a body parameter may carry (contract section 3). Each returns the normalised
  * value, or undefined when the text is not in the format; none throws.
  */
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 
 export { toCalendarDate } from './calendar-date.js';

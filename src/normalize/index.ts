@@ -1,24 +1,24 @@
+export { isMissing, toBoolean, toNumber, toText } from './coerce.js';
+export { canonicalJson, contentHash, type DedupEntry, dedupKey } from './dedup-key.js';
+export { isEmail, isHttpUrl, toCalendarDate, toE164, toEnum } from './formats.js';
 export {
-  PARAMETER_FORMATS,
-  PARAMETER_TYPES,
-  RECOMMENDED_PARAMETERS,
-  SENTIMENTS,
+  type CompiledHook,
+  compileParameters,
+  type Normalized,
+  type NormalizeOptions,
+  normalize,
+} from './normalize.js';
+export {
+  type FormatRule,
   formatOf,
   impliedFormat,
-  parameterSchema,
-  parametersSchema,
-  type FormatRule,
+  PARAMETER_FORMATS,
+  PARAMETER_TYPES,
   type Parameter,
   type ParameterFormat,
   type ParameterType,
+  parameterSchema,
+  parametersSchema,
+  RECOMMENDED_PARAMETERS,
+  SENTIMENTS,
 } from './parameters.js';
-export { isMissing, toBoolean, toNumber, toText } from './coerce.js';
-export { isEmail, isHttpUrl, toCalendarDate, toE164, toEnum } from './formats.js';
-export {
-  compileParameters,
-  normalize,
-  type CompiledHook,
-  type NormalizeOptions,
-  type Normalized,
-} from './normalize.js';
-export { canonicalJson, contentHash, dedupKey, type DedupEntry } from './dedup-key.js';

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isMissing } from './coerce.js';
 import { dedupKey } from './dedup-key.js';
-import { compileParameters, normalize, type CompiledHook } from './normalize.js';
-import { RECOMMENDED_PARAMETERS, SENTIMENTS, type Parameter } from './parameters.js';
+import { type CompiledHook, compileParameters, normalize } from './normalize.js';
+import { type Parameter, RECOMMENDED_PARAMETERS, SENTIMENTS } from './parameters.js';
 
 const OTHER_PARAMETERS: Parameter[] = [
   { identifier: 'constructor', type: 'number', required: true, description: '' },

@@ -1,4 +1,4 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileParameters, normalize } from './normalize.js';
 import { RECOMMENDED_PARAMETERS } from './parameters.js';
 
@@ -27,9 +27,9 @@ describe('normalize with the readings Indian callers use', () => {
     );
     expect(problems).toEqual([]);
     expect(data).toMatchObject({ call_date: '2026-11-21', call_cost: 499, quantity: 1000, order_value: 230000 });
-    expect(normalize({ ...formBody, order_value: 'Rs. 5,00,000', call_date: '21 Nov 2026' }, recommended).data).toMatchObject(
-      { order_value: 500000, call_date: '2026-11-21' },
-    );
+    expect(
+      normalize({ ...formBody, order_value: 'Rs. 5,00,000', call_date: '21 Nov 2026' }, recommended).data,
+    ).toMatchObject({ order_value: 500000, call_date: '2026-11-21' });
   });
 
   it('reads numeric dates month first when the hook is compiled with dateOrder MDY', () => {
@@ -47,7 +47,10 @@ describe('normalize with the readings Indian callers use', () => {
   });
 
   it('refuses a two-digit year and a comma in neither grouping, keeping each value as received', () => {
-    const { data, problems } = normalize({ ...formBody, call_date: ' 21/11/26 ', call_cost: '12,99', order_value: '1,23,4567' }, recommended);
+    const { data, problems } = normalize(
+      { ...formBody, call_date: ' 21/11/26 ', call_cost: '12,99', order_value: '1,23,4567' },
+      recommended,
+    );
     expect(data).not.toHaveProperty('call_date');
     expect(data).not.toHaveProperty('call_cost');
     expect(data).not.toHaveProperty('order_value');
@@ -59,6 +62,8 @@ describe('normalize with the readings Indian callers use', () => {
   });
 
   it('refuses an unknown date order when the hook is compiled', () => {
-    expect(() => compileParameters([], { dateOrder: 'YMD' as never })).toThrow('dateOrder "YMD" is not one of DMY, MDY');
+    expect(() => compileParameters([], { dateOrder: 'YMD' as never })).toThrow(
+      'dateOrder "YMD" is not one of DMY, MDY',
+    );
   });
 });

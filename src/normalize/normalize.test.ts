@@ -1,6 +1,6 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileParameters, normalize } from './normalize.js';
-import { RECOMMENDED_PARAMETERS, type Parameter } from './parameters.js';
+import { type Parameter, RECOMMENDED_PARAMETERS } from './parameters.js';
 
 const recommended = compileParameters(RECOMMENDED_PARAMETERS);
 
@@ -76,7 +76,12 @@ describe('normalize with the recommended table', () => {
         message: 'phone_number "12345" is not a valid phone number (expected E.164, default region IN)',
         value: '12345',
       },
-      { field: 'email_address', code: 'invalid_format', message: 'email_address " asha@ " is not a valid e-mail address', value: ' asha@ ' },
+      {
+        field: 'email_address',
+        code: 'invalid_format',
+        message: 'email_address " asha@ " is not a valid e-mail address',
+        value: ' asha@ ',
+      },
       {
         field: 'call_date',
         code: 'invalid_format',
@@ -87,7 +92,8 @@ describe('normalize with the recommended table', () => {
       {
         field: 'call_duration',
         code: 'invalid_type',
-        message: 'call_duration "three minutes" is not a number (expected a number such as 1299.50, 1,299, 5,00,000, ₹499 or 2 lakh)',
+        message:
+          'call_duration "three minutes" is not a number (expected a number such as 1299.50, 1,299, 5,00,000, ₹499 or 2 lakh)',
         value: 'three minutes',
       },
       { field: 'quantity', code: 'invalid_type', message: 'quantity is an array, expected a number', value: ['2'] },
@@ -165,7 +171,14 @@ describe('normalize with other declarations', () => {
     { identifier: 'constructor', type: 'number', required: false, description: '' },
     { identifier: 'prototype', type: 'string', required: false, description: '' },
     { identifier: 'phone_number', type: 'number', required: false, description: '' },
-    { identifier: 'tier', type: 'string', required: false, description: '', format: 'enum', values: ['Gold', 'Silver'] },
+    {
+      identifier: 'tier',
+      type: 'string',
+      required: false,
+      description: '',
+      format: 'enum',
+      values: ['Gold', 'Silver'],
+    },
   ]);
 
   it('coerces booleans and reports what it expected', () => {
@@ -218,7 +231,9 @@ describe('normalize with other declarations', () => {
 
   it('shortens a long value in a message, and keeps it whole in the problem', () => {
     const [problem] = normalize({ opted_in: 'x'.repeat(500) }, hook).problems;
-    expect(problem?.message).toBe(`opted_in "${'x'.repeat(79)}…" is not a boolean (expected true/false, yes/no or 1/0)`);
+    expect(problem?.message).toBe(
+      `opted_in "${'x'.repeat(79)}…" is not a boolean (expected true/false, yes/no or 1/0)`,
+    );
     expect(problem?.value).toBe('x'.repeat(500));
   });
 });
@@ -230,14 +245,15 @@ describe('compileParameters', () => {
       { identifier: 'a', type: 'string', required: false, description: '' },
     ];
     expect(() => compileParameters(duplicate)).toThrow(/duplicate parameter identifier "a"/);
-    const badFormat = [{ identifier: 'n', type: 'number', required: false, description: '', format: 'date' }] as Parameter[];
+    const badFormat = [
+      { identifier: 'n', type: 'number', required: false, description: '', format: 'date' },
+    ] as Parameter[];
     expect(() => compileParameters(badFormat)).toThrow(/format is only allowed on string parameters/);
   });
 
   it('refuses an unknown region', () => {
     expect(() => compileParameters([], { region: 'XX' as never })).toThrow('region "XX" is not a known country code');
   });
-
 
   it('returns a frozen hook that keeps its declarations', () => {
     expect(Object.isFrozen(recommended)).toBe(true);

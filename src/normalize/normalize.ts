@@ -5,13 +5,13 @@
  * are plain data: fields are read through own properties only and every output object is built with
  * Object.fromEntries, which defines properties instead of assigning them.
  */
-import { isSupportedCountry, type CountryCode } from 'libphonenumber-js';
+import { type CountryCode, isSupportedCountry } from 'libphonenumber-js';
 import { z } from 'zod';
 import type { Problem, ProblemCode, Scalar } from '../record.js';
+import { DATE_ORDERS, type DateOrder, readDate } from './calendar-date.js';
 import { isMissing, toBoolean, toNumber, toText } from './coerce.js';
-import { DATE_ORDERS, readDate, type DateOrder } from './calendar-date.js';
 import { isEmail, isHttpUrl, toE164, toEnum } from './formats.js';
-import { formatOf, parametersSchema, type FormatRule, type Parameter, type ParameterType } from './parameters.js';
+import { type FormatRule, formatOf, type Parameter, type ParameterType, parametersSchema } from './parameters.js';
 
 export interface NormalizeOptions {
   /** Region for phone numbers written without a country code; contract section 3 defaults to IN. */

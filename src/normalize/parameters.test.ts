@@ -1,11 +1,11 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  RECOMMENDED_PARAMETERS,
   formatOf,
   impliedFormat,
+  type Parameter,
   parameterSchema,
   parametersSchema,
-  type Parameter,
+  RECOMMENDED_PARAMETERS,
 } from './parameters.js';
 
 function messages(input: unknown): string[] {
@@ -35,11 +35,14 @@ describe('parameterSchema', () => {
     expect(parameterSchema.parse(row)).toEqual(row);
   });
 
-  it.each(['FirstName', 'first-name', '1st_name', '_name', 'first name', ''])('refuses the identifier %j', (identifier) => {
-    expect(messages({ identifier, type: 'string' })).toEqual([
-      'identifier must be lowercase snake_case (a letter, then letters, digits or underscores)',
-    ]);
-  });
+  it.each(['FirstName', 'first-name', '1st_name', '_name', 'first name', ''])(
+    'refuses the identifier %j',
+    (identifier) => {
+      expect(messages({ identifier, type: 'string' })).toEqual([
+        'identifier must be lowercase snake_case (a letter, then letters, digits or underscores)',
+      ]);
+    },
+  );
 
   it('refuses an unknown key', () => {
     const result = parameterSchema.safeParse({ identifier: 'a', type: 'string', value: '' });

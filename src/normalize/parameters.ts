@@ -23,9 +23,12 @@ export const parameterSchema = z
     description: z.string().default(''),
     format: z.enum(PARAMETER_FORMATS).optional(),
     // min(1) rather than nonempty(): nonempty() would make the output type a tuple.
-    values: z.array(z.string().trim().min(1, { error: 'enum values must not be empty' })).min(1, {
-      error: 'values must list at least one value',
-    }).optional(),
+    values: z
+      .array(z.string().trim().min(1, { error: 'enum values must not be empty' }))
+      .min(1, {
+        error: 'values must list at least one value',
+      })
+      .optional(),
   })
   .superRefine((p, ctx) => {
     if (p.format !== undefined && p.type !== 'string') {

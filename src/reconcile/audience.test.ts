@@ -11,7 +11,9 @@ describe('isPlacedCall', () => {
 
   it('does not count a contact that was never reached', () => {
     expect(isPlacedCall({})).toBe(false);
-    expect(isPlacedCall({ status: 'completed', call_duration_in_sec: '0', recording_url: ' ', calltranscribe: '' })).toBe(false);
+    expect(
+      isPlacedCall({ status: 'completed', call_duration_in_sec: '0', recording_url: ' ', calltranscribe: '' }),
+    ).toBe(false);
     expect(isPlacedCall({ call_duration_in_sec: 'n/a' })).toBe(false);
   });
 });
@@ -33,7 +35,17 @@ describe('campaignDate', () => {
 describe('audienceFields', () => {
   it('names the fields as the webhook would, and keeps the rest for extra', () => {
     const fields = audienceFields(
-      { first_name: 'Meera', last_name: 'Iyer', phone: '09811122233', call_duration_in_sec: '95', call_sentiment: 'negative', recording_url: 'https://rec.example/r3.mp3', status: 'completed', description: '', is_call_transferred: false },
+      {
+        first_name: 'Meera',
+        last_name: 'Iyer',
+        phone: '09811122233',
+        call_duration_in_sec: '95',
+        call_sentiment: 'negative',
+        recording_url: 'https://rec.example/r3.mp3',
+        status: 'completed',
+        description: '',
+        is_call_transferred: false,
+      },
       { id: 'c1', name: 'Diwali offers', date: '2026-11-20' },
     );
     expect(fields).toEqual({
@@ -54,7 +66,9 @@ describe('audienceFields', () => {
 
   it('gives the same call_id on every run: by recording, else by phone, else by name', () => {
     expect(audienceFields({ phone: '9812345678' }, { id: 'c2' }).call_id).toBe('reconcile:c2:9812345678');
-    expect(audienceFields({ first_name: 'Kiran', last_name: 'Rao' }, { id: 'c2' }).call_id).toBe('reconcile:c2:Kiran Rao');
+    expect(audienceFields({ first_name: 'Kiran', last_name: 'Rao' }, { id: 'c2' }).call_id).toBe(
+      'reconcile:c2:Kiran Rao',
+    );
   });
 });
 

@@ -18,7 +18,11 @@ const text = (value: unknown): string | undefined => {
  */
 export function isPlacedCall(entry: Audience): boolean {
   const seconds = Number(text(entry.call_duration_in_sec) ?? '0');
-  return text(entry.recording_url) !== undefined || text(entry.calltranscribe) !== undefined || (Number.isFinite(seconds) && seconds > 0);
+  return (
+    text(entry.recording_url) !== undefined ||
+    text(entry.calltranscribe) !== undefined ||
+    (Number.isFinite(seconds) && seconds > 0)
+  );
 }
 
 /**
@@ -42,7 +46,10 @@ export function campaignDate(campaign: Campaign): string | undefined {
  *
  * `call_id` is stable across runs and replicas: two reconcilers that race on one entry store it once.
  */
-export function audienceFields(entry: Audience, campaign: { id: string; name?: string; date?: string }): Record<string, unknown> {
+export function audienceFields(
+  entry: Audience,
+  campaign: { id: string; name?: string; date?: string },
+): Record<string, unknown> {
   const phone = text(entry.phone);
   const recording = text(entry.recording_url);
   const fields: Record<string, unknown> = {

@@ -6,7 +6,8 @@ import { CallingServiceError } from '../client/index.js';
  */
 export function describeServiceError(err: unknown, apiUrl: string): string {
   if (err instanceof CallingServiceError) {
-    if (err.status === 401 || err.status === 403) return `the calling service at ${apiUrl} refused the API key (${err.statusLine})`;
+    if (err.status === 401 || err.status === 403)
+      return `the calling service at ${apiUrl} refused the API key (${err.statusLine})`;
     if (err.status === 0) return `cannot reach the calling service at ${apiUrl}: ${err.message}`;
     return `the calling service at ${apiUrl} answered ${err.statusLine}`;
   }

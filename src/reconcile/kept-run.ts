@@ -23,7 +23,10 @@ export interface RunKeeping {
 }
 
 /** `run` fills the summary it is given as it goes, so a run that fails still says what it had done. */
-export async function keptRun(keeping: RunKeeping, run: (summary: ReconcileSummary) => Promise<ReconcileSummary>): Promise<ReconcileSummary> {
+export async function keptRun(
+  keeping: RunKeeping,
+  run: (summary: ReconcileSummary) => Promise<ReconcileSummary>,
+): Promise<ReconcileSummary> {
   const { store, trigger, since, dryRun, secrets, onKeepError, now = () => new Date() } = keeping;
   const startedAt = now().toISOString();
   let summary = emptySummary();

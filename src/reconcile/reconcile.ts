@@ -1,10 +1,10 @@
 import type { CountryCode } from 'libphonenumber-js';
-import { campaignId, type Audience, type CallingServiceClient, type Campaign } from '../client/index.js';
+import { type Audience, type CallingServiceClient, type Campaign, campaignId } from '../client/index.js';
 import type { createIntake, Hook } from '../intake/pipeline.js';
 import { toE164 } from '../normalize/formats.js';
 import type { CallRecord } from '../record.js';
-import { callPages } from '../store/call-pages.js';
 import type { AdminQueries, ListCallsQuery } from '../store/admin-queries.js';
+import { callPages } from '../store/call-pages.js';
 import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 
 /**
@@ -72,10 +72,30 @@ export interface ReconcileSummary {
   skipped: { campaign: string; reason: string }[];
 }
 
-export const emptySummary = (): ReconcileSummary => ({ campaigns: 0, entries: 0, calls: 0, matched: 0, recovered: [], deferred: 0, skipped: [] });
+export const emptySummary = (): ReconcileSummary => ({
+  campaigns: 0,
+  entries: 0,
+  calls: 0,
+  matched: 0,
+  recovered: [],
+  deferred: 0,
+  skipped: [],
+});
 
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileSummary> {
-  const { client, store, hook, ingest, region, since, dryRun = false, onProgress, now = () => new Date(), defer, summary = emptySummary() } = options;
+  const {
+    client,
+    store,
+    hook,
+    ingest,
+    region,
+    since,
+    dryRun = false,
+    onProgress,
+    now = () => new Date(),
+    defer,
+    summary = emptySummary(),
+  } = options;
   const claimed = new Set<string>();
   const campaigns = await client.listCampaigns();
 
@@ -110,7 +130,13 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
         recordingUrl: entry.recording_url || undefined,
       };
       if (!dryRun) {
-        const reply = await ingest({ hook, fields, raw: rawOf(id!, entry), source: 'reconcile', receipt: receiptOf(hook, entry, now()) });
+        const reply = await ingest({
+          hook,
+          fields,
+          raw: rawOf(id!, entry),
+          source: 'reconcile',
+          receipt: receiptOf(hook, entry, now()),
+        });
         claimed.add(reply.id);
         // Another reconciler (a replica) stored it between the lookup and now: it is not ours to report.
         if (reply.status === 'duplicate') {
@@ -126,7 +152,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   return summary;
 }
 
-function skipReason(campaign: Campaign, id: string | undefined, date: string | undefined, since: string | undefined): string | undefined {
+function skipReason(
+  campaign: Campaign,
+  id: string | undefined,
+  date: string | undefined,
+  since: string | undefined,
+): string | undefined {
   // The campaign list shows no identifier (spec 2.7); without one its audience cannot be asked for.
   if (id === undefined) return 'the service gave no campaign id';
   if (campaign.is_started === false) return 'not started';
@@ -177,7 +208,10 @@ async function findStored(
 }
 
 /** Every stored call the query finds, oldest first. */
-async function allCalls(store: Pick<AdminQueries, 'listCalls'>, query: Omit<ListCallsQuery, 'after' | 'limit'>): Promise<CallRecord[]> {
+async function allCalls(
+  store: Pick<AdminQueries, 'listCalls'>,
+  query: Omit<ListCallsQuery, 'after' | 'limit'>,
+): Promise<CallRecord[]> {
   const records: CallRecord[] = [];
   for await (const page of callPages(store, query, PAGE)) records.push(...page.map((call) => call.record));
   return records;
@@ -195,5 +229,11 @@ function rawOf(campaign: string, entry: Audience) {
 }
 
 function receiptOf(hook: Hook, entry: Audience, at: Date) {
-  return { hook: hook.config.name, receivedAt: at.toISOString(), method: 'RECONCILE', contentType: 'application/json', size: Buffer.byteLength(JSON.stringify(entry)) };
+  return {
+    hook: hook.config.name,
+    receivedAt: at.toISOString(),
+    method: 'RECONCILE',
+    contentType: 'application/json',
+    size: Buffer.byteLength(JSON.stringify(entry)),
+  };
 }

@@ -4,7 +4,7 @@ import type { ReconcileConfig } from '../config.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import { describeServiceError } from './describe-error.js';
 import { keptRun } from './kept-run.js';
-import { reconcile, type ReconcileOptions } from './reconcile.js';
+import { type ReconcileOptions, reconcile } from './reconcile.js';
 
 /**
  * Runs a job every `intervalMs` inside `serve`, so lost calls are recovered without anyone remembering to run
@@ -13,7 +13,11 @@ import { reconcile, type ReconcileOptions } from './reconcile.js';
  * down are the likeliest to be missing.
  */
 export function scheduleEvery(
-  { intervalMs, firstDelayMs = Math.min(intervalMs, 5_000), log }: { intervalMs: number; firstDelayMs?: number; log: Logger },
+  {
+    intervalMs,
+    firstDelayMs = Math.min(intervalMs, 5_000),
+    log,
+  }: { intervalMs: number; firstDelayMs?: number; log: Logger },
   job: () => Promise<void>,
 ): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
@@ -51,7 +55,9 @@ export function scheduleReconcile({
   /** The serve's secrets, masked out of a failed run's error as kept for the overview (kept-run.ts). */
   secrets: Iterable<string>;
   store: Pick<AdminQueries, 'listCalls' | 'recordReconcileRun'>;
-} & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress' | 'defer' | 'summary' | 'store'>): { stop(): Promise<void> } {
+} & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress' | 'defer' | 'summary' | 'store'>): {
+  stop(): Promise<void>;
+} {
   const client = createClient({ baseUrl: config.apiUrl, apiKey: config.apiKey });
   const every = config.intervalMs!;
   const sightings = secondSighting();
@@ -75,7 +81,14 @@ export function scheduleReconcile({
     sightings.endRun();
     const recovered = summary.recovered.length;
     log[recovered > 0 ? 'warn' : 'info'](
-      { campaigns: summary.campaigns, calls: summary.calls, matched: summary.matched, recovered, deferred: summary.deferred, since },
+      {
+        campaigns: summary.campaigns,
+        calls: summary.calls,
+        matched: summary.matched,
+        recovered,
+        deferred: summary.deferred,
+        since,
+      },
       recovered > 0 ? 'reconcile recovered calls whose webhook never arrived' : 'reconcile found no lost calls',
     );
   });

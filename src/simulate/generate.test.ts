@@ -19,16 +19,37 @@ describe('syntheticCall', () => {
 
   it('writes names in several scripts', () => {
     const names = many.map((c) => `${c.first_name} ${c.last_name}`).join(' ');
-    for (const script of [/\p{Script=Devanagari}/u, /\p{Script=Tamil}/u, /\p{Script=Arabic}/u, /\p{Script=Han}/u, /[áéíóúñü]/u, /^[A-Za-z' ]+$/]) {
-      expect(many.some((c) => script.test(`${c.first_name} ${c.last_name}`)), String(script)).toBe(true);
+    for (const script of [
+      /\p{Script=Devanagari}/u,
+      /\p{Script=Tamil}/u,
+      /\p{Script=Arabic}/u,
+      /\p{Script=Han}/u,
+      /[áéíóúñü]/u,
+      /^[A-Za-z' ]+$/,
+    ]) {
+      expect(
+        many.some((c) => script.test(`${c.first_name} ${c.last_name}`)),
+        String(script),
+      ).toBe(true);
     }
     expect(names).toContain('García');
   });
 
   it('gives phone numbers as callers say them, every one a real E.164 number once normalised', () => {
     const phones = many.map((c) => String(c.phone_number));
-    for (const shape of [/^\+91 \d{5} \d{5}$/, /^0\d{10}$/, /^\d{10}$/, /^0091-\d{5}-\d{5}$/, /^\+44\d{10}$/, /^\+1\d{10}$/, /^\+971\d{9}$/]) {
-      expect(phones.some((p) => shape.test(p)), String(shape)).toBe(true);
+    for (const shape of [
+      /^\+91 \d{5} \d{5}$/,
+      /^0\d{10}$/,
+      /^\d{10}$/,
+      /^0091-\d{5}-\d{5}$/,
+      /^\+44\d{10}$/,
+      /^\+1\d{10}$/,
+      /^\+971\d{9}$/,
+    ]) {
+      expect(
+        phones.some((p) => shape.test(p)),
+        String(shape),
+      ).toBe(true);
     }
     const invalid = phones.filter((p) => toE164(p, 'IN') === undefined);
     expect(invalid).toEqual([]);
@@ -56,11 +77,15 @@ describe('syntheticCall', () => {
   });
 
   it('sends "" at the chosen rate, never for the call id', () => {
-    const values = calls(2000, 0.3).flatMap((c) => Object.entries(c).filter(([k]) => k !== 'call_id' && !['order_id', 'quantity', 'order_value'].includes(k)));
+    const values = calls(2000, 0.3).flatMap((c) =>
+      Object.entries(c).filter(([k]) => k !== 'call_id' && !['order_id', 'quantity', 'order_value'].includes(k)),
+    );
     const share = values.filter(([, v]) => v === '').length / values.length;
     expect(share).toBeGreaterThan(0.27);
     expect(share).toBeLessThan(0.33);
-    expect(calls(50, 1).every((c) => c.call_id !== '' && Object.entries(c).every(([k, v]) => k === 'call_id' || v === ''))).toBe(true);
+    expect(
+      calls(50, 1).every((c) => c.call_id !== '' && Object.entries(c).every(([k, v]) => k === 'call_id' || v === '')),
+    ).toBe(true);
   });
 
   it('is the same for the same seed', () => {

@@ -24,29 +24,75 @@ const digits = (random: Random, n: number) => Array.from({ length: n }, () => in
 
 /** First and last names, by the scripts callers of an Indian calling service write them in. */
 const NAMES: readonly (readonly [string, string])[] = [
-  ['Asha', 'Verma'], ['Ravi', 'Kumar'], ['Priya', 'Nair'], ['Arjun', 'Reddy'], ['Meera', 'Iyer'], ['Sandeep', 'Singh'],
-  ['आशा', 'वर्मा'], ['राहुल', 'शर्मा'], ['सुनीता', 'देवी'],
-  ['மீனா', 'ஐயர்'], ['கார்த்திக்', 'ராஜா'],
-  ['অনিক', 'দাস'], ['ಅನಿಲ್', 'ಗೌಡ'], ['ప్రియ', 'రెడ్డి'],
-  ['فاطمة', 'الزهراء'], ['محمد', 'الكندري'],
-  ['José', 'García'], ['Lucía', 'Fernández'], ['Émile', 'Dubois'], ['Jürgen', 'Müller'],
-  ['Emily', "O'Connor"], ['伟', '王'], ['Nguyễn', 'Văn An'],
+  ['Asha', 'Verma'],
+  ['Ravi', 'Kumar'],
+  ['Priya', 'Nair'],
+  ['Arjun', 'Reddy'],
+  ['Meera', 'Iyer'],
+  ['Sandeep', 'Singh'],
+  ['आशा', 'वर्मा'],
+  ['राहुल', 'शर्मा'],
+  ['सुनीता', 'देवी'],
+  ['மீனா', 'ஐயர்'],
+  ['கார்த்திக்', 'ராஜா'],
+  ['অনিক', 'দাস'],
+  ['ಅನಿಲ್', 'ಗೌಡ'],
+  ['ప్రియ', 'రెడ్డి'],
+  ['فاطمة', 'الزهراء'],
+  ['محمد', 'الكندري'],
+  ['José', 'García'],
+  ['Lucía', 'Fernández'],
+  ['Émile', 'Dubois'],
+  ['Jürgen', 'Müller'],
+  ['Emily', "O'Connor"],
+  ['伟', '王'],
+  ['Nguyễn', 'Văn An'],
 ];
 
-const PRODUCTS = ['electric kettle', 'mixer grinder', 'water purifier', 'air cooler', 'pressure cooker', 'ceiling fan', 'LED TV'];
-const OUTCOMES = ['order placed', 'callback requested', 'not interested', 'wrong number', 'information shared', 'order cancelled'];
+const PRODUCTS = [
+  'electric kettle',
+  'mixer grinder',
+  'water purifier',
+  'air cooler',
+  'pressure cooker',
+  'ceiling fan',
+  'LED TV',
+];
+const OUTCOMES = [
+  'order placed',
+  'callback requested',
+  'not interested',
+  'wrong number',
+  'information shared',
+  'order cancelled',
+];
 const SENTIMENTS = ['Positive', 'positive', 'POSITIVE', 'Neutral', 'neutral', ' Neutral ', 'Negative', 'negative'];
-const CITIES = [['Mumbai', '400001'], ['Chennai', '600004'], ['Bengaluru', '560001'], ['Kolkata', '700016'], ['Dubai', '00000'], ['London', 'NW1 6XE']] as const;
+const CITIES = [
+  ['Mumbai', '400001'],
+  ['Chennai', '600004'],
+  ['Bengaluru', '560001'],
+  ['Kolkata', '700016'],
+  ['Dubai', '00000'],
+  ['London', 'NW1 6XE'],
+] as const;
 
 /** An Indian mobile number as callers say it, or a foreign one in E.164 (spec 6.4 asks the AI for E.164). */
 function phoneNumber(random: Random): string {
   const mobile = `${int(random, 6, 9)}${digits(random, 9)}`;
   const [a, b] = [mobile.slice(0, 5), mobile.slice(5)];
   return pick(random, [
-    `+91${mobile}`, `+91 ${a} ${b}`, `0${mobile}`, mobile, `0091-${a}-${b}`, `+91-${a}-${b}`, `${a} ${b}`,
+    `+91${mobile}`,
+    `+91 ${a} ${b}`,
+    `0${mobile}`,
+    mobile,
+    `0091-${a}-${b}`,
+    `+91-${a}-${b}`,
+    `${a} ${b}`,
     // Foreign callers' numbers as the AI is asked to give them, E.164; UK and US from the ranges kept for fiction
     // (Ofcom's London drama range, North America's 555-01xx), so no real subscriber is ever named.
-    `+4420794600${digits(random, 2)}`, `+1415555010${digits(random, 1)}`, `+9715${pick(random, ['0', '2', '5', '6'])}${digits(random, 7)}`,
+    `+4420794600${digits(random, 2)}`,
+    `+1415555010${digits(random, 1)}`,
+    `+9715${pick(random, ['0', '2', '5', '6'])}${digits(random, 7)}`,
   ]);
 }
 
@@ -60,7 +106,11 @@ export interface CallOptions {
 }
 
 /** The body parameters of one call, as the AI fills them from the transcript; `call_id` is the sender's own. */
-export function syntheticCall(random: Random, n: number, { empty, run, today }: CallOptions): Record<string, string | number> {
+export function syntheticCall(
+  random: Random,
+  n: number,
+  { empty, run, today }: CallOptions,
+): Record<string, string | number> {
   const [first, last] = pick(random, NAMES);
   const product = pick(random, PRODUCTS);
   const outcome = pick(random, OUTCOMES);
@@ -95,11 +145,17 @@ export function syntheticCall(random: Random, n: number, { empty, run, today }: 
 
 function summaryOf(outcome: string, product: string, quantity: number): string {
   switch (outcome) {
-    case 'order placed': return `ordered ${quantity} × ${product} and confirmed the address.`;
-    case 'callback requested': return `asked to be called back about the ${product} next week.`;
-    case 'not interested': return `was not interested in the ${product} offer.`;
-    case 'wrong number': return 'said the number belongs to someone else.';
-    case 'order cancelled': return `cancelled the earlier ${product} order.`;
-    default: return `asked about the ${product} price and warranty.`;
+    case 'order placed':
+      return `ordered ${quantity} × ${product} and confirmed the address.`;
+    case 'callback requested':
+      return `asked to be called back about the ${product} next week.`;
+    case 'not interested':
+      return `was not interested in the ${product} offer.`;
+    case 'wrong number':
+      return 'said the number belongs to someone else.';
+    case 'order cancelled':
+      return `cancelled the earlier ${product} order.`;
+    default:
+      return `asked about the ${product} price and warranty.`;
   }
 }

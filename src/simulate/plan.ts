@@ -49,7 +49,18 @@ export function plan(options: PlanOptions): Planned[] {
 }
 
 /** The same requests one at a time, each made when the sender is about to send it. */
-export function* planRequests({ count, duplicates, empty, encodings, methods, headers = {}, query = {}, hook = 'end-of-call', seed = Date.now() % 2 ** 31, today = new Date().toISOString().slice(0, 10) }: PlanOptions): Generator<Planned> {
+export function* planRequests({
+  count,
+  duplicates,
+  empty,
+  encodings,
+  methods,
+  headers = {},
+  query = {},
+  hook = 'end-of-call',
+  seed = Date.now() % 2 ** 31,
+  today = new Date().toISOString().slice(0, 10),
+}: PlanOptions): Generator<Planned> {
   if (encodings.length === 0) throw new Error('simulate needs at least one encoding');
   if (methods.length === 0) throw new Error('simulate needs at least one method');
   const random = seeded(seed);
@@ -72,7 +83,14 @@ export function* planRequests({ count, duplicates, empty, encodings, methods, he
         encoding,
         fixture: {
           description: `simulated call ${fields.call_id}`,
-          request: { method, hook, encoding, headers: { ...headers }, query: { ...query, ...fieldsAsText }, body: bodyless ? undefined : fields },
+          request: {
+            method,
+            hook,
+            encoding,
+            headers: { ...headers },
+            query: { ...query, ...fieldsAsText },
+            body: bodyless ? undefined : fields,
+          },
           expect: { status: 200 },
         },
         repeat: false,

@@ -1,9 +1,9 @@
-import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep, setImmediate as yieldToIo } from 'node:timers/promises';
 import { buildRequest } from '../cli/fixtures.js';
 import { describeFetchError } from '../fetch-error.js';
 import { SOURCE_HEADER } from '../http/request-fields.js';
-import { planRequests, type PlanOptions, type Planned } from './plan.js';
-import { tally, type Outcome, type SimulateSummary } from './summary.js';
+import { type Planned, type PlanOptions, planRequests } from './plan.js';
+import { type Outcome, type SimulateSummary, tally } from './summary.js';
 
 /**
  * Plays the calling service's end-of-call sender (spec 6.3): one request per call with the configured method,
@@ -11,7 +11,7 @@ import { tally, type Outcome, type SimulateSummary } from './summary.js';
  * the query string); exactly one attempt, failed after 10 seconds (rule 8) or on any non-2xx (rule 7).
  */
 
-export { ENCODINGS, METHODS, plan, type Encoding, type Method, type Planned } from './plan.js';
+export { ENCODINGS, type Encoding, METHODS, type Method, type Planned, plan } from './plan.js';
 export type { Failure, SimulateSummary } from './summary.js';
 
 export interface SimulateOptions extends PlanOptions {
@@ -68,7 +68,8 @@ async function send(planned: Planned, base: string, key: string | undefined, tim
     const body = await response.text();
     return { planned, status: response.status, body, latencyMs: performance.now() - t0 };
   } catch (err) {
-    if ((err as Error).name === 'TimeoutError') return { planned, status: 'timeout', body: `no reply within ${timeoutMs} ms` };
+    if ((err as Error).name === 'TimeoutError')
+      return { planned, status: 'timeout', body: `no reply within ${timeoutMs} ms` };
     return { planned, status: 'network', body: describeFetchError(err) };
   }
 }
@@ -79,4 +80,3 @@ export function target(url: string, hook: string | undefined): { base: string; h
   if (match) return { base: match[1]!, hook: hook ?? decodeURIComponent(match[2]!) };
   return { base: url, hook: hook ?? 'end-of-call' };
 }
-

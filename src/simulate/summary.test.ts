@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { plan } from './plan.js';
 import { percentile, tally } from './summary.js';
 
-const requests = plan({ count: 5, duplicates: 0, empty: 0, encodings: ['json'], methods: ['POST'], seed: 1, today: '2026-11-22' });
+const requests = plan({
+  count: 5,
+  duplicates: 0,
+  empty: 0,
+  encodings: ['json'],
+  methods: ['POST'],
+  seed: 1,
+  today: '2026-11-22',
+});
 const repeat = { ...requests[0]!, repeat: true };
 
 describe('tally', () => {

@@ -45,9 +45,18 @@ const BODY_KEPT = 200;
 export function tally() {
   const latencies: number[] = [];
   const summary: SimulateSummary = {
-    sent: 0, calls: 0, duplicates_sent: 0,
-    by_status: {}, by_reply: { accepted: 0, duplicate: 0, held: 0 }, by_method: {}, by_encoding: {},
-    failures: 0, failed: [], latency_ms: { p50: 0, p90: 0, p99: 0, max: 0 }, elapsed_ms: 0, rate: 0,
+    sent: 0,
+    calls: 0,
+    duplicates_sent: 0,
+    by_status: {},
+    by_reply: { accepted: 0, duplicate: 0, held: 0 },
+    by_method: {},
+    by_encoding: {},
+    failures: 0,
+    failed: [],
+    latency_ms: { p50: 0, p90: 0, p99: 0, max: 0 },
+    elapsed_ms: 0,
+    rate: 0,
   };
 
   return {
@@ -65,13 +74,19 @@ export function tally() {
         return;
       }
       summary.failures++;
-      if (summary.failed.length < FAILURES_KEPT) summary.failed.push({ call_id: planned.callId, status, body: body.slice(0, BODY_KEPT) });
+      if (summary.failed.length < FAILURES_KEPT)
+        summary.failed.push({ call_id: planned.callId, status, body: body.slice(0, BODY_KEPT) });
     },
     summary(elapsedMs: number): SimulateSummary {
       const sorted = [...latencies].sort((a, b) => a - b);
       return {
         ...summary,
-        latency_ms: { p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), p99: percentile(sorted, 0.99), max: round(sorted.at(-1) ?? 0) },
+        latency_ms: {
+          p50: percentile(sorted, 0.5),
+          p90: percentile(sorted, 0.9),
+          p99: percentile(sorted, 0.99),
+          max: round(sorted.at(-1) ?? 0),
+        },
         elapsed_ms: Math.round(elapsedMs),
         rate: round((summary.sent / Math.max(elapsedMs, 1)) * 1000),
       };

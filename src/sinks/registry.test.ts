@@ -10,21 +10,38 @@ describe('resolveSinks', () => {
   it('refuses a `when` pattern that can backtrack catastrophically, naming the sink (contract section 6)', async () => {
     const sinks = [
       { name: 'audit', type: 'log' },
-      { name: 'crm', type: 'log', when: { all: [{ field: 'valid', eq: true }, { field: 'call_summary', matches: '(a+)+$' }] } },
+      {
+        name: 'crm',
+        type: 'log',
+        when: {
+          all: [
+            { field: 'valid', eq: true },
+            { field: 'call_summary', matches: '(a+)+$' },
+          ],
+        },
+      },
     ];
     const refused = await resolveSinks(sinks).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ConfigError);
-    expect((refused as Error).message).toMatch(/^sinks\[1\] \(crm\)\.when\.all\.1\.matches: "\(a\+\)\+\$" can backtrack catastrophically/);
+    expect((refused as Error).message).toMatch(
+      /^sinks\[1\] \(crm\)\.when\.all\.1\.matches: "\(a\+\)\+\$" can backtrack catastrophically/,
+    );
   });
 
   it('refuses a `when` pattern the linear-time engine cannot run (a backreference), naming the sink (issue 20)', async () => {
-    const refused = await resolveSinks([{ name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a)\\1' } }]).catch((err: unknown) => err);
+    const refused = await resolveSinks([
+      { name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a)\\1' } },
+    ]).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ConfigError);
-    expect((refused as Error).message).toMatch(/^sinks\[0\] \(crm\)\.when\.matches: "\(a\)\\\\1" cannot be run in linear time \(backreferences and lookarounds are not supported: invalid escape sequence/);
+    expect((refused as Error).message).toMatch(
+      /^sinks\[0\] \(crm\)\.when\.matches: "\(a\)\\\\1" cannot be run in linear time \(backreferences and lookarounds are not supported: invalid escape sequence/,
+    );
   });
 
   it('takes a safe pattern', async () => {
-    const [spec] = await resolveSinks([{ name: 'crm', type: 'log', when: { field: 'call_outcome', matches: '^order\\s+placed$' } }]);
+    const [spec] = await resolveSinks([
+      { name: 'crm', type: 'log', when: { field: 'call_outcome', matches: '^order\\s+placed$' } },
+    ]);
     expect(spec!.when).toEqual({ field: 'call_outcome', matches: '^order\\s+placed$' });
   });
 
@@ -33,7 +50,9 @@ describe('resolveSinks', () => {
   it('finds the built-in types by their folders, the simplest first, and refuses a folder that holds no type', async () => {
     expect(builtInTypes().slice(0, 5)).toEqual(['log', 'jsonl', 'http', 'slack', 'tag-contact']);
     expect(builtInTypes()).not.toContain('shared');
-    await expect(resolveSinks([{ name: 'x', type: 'shared' }])).rejects.toThrow(/unknown sink type "shared" \(known types: log, jsonl, http, slack, tag-contact.*, module\)/);
+    await expect(resolveSinks([{ name: 'x', type: 'shared' }])).rejects.toThrow(
+      /unknown sink type "shared" \(known types: log, jsonl, http, slack, tag-contact.*, module\)/,
+    );
   });
 
   it("checks a module's options with any Standard Schema, not only callhook's own zod (docs/custom-sinks.md)", async () => {
@@ -46,12 +65,21 @@ describe('resolveSinks', () => {
         'export default (options) => ({ options, async deliver() {} });',
       ].join('\n'),
     );
-    await expect(resolveSinks([{ name: 'm', type: 'module', module: './sink.mjs' }], folder)).rejects.toThrow('sinks[0] (m).path: path is required');
+    await expect(resolveSinks([{ name: 'm', type: 'module', module: './sink.mjs' }], folder)).rejects.toThrow(
+      'sinks[0] (m).path: path is required',
+    );
     const [spec] = await resolveSinks([{ name: 'm', type: 'module', module: './sink.mjs', path: ' out.csv ' }], folder);
-    const sink = (await spec!.open({ name: 'm', dataDir: folder, log: undefined as never })) as unknown as { options: unknown };
+    const sink = (await spec!.open({ name: 'm', dataDir: folder, log: undefined as never })) as unknown as {
+      options: unknown;
+    };
     expect(sink.options).toEqual({ path: 'out.csv' });
-    writeFileSync(join(folder, 'bad.mjs'), 'export const options = { path: "string" };\nexport default () => ({ async deliver() {} });');
-    await expect(resolveSinks([{ name: 'b', type: 'module', module: './bad.mjs' }], folder)).rejects.toThrow('sinks[0] (b).module: its export `options` is not a schema');
+    writeFileSync(
+      join(folder, 'bad.mjs'),
+      'export const options = { path: "string" };\nexport default () => ({ async deliver() {} });',
+    );
+    await expect(resolveSinks([{ name: 'b', type: 'module', module: './bad.mjs' }], folder)).rejects.toThrow(
+      'sinks[0] (b).module: its export `options` is not a schema',
+    );
   });
 });
 
@@ -68,22 +96,41 @@ describe('openSinks', () => {
     expect(given!.policy).toMatchObject({ rate: { max: 3, perMs: 1000 }, paused: true });
     expect(plain!.policy.paused).toBe(false);
     expect(plain!.policy.rate).toBeUndefined();
-    await expect(resolveSinks([{ name: 'c', type: 'log', rate: { max: 0, per: '1s' } }])).rejects.toThrow(/^sinks\[0\] \(c\)\.rate\.max: /);
-    await expect(resolveSinks([{ name: 'c', type: 'log', paused: 'yes' }])).rejects.toThrow(/^sinks\[0\] \(c\)\.paused: /);
+    await expect(resolveSinks([{ name: 'c', type: 'log', rate: { max: 0, per: '1s' } }])).rejects.toThrow(
+      /^sinks\[0\] \(c\)\.rate\.max: /,
+    );
+    await expect(resolveSinks([{ name: 'c', type: 'log', paused: 'yes' }])).rejects.toThrow(
+      /^sinks\[0\] \(c\)\.paused: /,
+    );
   });
 
   it('does not stop start-up for a sink that cannot be opened: its attempts fail with that error until it opens (contract section 9)', async () => {
-    const path = module('flaky.mjs', [
-      'let opens = 0;',
-      'export default () => { if (++opens < 3) throw new Error(`connect ECONNREFUSED 127.0.0.1:5432 (open ${opens})`); return { async deliver(r) { globalThis.delivered = r.id; } }; };',
-    ].join('\n'));
-    const specs = await resolveSinks([{ name: 'ok', type: 'log' }, { name: 'db', type: 'module', module: path }], folder);
+    const path = module(
+      'flaky.mjs',
+      [
+        'let opens = 0;',
+        'export default () => { if (++opens < 3) throw new Error(`connect ECONNREFUSED 127.0.0.1:5432 (open ${opens})`); return { async deliver(r) { globalThis.delivered = r.id; } }; };',
+      ].join('\n'),
+    );
+    const specs = await resolveSinks(
+      [
+        { name: 'ok', type: 'log' },
+        { name: 'db', type: 'module', module: path },
+      ],
+      folder,
+    );
     const failed: [string, string][] = [];
-    const sinks = await openSinks(specs, { dataDir: folder, log }, { onOpenFailed: (name, err) => void failed.push([name, (err as Error).message]) });
+    const sinks = await openSinks(
+      specs,
+      { dataDir: folder, log },
+      { onOpenFailed: (name, err) => void failed.push([name, (err as Error).message]) },
+    );
     expect(failed).toEqual([['db', 'connect ECONNREFUSED 127.0.0.1:5432 (open 1)']]);
     const context = { attempt: 1, idempotencyKey: 'k', signal: new AbortController().signal, log };
     const record = { id: 'r1' } as never;
-    await expect(sinks.get('db')!.deliver(record, context)).rejects.toThrow('connect ECONNREFUSED 127.0.0.1:5432 (open 2)');
+    await expect(sinks.get('db')!.deliver(record, context)).rejects.toThrow(
+      'connect ECONNREFUSED 127.0.0.1:5432 (open 2)',
+    );
     await sinks.get('db')!.deliver(record, context);
     expect((globalThis as { delivered?: string }).delivered).toBe('r1');
     await Promise.all([...sinks.values()].map((s) => s.close?.()));

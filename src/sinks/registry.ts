@@ -2,9 +2,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ConfigError, type Config, type SinkConfig } from '../config.js';
-import { compileWhen, filterSchema, type Filter } from '../delivery/filter.js';
-import { deliveryOptionsSchema, toPolicy, type DeliveryPolicy } from '../delivery/policy.js';
+import { type Config, ConfigError, type SinkConfig } from '../config.js';
+import { compileWhen, type Filter, filterSchema } from '../delivery/filter.js';
+import { type DeliveryPolicy, deliveryOptionsSchema, toPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
 import { importUserModule } from '../user-module.js';
 import { reopening } from './reopening.js';
@@ -57,10 +57,17 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
   const specs: SinkSpec[] = [];
   for (const [index, config] of configs.entries()) {
     const where = `sinks[${index}] (${config.name})`;
-    const type = config.type === 'module' ? await loadModuleSink(config, where, baseDir) : await builtIn(config.type, index);
+    const type =
+      config.type === 'module' ? await loadModuleSink(config, where, baseDir) : await builtIn(config.type, index);
     const { name, type: _type, when: rawWhen, retry, timeout, concurrency, rate, paused, ...rest } = config;
     const options = parse(type.options, config.type === 'module' ? withoutKey(rest, 'module') : rest, where);
-    const delivery = { retry, timeout, concurrency: concurrency ?? type.defaults?.concurrency, rate: rate ?? type.defaults?.rate, paused };
+    const delivery = {
+      retry,
+      timeout,
+      concurrency: concurrency ?? type.defaults?.concurrency,
+      rate: rate ?? type.defaults?.rate,
+      paused,
+    };
     const common = parse(deliveryOptionsSchema, dropUndefined(delivery), where);
     const when = rawWhen === undefined ? undefined : parse(filterSchema, rawWhen, `${where}.when`);
     specs.push({
@@ -116,7 +123,10 @@ export async function openSinks(
 
 async function builtIn(type: string, index: number): Promise<SinkType> {
   const known = builtInTypes();
-  if (!known.includes(type)) throw new ConfigError(`sinks[${index}].type: unknown sink type "${type}" (known types: ${[...known, 'module'].join(', ')})`);
+  if (!known.includes(type))
+    throw new ConfigError(
+      `sinks[${index}].type: unknown sink type "${type}" (known types: ${[...known, 'module'].join(', ')})`,
+    );
   const loaded = (await import(/* @vite-ignore */ pathToFileURL(moduleOf(type)!).href)) as { default: SinkType };
   return loaded.default;
 }
@@ -128,18 +138,28 @@ async function builtIn(type: string, index: number): Promise<SinkType> {
  */
 async function loadModuleSink(config: SinkConfig, where: string, baseDir: string): Promise<SinkType> {
   const path = config.module;
-  if (typeof path !== 'string' || path === '') throw new ConfigError(`${where}.module: the path of the sink's module is required with type module`);
+  if (typeof path !== 'string' || path === '')
+    throw new ConfigError(`${where}.module: the path of the sink's module is required with type module`);
   const file = isAbsolute(path) ? path : resolve(baseDir, path);
-  const loaded = await importUserModule<(options: unknown, context: SinkContext) => unknown>(file, `${where}.module`, 'a factory (options, context) => Sink');
+  const loaded = await importUserModule<(options: unknown, context: SinkContext) => unknown>(
+    file,
+    `${where}.module`,
+    'a factory (options, context) => Sink',
+  );
   const factory = loaded.default;
   const options = userSchema(loaded.options, where);
-  const secretOptions = Array.isArray(loaded.secretOptions) ? loaded.secretOptions.filter((o): o is string => typeof o === 'string') : undefined;
+  const secretOptions = Array.isArray(loaded.secretOptions)
+    ? loaded.secretOptions.filter((o): o is string => typeof o === 'string')
+    : undefined;
   return {
     options,
     secretOptions,
     async create(parsed, context) {
       const sink = (await factory(parsed, context)) as Partial<Sink> | undefined;
-      if (typeof sink?.deliver !== 'function') throw new ConfigError(`${where}.module: the factory of ${file} returned no object with deliver(record, context)`);
+      if (typeof sink?.deliver !== 'function')
+        throw new ConfigError(
+          `${where}.module: the factory of ${file} returned no object with deliver(record, context)`,
+        );
       return sink as Sink;
     },
   };
@@ -154,16 +174,24 @@ function userSchema(exported: unknown, where: string): z.ZodType {
   if (exported === undefined) return z.record(z.string(), z.unknown());
   if (exported instanceof z.ZodType) return exported;
   const standard = (exported as { '~standard'?: StandardSchema } | null)?.['~standard'];
-  if (typeof standard?.validate !== 'function') throw new ConfigError(`${where}.module: its export \`options\` is not a schema (zod, or another Standard Schema)`);
+  if (typeof standard?.validate !== 'function')
+    throw new ConfigError(`${where}.module: its export \`options\` is not a schema (zod, or another Standard Schema)`);
   return z.unknown().transform((value, ctx) => {
     const result = standard.validate(value);
     if (result instanceof Promise) {
-      ctx.addIssue({ code: 'custom', message: 'the module\'s options schema is asynchronous, and options are checked before start-up goes on' });
+      ctx.addIssue({
+        code: 'custom',
+        message: "the module's options schema is asynchronous, and options are checked before start-up goes on",
+      });
       return z.NEVER;
     }
     if (!result.issues) return result.value;
     for (const issue of result.issues) {
-      ctx.addIssue({ code: 'custom', path: (issue.path ?? []).map((p) => (typeof p === 'object' ? p.key : p)) as PropertyKey[], message: issue.message });
+      ctx.addIssue({
+        code: 'custom',
+        path: (issue.path ?? []).map((p) => (typeof p === 'object' ? p.key : p)) as PropertyKey[],
+        message: issue.message,
+      });
     }
     return z.NEVER;
   });
@@ -173,7 +201,9 @@ function userSchema(exported: unknown, where: string): z.ZodType {
 interface StandardSchema {
   validate(value: unknown): StandardResult | Promise<StandardResult>;
 }
-type StandardResult = { value: unknown; issues?: undefined } | { issues: readonly { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] }[] };
+type StandardResult =
+  | { value: unknown; issues?: undefined }
+  | { issues: readonly { message: string; path?: readonly (PropertyKey | { key: PropertyKey })[] }[] };
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const parsed = schema.safeParse(value);

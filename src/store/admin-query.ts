@@ -10,7 +10,8 @@ export const DEFAULT_PAGE = 100;
 /** A page size: a positive integer (SQLite would read a negative LIMIT as "no limit", PostgreSQL refuses it). */
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`store: "limit" must be a positive integer, got ${limit}`);
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new Error(`store: "limit" must be a positive integer, got ${limit}`);
   return limit;
 }
 

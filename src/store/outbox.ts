@@ -40,7 +40,13 @@ export interface Outbox {
    * (and gets false). In the same write it keeps the sink's state: its last success or last error, and, for a
    * 429, `pauseSinkUntil`, which holds every delivery of the sink on every replica (contract section 9).
    */
-  finishAttempt(deliveryId: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): Promise<boolean>;
+  finishAttempt(
+    deliveryId: number,
+    attempt: number,
+    result: AttemptResult,
+    retryAt?: number,
+    pauseSinkUntil?: number,
+  ): Promise<boolean>;
   /** Puts leased deliveries back to pending without counting an attempt (used on shutdown). */
   releaseLeases(deliveryIds: readonly number[]): Promise<void>;
   /**

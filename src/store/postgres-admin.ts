@@ -1,17 +1,40 @@
 import type pg from 'pg';
 import { recordContentHash } from '../normalize/dedup-key.js';
-import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
+import { type CallRecord, type RawRequest, storedRecord } from '../record.js';
+import type {
+  AttemptInfo,
+  CallEdit,
+  DeliveryInfo,
+  DeliveryStat,
+  ListCallsQuery,
+  ListDeliveriesQuery,
+  ListReceiptsQuery,
+  PageOrder,
+  ReceiptInfo,
+  StoredCall,
+} from './admin-queries.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inTransaction, pgText } from './postgres-client.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, StoredCall } from './admin-queries.js';
 import type { Store } from './store.js';
 
 /** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 
 export type PostgresAdmin = Pick<
   Store,
-  | 'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'listReceiptPage' | 'getReceipt'
-  | 'retryDeliveries' | 'redeliver' | 'release' | 'editCall' | 'listEdits'
+  | 'getCall'
+  | 'listCalls'
+  | 'callerHistory'
+  | 'deliveryStats'
+  | 'listDeliveries'
+  | 'listAttempts'
+  | 'listReceipts'
+  | 'listReceiptPage'
+  | 'getReceipt'
+  | 'retryDeliveries'
+  | 'redeliver'
+  | 'release'
+  | 'editCall'
+  | 'listEdits'
 >;
 
 interface CallRow {
@@ -26,7 +49,8 @@ interface CallRow {
  * text), and a sender can put one in any string: read as U+FFFD instead, one such record cannot make the filter
  * fail for all. A `\u0000` that is really an escaped backslash and `u0000` stays valid JSON after the swap.
  */
-export const dataField = (name: string) => `(replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> '${name}')`;
+export const dataField = (name: string) =>
+  `(replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> '${name}')`;
 /**
  * A caller's history (an in-call hook's answer). Both walk the calls_phone index, whose expression this is; with
  * `id` its second column, ORDER BY id DESC LIMIT is an index scan backward that stops at the limit.
@@ -97,7 +121,11 @@ const RECEIPT_COLUMNS = `SELECT id, hook, call_id AS "callId", received_at AS "r
 const storedCall = (row: CallRow): CallRow => ({ ...row, record: storedRecord(row.record) });
 
 type ReceiptRow = Omit<ReceiptInfo, 'receivedAt'> & { receivedAt: Date };
-const receiptInfo = (row: ReceiptRow): ReceiptInfo => ({ ...row, receivedAt: row.receivedAt.toISOString(), rawBody: row.rawBody && new Uint8Array(row.rawBody) });
+const receiptInfo = (row: ReceiptRow): ReceiptInfo => ({
+  ...row,
+  receivedAt: row.receivedAt.toISOString(),
+  rawBody: row.rawBody && new Uint8Array(row.rawBody),
+});
 
 const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, (p: string) => string> = {
   state: (p) => `state = ${p}`,
@@ -113,7 +141,13 @@ const DELIVERY_COLUMNS = `SELECT id, call_id AS "callId", sink, state, attempts,
  * `$n` for each filter that has a value, in a query ordered by id; a text value is made storable first. Newest
  * first reads the id index backwards, and its cursor goes backwards too.
  */
-function page(select: string, filters: Record<string, (p: string) => string>, values: Record<string, unknown>, limit: number | undefined, order: PageOrder = 'asc') {
+function page(
+  select: string,
+  filters: Record<string, (p: string) => string>,
+  values: Record<string, unknown>,
+  limit: number | undefined,
+  order: PageOrder = 'asc',
+) {
   const params: unknown[] = [];
   const where: string[] = [];
   for (const [name, fragment] of Object.entries(filters)) {
@@ -125,7 +159,10 @@ function page(select: string, filters: Record<string, (p: string) => string>, va
   }
   params.push(pageLimit(limit));
   const by = order === 'desc' ? 'id DESC' : 'id';
-  return { text: `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${by} LIMIT $${params.length}`, values: params };
+  return {
+    text: `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${by} LIMIT $${params.length}`,
+    values: params,
+  };
 }
 
 /** Inserts a pending delivery per sink, due now; `onConflict` says what an existing one becomes. */
@@ -137,13 +174,22 @@ const insertDeliveries = (onConflict: string) => `
 export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
   return {
     getCall: async (id) => {
-      const { rows } = await pool.query<CallRow>('SELECT record, status, raw, duplicates FROM calls WHERE id = $1', [pgText(id)]);
+      const { rows } = await pool.query<CallRow>('SELECT record, status, raw, duplicates FROM calls WHERE id = $1', [
+        pgText(id),
+      ]);
       return rows[0] && storedCall(rows[0]);
     },
     listCalls: async (query) => {
       // `review: false` is no filter.
-      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to'), review: query.review || undefined };
-      const { rows } = await pool.query<CallRow>(page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order));
+      const values = {
+        ...query,
+        from: timeBound(query.from, 'from'),
+        to: timeBound(query.to, 'to'),
+        review: query.review || undefined,
+      };
+      const { rows } = await pool.query<CallRow>(
+        page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order),
+      );
       return rows.map(storedCall);
     },
     callerHistory: async (phone, limit) => {
@@ -153,7 +199,8 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       ]);
       return { count: Number(count.rows[0]!.count), records: calls.rows.map((row) => storedRecord(row.record)) };
     },
-    listDeliveries: async (query) => (await pool.query<DeliveryInfo>(page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit))).rows,
+    listDeliveries: async (query) =>
+      (await pool.query<DeliveryInfo>(page(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit))).rows,
     deliveryStats: async () => (await pool.query<DeliveryStat>(DELIVERY_STATS_SQL)).rows,
     listAttempts: async (callId) => {
       const { rows } = await pool.query<Omit<AttemptInfo, 'startedAt'> & { startedAt: Date }>(
@@ -165,12 +212,16 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       return rows.map((row) => ({ ...row, startedAt: row.startedAt.toISOString() }));
     },
     listReceipts: async (callId) => {
-      const { rows } = await pool.query<ReceiptRow>(`${RECEIPT_COLUMNS} WHERE call_id = $1 ORDER BY id`, [pgText(callId)]);
+      const { rows } = await pool.query<ReceiptRow>(`${RECEIPT_COLUMNS} WHERE call_id = $1 ORDER BY id`, [
+        pgText(callId),
+      ]);
       return rows.map(receiptInfo);
     },
     listReceiptPage: async (query) => {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
-      return (await pool.query<ReceiptRow>(page(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order))).rows.map(receiptInfo);
+      return (
+        await pool.query<ReceiptRow>(page(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order))
+      ).rows.map(receiptInfo);
     },
     getReceipt: async (id) => {
       const { rows } = await pool.query<ReceiptRow>(`${RECEIPT_COLUMNS} WHERE id = $1`, [id]);
@@ -203,10 +254,17 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
     // A second release waits on the row lock of the first, then finds the call accepted and changes nothing.
     release: (callId, sinks) =>
       inTransaction(pool, async (client) => {
-        const { rowCount } = await client.query(`UPDATE calls SET status = 'accepted' WHERE id = $1 AND status = 'held'`, [pgText(callId)]);
+        const { rowCount } = await client.query(
+          `UPDATE calls SET status = 'accepted' WHERE id = $1 AND status = 'held'`,
+          [pgText(callId)],
+        );
         if (rowCount === 0) return false;
         // A redeliver may already have sent a held call to a sink; its delivery is kept as it is.
-        await client.query(insertDeliveries('DO NOTHING'), [pgText(callId), Date.now(), uniqueSinks(sinks).map((sink) => pgText(sink))]);
+        await client.query(insertDeliveries('DO NOTHING'), [
+          pgText(callId),
+          Date.now(),
+          uniqueSinks(sinks).map((sink) => pgText(sink)),
+        ]);
         return true;
       }),
     // The row lock is held from the read of the revision to the commit: a second edit of the call waits for it, then
@@ -224,15 +282,25 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
           // A call stored before its hash had a column (or by a replica of the version before migration 4) is hashed
           // from its record before the edit changes it.
           const hash = row.content_hash ?? recordContentHash(row.record);
-          await client.query('UPDATE calls SET record = $2, content_hash = $3 WHERE id = $1', [pgText(callId), JSON.stringify(record), hash]);
+          await client.query('UPDATE calls SET record = $2, content_hash = $3 WHERE id = $1', [
+            pgText(callId),
+            JSON.stringify(record),
+            hash,
+          ]);
         }
         await client.query('INSERT INTO call_edits (call_id, revision, reviewed, entry) VALUES ($1, $2, $3, $4)', [
-          pgText(callId), entry.revision, entry.reviewed === true, JSON.stringify(entry),
+          pgText(callId),
+          entry.revision,
+          entry.reviewed === true,
+          JSON.stringify(entry),
         ]);
         return 'edited' as const;
       }),
     listEdits: async (callId) => {
-      const { rows } = await pool.query<{ entry: CallEdit }>('SELECT entry FROM call_edits WHERE call_id = $1 ORDER BY id', [pgText(callId)]);
+      const { rows } = await pool.query<{ entry: CallEdit }>(
+        'SELECT entry FROM call_edits WHERE call_id = $1 ORDER BY id',
+        [pgText(callId)],
+      );
       return rows.map((row) => row.entry);
     },
   };

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { pgText, withClient } from './postgres-client.js';
 import type { CommitInput, CommitResult } from './calls.js';
+import { pgText, withClient } from './postgres-client.js';
 
 /**
  * Group commit for PostgreSQL, as sqlite-batch.ts is for SQLite. A call committed alone is a transaction of three
@@ -35,7 +35,11 @@ export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
     let inserted: ReadonlySet<string> = new Set();
     let failed: ReadonlySet<Pending> = new Set();
     try {
-      if (together.length > 0) inserted = await insertTogether(pool, together.map((p) => p.input));
+      if (together.length > 0)
+        inserted = await insertTogether(
+          pool,
+          together.map((p) => p.input),
+        );
     } catch (err) {
       if (!(err instanceof pg.DatabaseError)) {
         // The connection broke or the query timed out: whether the statement committed is unknown, and calls
@@ -145,7 +149,8 @@ const INSERT_TOGETHER = `
 /** Commits the calls that insert, with their outbox rows and receipts; returns the ids of those that did. */
 async function insertTogether(pool: pg.Pool, calls: readonly CommitInput[]): Promise<Set<string>> {
   const column = <T>(pick: (call: CommitInput) => T) => calls.map(pick);
-  const jsonArray = (pick: (call: CommitInput) => unknown) => `[${calls.map((c) => JSON.stringify(pick(c))).join(',')}]`;
+  const jsonArray = (pick: (call: CommitInput) => unknown) =>
+    `[${calls.map((c) => JSON.stringify(pick(c))).join(',')}]`;
   const outbox = calls.flatMap(({ record, sinks }) => sinks.map((sink) => [record.id, sink] as const));
   const values = [
     column((c) => c.record.id),
@@ -168,6 +173,8 @@ async function insertTogether(pool: pg.Pool, calls: readonly CommitInput[]): Pro
     Date.now(),
   ];
   // Named, so each pooled connection plans it once.
-  const { rows } = await withClient(pool, (client) => client.query<{ id: string }>({ name: 'callhook-insert-together', text: INSERT_TOGETHER, values }));
+  const { rows } = await withClient(pool, (client) =>
+    client.query<{ id: string }>({ name: 'callhook-insert-together', text: INSERT_TOGETHER, values }),
+  );
   return new Set(rows.map((row) => row.id));
 }

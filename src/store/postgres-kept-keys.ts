@@ -15,7 +15,10 @@ export function postgresKeptKeys(db: Queryable): KeptKeysStore {
     ensure: async (name, keys) => {
       // Replicas that start together each offer keys: ON CONFLICT waits for a concurrent insert to commit, so
       // exactly one insert lands and the others read what it kept, in a statement of their own (a fresh snapshot).
-      const inserted = await db.query(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [name, text(keys)]);
+      const inserted = await db.query(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [
+        name,
+        text(keys),
+      ]);
       if (inserted.rowCount === 1) return { keys: [...keys], created: true };
       return { keys: (await read(db, name)) ?? [], created: false };
     },
@@ -62,5 +65,8 @@ function text(keys: readonly string[]): string {
 }
 
 function lines(value: string): string[] {
-  return value.split('\n').map((l) => l.trim()).filter(Boolean);
+  return value
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { inTransaction } from './postgres-client.js';
 import type { PurgeCounts, PurgeOptions } from './maintenance.js';
+import { inTransaction } from './postgres-client.js';
 
 /**
  * `callhook purge` on PostgreSQL (contract section 7; Store.purge says what goes and what stays), with the rules

@@ -205,7 +205,9 @@ export async function migratePostgres(client: ClientBase, schema: string | undef
     if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+    const { rows } = await client.query<{ version: number | null }>(
+      'SELECT max(version) AS version FROM schema_migrations',
+    );
     for (let v = rows[0]?.version ?? 0; v < POSTGRES_MIGRATIONS.length; v++) {
       await client.query(POSTGRES_MIGRATIONS[v]!);
       await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v + 1]);

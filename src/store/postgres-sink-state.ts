@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { pgText } from './postgres-client.js';
-import { sinkStateOf, SUCCESS_EVERY_MS } from './sink-state.js';
+import { SUCCESS_EVERY_MS, sinkStateOf } from './sink-state.js';
 import type { Store } from './store.js';
 
 /**
@@ -23,7 +23,17 @@ export const heldSql = (sink: string, now: string, pausedByDefault: string) => `
  * inserts a missing row without locking an existing one, and updates an existing one only when its figure is a
  * second old, so concurrent finishes of one sink, on every replica, seldom queue on its row.
  */
-export const finishSinkStateSql = ({ outcome, now, error, pauseUntil }: { outcome: string; now: string; error: string; pauseUntil: string }) => `
+export const finishSinkStateSql = ({
+  outcome,
+  now,
+  error,
+  pauseUntil,
+}: {
+  outcome: string;
+  now: string;
+  error: string;
+  pauseUntil: string;
+}) => `
   success_new AS (
     INSERT INTO sink_state (sink, last_success_at) SELECT sink, ${now} FROM d WHERE ${outcome} = 'ok'
     ON CONFLICT (sink) DO NOTHING),

@@ -1,16 +1,16 @@
 import pg from 'pg';
 import { recordContentHash } from '../normalize/dedup-key.js';
-import { storedRecord, type CallRecord } from '../record.js';
+import { type CallRecord, storedRecord } from '../record.js';
+import type { CommitInput, CommitResult, Receipt } from './calls.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
 import { postgresAdmin } from './postgres-admin.js';
 import { createCommitBatcher } from './postgres-batch.js';
 import { inTransaction, pgText, withClient } from './postgres-client.js';
 import { postgresKeptKeys } from './postgres-kept-keys.js';
 import { postgresPurge } from './postgres-purge.js';
-import { finishSinkStateSql, heldSql, postgresSinkState } from './postgres-sink-state.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
+import { finishSinkStateSql, heldSql, postgresSinkState } from './postgres-sink-state.js';
 import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
-import type { CommitInput, CommitResult, Receipt } from './calls.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
 import type { Store } from './store.js';
 
 export interface PostgresStoreOptions {
@@ -38,12 +38,22 @@ const INT8 = 20;
  */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === INT8 && format !== 'binary'
+      ? Number
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-export async function openPostgresStore({ url, schema, poolSize = 10, connectTimeoutMs = 5000, queryTimeoutMs = 15_000 }: PostgresStoreOptions): Promise<Store> {
+export async function openPostgresStore({
+  url,
+  schema,
+  poolSize = 10,
+  connectTimeoutMs = 5000,
+  queryTimeoutMs = 15_000,
+}: PostgresStoreOptions): Promise<Store> {
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
-    throw new Error(`postgres store: option "schema" must be a lower-case SQL identifier, got ${JSON.stringify(schema)}`);
+    throw new Error(
+      `postgres store: option "schema" must be a lower-case SQL identifier, got ${JSON.stringify(schema)}`,
+    );
   }
   const connection = {
     connectionString: url,
@@ -66,8 +76,10 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     // The calls of one turn share a statement; one that cannot simply insert is committed alone (postgres-batch.ts).
     commitCall: createCommitBatcher(pool, (input) => inTransaction(pool, (client) => commit(client, input))),
     recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
-    claimDeliveries: (sink, limit, leaseMs, pausedByDefault = false) => claim(pool, sink, limit, leaseMs, pausedByDefault),
-    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) => finish(pool, id, attempt, result, retryAt, pauseSinkUntil),
+    claimDeliveries: (sink, limit, leaseMs, pausedByDefault = false) =>
+      claim(pool, sink, limit, leaseMs, pausedByDefault),
+    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) =>
+      finish(pool, id, attempt, result, retryAt, pauseSinkUntil),
     // PostgreSQL is shared by replicas: an in_flight row may belong to one that is alive, so leases are never
     // taken back at start-up; a dead replica's leases expire and claimDeliveries picks them up then.
     resumeInFlight: async () => ({ resumed: 0, besideAnother: false }),
@@ -94,13 +106,15 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
     },
     ...postgresSinkState(pool),
     recordReconcileRun: async (run) => {
-      await pool.query(`INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [
-        RECONCILE_RUN_KEY,
-        pgText(reconcileRunJson(run)),
-      ]);
+      await pool.query(
+        `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+        [RECONCILE_RUN_KEY, pgText(reconcileRunJson(run))],
+      );
     },
     lastReconcileRun: async () => {
-      const { rows } = await pool.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [RECONCILE_RUN_KEY]);
+      const { rows } = await pool.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [
+        RECONCILE_RUN_KEY,
+      ]);
       return parseReconcileRun(rows[0]?.value);
     },
     countDeliveries: () => countDeliveries(pool),
@@ -128,7 +142,10 @@ export async function openPostgresStore({ url, schema, poolSize = 10, connectTim
  * conflict, which `on_conflict: duplicate` makes a duplicate too, or which is left to the intake to store under its
  * content's key (nothing written here).
  */
-async function commit(client: pg.PoolClient, { record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput): Promise<CommitResult> {
+async function commit(
+  client: pg.PoolClient,
+  { record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput,
+): Promise<CommitResult> {
   /** An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. */
   const receiptFor = async (row: Receipt, callId: string) => {
     if (ingests === undefined) return void (await client.query(RECEIPT_INSERT, receiptParams(row, callId)));
@@ -142,7 +159,17 @@ async function commit(client: pg.PoolClient, { record, contentHash, onConflict, 
     const inserted = await client.query(
       `INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (hook, dedup_key) DO NOTHING RETURNING id`,
-      [record.id, record.hook, record.dedup_key, contentHash, status, record.source, record.received_at, JSON.stringify(record), JSON.stringify(raw)],
+      [
+        record.id,
+        record.hook,
+        record.dedup_key,
+        contentHash,
+        status,
+        record.source,
+        record.received_at,
+        JSON.stringify(record),
+        JSON.stringify(raw),
+      ],
     );
     if (inserted.rowCount === 1) {
       const now = Date.now();
@@ -187,7 +214,19 @@ const RECEIPT_INSERT = `
 
 function receiptParams(r: Receipt, callId: string | null): unknown[] {
   const rawBody = r.rawBody ? Buffer.from(r.rawBody.buffer, r.rawBody.byteOffset, r.rawBody.byteLength) : null;
-  return [r.hook, r.receivedAt, r.method, r.contentType, r.size, r.status, r.outcome, callId, pgText(r.error), rawBody, pgText(r.query)];
+  return [
+    r.hook,
+    r.receivedAt,
+    r.method,
+    r.contentType,
+    r.size,
+    r.status,
+    r.outcome,
+    callId,
+    pgText(r.error),
+    rawBody,
+    pgText(r.query),
+  ];
 }
 
 /**
@@ -195,7 +234,13 @@ function receiptParams(r: Receipt, callId: string | null): unknown[] {
  * committed after this statement's snapshot is re-checked against the WHERE clause before it is locked, finds
  * itself in_flight under a live lease, and is left out: one delivery is never leased twice.
  */
-async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number, pausedByDefault: boolean): Promise<ClaimedDelivery[]> {
+async function claim(
+  pool: pg.Pool,
+  sink: string,
+  limit: number,
+  leaseMs: number,
+  pausedByDefault: boolean,
+): Promise<ClaimedDelivery[]> {
   const now = Date.now();
   const { rows } = await pool.query<{ id: number; sink: string; attempts: number; record: CallRecord }>(
     // One index walk per state, as in SQLite: an OR across states would also visit every delivered row of the sink.
@@ -224,7 +269,14 @@ async function claim(pool: pg.Pool, sink: string, limit: number, leaseMs: number
  * the lease holder of this very attempt moves the delivery on: a worker whose lease expired and was taken over
  * finds no row to update (the WHERE is re-checked once a concurrent claim commits), so nothing is written.
  */
-async function finish(pool: pg.Pool, id: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): Promise<boolean> {
+async function finish(
+  pool: pg.Pool,
+  id: number,
+  attempt: number,
+  result: AttemptResult,
+  retryAt?: number,
+  pauseSinkUntil?: number,
+): Promise<boolean> {
   const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
   const now = Date.now();
   const { rowCount } = await pool.query(
@@ -234,14 +286,29 @@ async function finish(pool: pg.Pool, id: number, attempt: number, result: Attemp
      ${finishSinkStateSql({ outcome: '$8::text', now: '$5::bigint', error: '$4::text', pauseUntil: '$11::bigint' })}
      INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, note)
      SELECT id, attempts, $6, $7, $8, $9, $4, $12 FROM d`,
-    [id, state, retryAt ?? now, pgText(result.error), now, result.startedAt, result.durationMs, result.outcome, result.httpStatus ?? null, attempt, pauseSinkUntil ?? null, pgText(result.note)],
+    [
+      id,
+      state,
+      retryAt ?? now,
+      pgText(result.error),
+      now,
+      result.startedAt,
+      result.durationMs,
+      result.outcome,
+      result.httpStatus ?? null,
+      attempt,
+      pauseSinkUntil ?? null,
+      pgText(result.note),
+    ],
   );
   return rowCount === 1;
 }
 
 async function countDeliveries(pool: pg.Pool): Promise<Record<DeliveryState, number>> {
   const counts: Record<DeliveryState, number> = { pending: 0, in_flight: 0, done: 0, dead: 0 };
-  const { rows } = await pool.query<{ state: DeliveryState; n: number }>('SELECT state, count(*) AS n FROM deliveries GROUP BY state');
+  const { rows } = await pool.query<{ state: DeliveryState; n: number }>(
+    'SELECT state, count(*) AS n FROM deliveries GROUP BY state',
+  );
   for (const row of rows) counts[row.state] = row.n;
   return counts;
 }

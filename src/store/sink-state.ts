@@ -34,13 +34,19 @@ export function isPaused(state: Pick<SinkState, 'paused'> | undefined, pausedByD
  * Until when the sink's deliveries wait: Infinity while paused, the end of a 429's wait while it lasts, else
  * undefined (nothing holds them).
  */
-export function heldUntil(state: Pick<SinkState, 'paused' | 'pausedUntil'> | undefined, pausedByDefault: boolean, now: number): number | undefined {
+export function heldUntil(
+  state: Pick<SinkState, 'paused' | 'pausedUntil'> | undefined,
+  pausedByDefault: boolean,
+  now: number,
+): number | undefined {
   if (isPaused(state, pausedByDefault)) return Infinity;
   const until = state?.pausedUntil;
   return until != null && until > now ? until : undefined;
 }
 
 /** Stored flags come back as 0/1 from SQLite and as booleans from PostgreSQL. */
-export function sinkStateOf(row: { [K in keyof SinkState]: K extends 'paused' ? boolean | number | null : SinkState[K] }): SinkState {
+export function sinkStateOf(
+  row: { [K in keyof SinkState]: K extends 'paused' ? boolean | number | null : SinkState[K] },
+): SinkState {
   return { ...row, paused: row.paused === null ? null : Boolean(row.paused) };
 }

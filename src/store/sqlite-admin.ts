@@ -1,12 +1,23 @@
 import type Database from 'better-sqlite3';
 import { recordContentHash } from '../normalize/dedup-key.js';
-import { storedRecord, type CallRecord, type RawRequest } from '../record.js';
+import { type CallRecord, type RawRequest, storedRecord } from '../record.js';
+import type {
+  AttemptInfo,
+  CallEdit,
+  DeliveryInfo,
+  DeliveryStat,
+  ListCallsQuery,
+  ListDeliveriesQuery,
+  ListReceiptsQuery,
+  PageOrder,
+  ReceiptInfo,
+  StoredCall,
+} from './admin-queries.js';
 import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
 import { inChunks } from './sqlite-chunks.js';
 import type { SqliteReader } from './sqlite-reader.js';
 import { registerTextFunctions } from './sqlite-text.js';
 import { parseStored } from './sqlite-writes.js';
-import type { AttemptInfo, CallEdit, DeliveryInfo, DeliveryStat, ListCallsQuery, ListDeliveriesQuery, ListReceiptsQuery, PageOrder, ReceiptInfo, StoredCall } from './admin-queries.js';
 import type { Store } from './store.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
@@ -15,8 +26,20 @@ type Db = Database.Database;
 
 export type SqliteAdmin = Pick<
   Store,
-  | 'getCall' | 'listCalls' | 'callerHistory' | 'deliveryStats' | 'listDeliveries' | 'listAttempts' | 'listReceipts' | 'listReceiptPage' | 'getReceipt'
-  | 'retryDeliveries' | 'redeliver' | 'release' | 'editCall' | 'listEdits'
+  | 'getCall'
+  | 'listCalls'
+  | 'callerHistory'
+  | 'deliveryStats'
+  | 'listDeliveries'
+  | 'listAttempts'
+  | 'listReceipts'
+  | 'listReceiptPage'
+  | 'getReceipt'
+  | 'retryDeliveries'
+  | 'redeliver'
+  | 'release'
+  | 'editCall'
+  | 'listEdits'
 >;
 
 interface CallRow {
@@ -108,7 +131,13 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
   const stmts = prepareStatements(db);
   // Lists may scan whole tables (a text search, an outcome): they are read on the reader thread.
   // Newest first reads the same id index backwards, and its cursor goes backwards too.
-  const page = <T>(select: string, filters: Record<string, string>, values: Record<string, unknown>, limit: number | undefined, order: PageOrder = 'asc') => {
+  const page = <T>(
+    select: string,
+    filters: Record<string, string>,
+    values: Record<string, unknown>,
+    limit: number | undefined,
+    order: PageOrder = 'asc',
+  ) => {
     const params: Record<string, unknown> = { limit: pageLimit(limit) };
     const where: string[] = [];
     for (const [name, fragment] of Object.entries(filters)) {
@@ -116,19 +145,31 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
       params[name] = values[name];
       where.push(order === 'desc' && name === 'after' ? fragment.replace('>', '<') : fragment);
     }
-    return reader.all<T>(`${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${order === 'desc' ? 'DESC' : ''} LIMIT @limit`, params);
+    return reader.all<T>(
+      `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${order === 'desc' ? 'DESC' : ''} LIMIT @limit`,
+      params,
+    );
   };
 
   return {
     getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
     listCalls: async (query) => {
       // SQLite binds no booleans; `review: false` is no filter.
-      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to'), review: query.review ? 1 : undefined };
-      return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order)).map((row) => toStoredCall(row)!);
+      const values = {
+        ...query,
+        from: timeBound(query.from, 'from'),
+        to: timeBound(query.to, 'to'),
+        review: query.review ? 1 : undefined,
+      };
+      return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order)).map(
+        (row) => toStoredCall(row)!,
+      );
     },
     callerHistory: async (phone, limit) => ({
       count: stmts.countByPhone.get(phone) as number,
-      records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) => storedRecord(JSON.parse(record) as CallRecord)),
+      records: (stmts.callsByPhone.all(phone, limit) as string[]).map((record) =>
+        storedRecord(JSON.parse(record) as CallRecord),
+      ),
     }),
     listDeliveries: (query) => page<DeliveryInfo>(DELIVERY_COLUMNS, DELIVERY_FILTERS, { ...query }, query.limit),
     deliveryStats: () => reader.all<DeliveryStat>(DELIVERY_STATS_SQL),
@@ -136,14 +177,22 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
     listReceipts: async (callId) => (stmts.listReceipts.all(callId) as ReceiptInfo[]).map(receiptInfo),
     listReceiptPage: async (query) => {
       const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
-      return (await page<ReceiptInfo>(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order)).map(receiptInfo);
+      return (await page<ReceiptInfo>(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order)).map(
+        receiptInfo,
+      );
     },
     getReceipt: async (id) => {
       const row = stmts.getReceipt.get(id) as ReceiptInfo | undefined;
       return row && receiptInfo(row);
     },
     retryDeliveries: async ({ state, sink, callId, ids }) => {
-      const params = { state: retryState(state), sink: sink ?? null, call_id: callId ?? null, ids: ids === undefined ? null : JSON.stringify(ids), now: Date.now() };
+      const params = {
+        state: retryState(state),
+        sink: sink ?? null,
+        call_id: callId ?? null,
+        ids: ids === undefined ? null : JSON.stringify(ids),
+        now: Date.now(),
+      };
       // In id order from a cursor: a retried pending delivery is still pending, and must not be taken twice.
       let after = 0;
       return inChunks(db, (limit) => {
@@ -153,36 +202,51 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
       });
     },
     redeliver: async (callId, sinks) =>
-      db.transaction(() => {
-        if (stmts.callStatus.get(callId) === undefined) return undefined;
-        const now = Date.now();
-        let scheduled = 0;
-        for (const sink of uniqueSinks(sinks)) scheduled += stmts.redeliver.run({ call_id: callId, sink, now }).changes;
-        return scheduled;
-      }).immediate(),
+      db
+        .transaction(() => {
+          if (stmts.callStatus.get(callId) === undefined) return undefined;
+          const now = Date.now();
+          let scheduled = 0;
+          for (const sink of uniqueSinks(sinks))
+            scheduled += stmts.redeliver.run({ call_id: callId, sink, now }).changes;
+          return scheduled;
+        })
+        .immediate(),
     release: async (callId, sinks) =>
-      db.transaction(() => {
-        if (stmts.release.run(callId).changes === 0) return false;
-        const now = Date.now();
-        for (const sink of uniqueSinks(sinks)) stmts.createDelivery.run({ call_id: callId, sink, now });
-        return true;
-      }).immediate(),
+      db
+        .transaction(() => {
+          if (stmts.release.run(callId).changes === 0) return false;
+          const now = Date.now();
+          for (const sink of uniqueSinks(sinks)) stmts.createDelivery.run({ call_id: callId, sink, now });
+          return true;
+        })
+        .immediate(),
     // Under the write lock from the read of the revision to the commit: two edits of one call take turns, and the
     // second finds the revision moved on (stale) instead of overwriting the first.
     editCall: async (callId, entry, record) =>
-      db.transaction(() => {
-        const row = stmts.editTarget.get(callId) as { revision: number; content_hash: string | null; record: string | null } | undefined;
-        if (!row) return 'missing' as const;
-        if (row.revision !== (record ? record.revision - 1 : entry.revision)) return 'stale' as const;
-        if (record) {
-          // A call stored before its hash had a column is hashed from its record before the edit changes it.
-          const hash = row.content_hash ?? recordContentHash(parseStored(row.record!));
-          stmts.editRecord.run({ id: callId, record: JSON.stringify(record), content_hash: hash });
-        }
-        stmts.insertEdit.run({ call_id: callId, revision: entry.revision, reviewed: entry.reviewed ? 1 : 0, entry: JSON.stringify(entry) });
-        return 'edited' as const;
-      }).immediate(),
-    listEdits: async (callId) => (stmts.listEdits.all(callId) as string[]).map((entry) => JSON.parse(entry) as CallEdit),
+      db
+        .transaction(() => {
+          const row = stmts.editTarget.get(callId) as
+            | { revision: number; content_hash: string | null; record: string | null }
+            | undefined;
+          if (!row) return 'missing' as const;
+          if (row.revision !== (record ? record.revision - 1 : entry.revision)) return 'stale' as const;
+          if (record) {
+            // A call stored before its hash had a column is hashed from its record before the edit changes it.
+            const hash = row.content_hash ?? recordContentHash(parseStored(row.record!));
+            stmts.editRecord.run({ id: callId, record: JSON.stringify(record), content_hash: hash });
+          }
+          stmts.insertEdit.run({
+            call_id: callId,
+            revision: entry.revision,
+            reviewed: entry.reviewed ? 1 : 0,
+            entry: JSON.stringify(entry),
+          });
+          return 'edited' as const;
+        })
+        .immediate(),
+    listEdits: async (callId) =>
+      (stmts.listEdits.all(callId) as string[]).map((entry) => JSON.parse(entry) as CallEdit),
   };
 }
 
@@ -199,13 +263,15 @@ function prepareStatements(db: Db) {
     listReceipts: db.prepare(`${RECEIPT_COLUMNS} WHERE call_id = ? ORDER BY id`),
     getReceipt: db.prepare(`${RECEIPT_COLUMNS} WHERE id = ?`),
     // Never in flight: the state is dead or pending (retryState), so a leased delivery is not taken from its worker.
-    retry: db.prepare(`
+    retry: db
+      .prepare(`
       UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = @now, lease_until = NULL, updated_at = @now
       WHERE id IN (SELECT id FROM deliveries
         WHERE state = @state AND id > @after AND (@sink IS NULL OR sink = @sink) AND (@call_id IS NULL OR call_id = @call_id)
           AND (@ids IS NULL OR id IN (SELECT value FROM json_each(@ids)))
         ORDER BY id LIMIT @limit)
-      RETURNING id`).pluck(),
+      RETURNING id`)
+      .pluck(),
     // The WHERE of DO UPDATE leaves a pending or in-flight delivery as it is, and it then counts no change.
     redeliver: db.prepare(`
       INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (@call_id, @sink, 'pending', @now, @now, @now)
@@ -213,9 +279,13 @@ function prepareStatements(db: Db) {
         state = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL, updated_at = excluded.updated_at
       WHERE deliveries.state IN ('done', 'dead')`),
     release: db.prepare(`UPDATE calls SET status = 'accepted' WHERE id = ? AND status = 'held'`),
-    editTarget: db.prepare(`SELECT ${REVISION} AS revision, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE id = ?`),
+    editTarget: db.prepare(
+      `SELECT ${REVISION} AS revision, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE id = ?`,
+    ),
     editRecord: db.prepare('UPDATE calls SET record = @record, content_hash = @content_hash WHERE id = @id'),
-    insertEdit: db.prepare('INSERT INTO call_edits (call_id, revision, reviewed, entry) VALUES (@call_id, @revision, @reviewed, @entry)'),
+    insertEdit: db.prepare(
+      'INSERT INTO call_edits (call_id, revision, reviewed, entry) VALUES (@call_id, @revision, @reviewed, @entry)',
+    ),
     listEdits: db.prepare('SELECT entry FROM call_edits WHERE call_id = ? ORDER BY id').pluck(),
     // A redeliver may already have sent a held call to a sink; its delivery is kept as it is.
     createDelivery: db.prepare(`
@@ -225,7 +295,10 @@ function prepareStatements(db: Db) {
 }
 
 /** A BLOB comes back as a Buffer (from the reader thread, as a plain Uint8Array): either is a Uint8Array. */
-const receiptInfo = (row: ReceiptInfo): ReceiptInfo => ({ ...row, rawBody: row.rawBody && new Uint8Array(row.rawBody) });
+const receiptInfo = (row: ReceiptInfo): ReceiptInfo => ({
+  ...row,
+  rawBody: row.rawBody && new Uint8Array(row.rawBody),
+});
 
 function toStoredCall(row: CallRow | undefined): StoredCall | undefined {
   if (!row) return undefined;

@@ -44,7 +44,10 @@ describe('group commit', () => {
     // A deferred foreign key is only checked at COMMIT: the batch's commit fails, then each write is tried alone.
     db.exec('CREATE TABLE child (p TEXT REFERENCES t (k) DEFERRABLE INITIALLY DEFERRED)');
     db.pragma('foreign_keys = ON');
-    const outcomes = await Promise.allSettled([write(() => db.prepare('INSERT INTO t (k) VALUES (?)').run('x')), write(() => db.prepare('INSERT INTO child (p) VALUES (?)').run('missing'))]);
+    const outcomes = await Promise.allSettled([
+      write(() => db.prepare('INSERT INTO t (k) VALUES (?)').run('x')),
+      write(() => db.prepare('INSERT INTO child (p) VALUES (?)').run('missing')),
+    ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
     expect(db.prepare('SELECT k FROM t').pluck().all()).toEqual(['x']);
     expect(db.prepare('SELECT COUNT(*) FROM child').pluck().get()).toBe(0);

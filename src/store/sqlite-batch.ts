@@ -59,5 +59,7 @@ export function createWriteBatcher(db: Database.Database, onFlush?: (size: numbe
 
   const enqueue = perTurn(flush);
   return <T>(work: () => T, lazySync = false) =>
-    new Promise<T>((resolve, reject) => enqueue({ work, lazySync, resolve: resolve as (value: unknown) => void, reject }));
+    new Promise<T>((resolve, reject) =>
+      enqueue({ work, lazySync, resolve: resolve as (value: unknown) => void, reject }),
+    );
 }

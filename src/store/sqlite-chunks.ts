@@ -14,7 +14,11 @@ export const CHUNK = 500;
  * two chunks for as long as the last one held it, so the writer thread's commits get their turn. `chunk` gets the
  * most rows it may change; `onChunk` is told how many it did. Returns the rows changed in all.
  */
-export async function inChunks(db: Database.Database, chunk: (limit: number) => number, onChunk?: (changed: number) => void): Promise<number> {
+export async function inChunks(
+  db: Database.Database,
+  chunk: (limit: number) => number,
+  onChunk?: (changed: number) => void,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const started = performance.now();

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { inChunks } from './sqlite-chunks.js';
 import type { PurgeCounts, PurgeOptions } from './maintenance.js';
+import { inChunks } from './sqlite-chunks.js';
 
 /**
  * `callhook purge` on SQLite (contract section 7; Maintenance.purge says what goes and what stays). The rules live in
@@ -35,7 +35,10 @@ export function sqlitePurge(db: Database.Database) {
       WHERE id > @after AND id <= @last ORDER BY id LIMIT @limit`),
     deleteReceipts: db.prepare('DELETE FROM receipts WHERE id IN (SELECT value FROM json_each(@ids))'),
   };
-  const params = (before: Date, { includeRefused = false }: PurgeOptions) => ({ cutoff: before.toISOString(), includeRefused: includeRefused ? 1 : 0 });
+  const params = (before: Date, { includeRefused = false }: PurgeOptions) => ({
+    cutoff: before.toISOString(),
+    includeRefused: includeRefused ? 1 : 0,
+  });
 
   return {
     /** One statement, so both counts come from one snapshot of the store. */
@@ -64,7 +67,11 @@ export function sqlitePurge(db: Database.Database) {
         await inChunks(
           db,
           (limit) => {
-            const rows = chunkOf.all({ ...p, after, last, limit }) as { at: number; id: string | number; goes: number }[];
+            const rows = chunkOf.all({ ...p, after, last, limit }) as {
+              at: number;
+              id: string | number;
+              goes: number;
+            }[];
             const going = rows.filter((row) => row.goes).map((row) => row.id);
             if (going.length > 0) purged[what] += remove.run({ ids: JSON.stringify(going) }).changes;
             after = rows.at(-1)?.at ?? after;

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type SqliteReader, sqliteReader } from './sqlite-reader.js';
 
 /** Hundreds of milliseconds of SQLite: long enough that the event loop turns meanwhile only if it runs elsewhere. */
-const SLOW = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < @upTo) SELECT COUNT(*) AS count FROM n';
+const SLOW =
+  'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < @upTo) SELECT COUNT(*) AS count FROM n';
 
 /** Counts the turns of the event loop until `work` settles: none for work done on this thread. */
 async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
@@ -58,10 +59,14 @@ describe('sqliteReader', () => {
     await withReader(db, async (reader) => {
       for (let i = 0; i < 3; i++) {
         db.prepare('INSERT INTO t (v) VALUES (?)').run(`row ${i}`);
-        expect(await reader.all('SELECT v FROM t ORDER BY id')).toEqual(Array.from({ length: i + 1 }, (_, j) => ({ v: `row ${j}` })));
+        expect(await reader.all('SELECT v FROM t ORDER BY id')).toEqual(
+          Array.from({ length: i + 1 }, (_, j) => ({ v: `row ${j}` })),
+        );
       }
       // The text-folding functions of the store's connection are there too.
-      expect(await reader.all("SELECT callhook_fold('  ÉLODIE ') AS folded, callhook_lower(NULL) AS none")).toEqual([{ folded: 'élodie', none: null }]);
+      expect(await reader.all("SELECT callhook_fold('  ÉLODIE ') AS folded, callhook_lower(NULL) AS none")).toEqual([
+        { folded: 'élodie', none: null },
+      ]);
     });
   });
 

@@ -28,7 +28,13 @@ export function sqliteReader(db: Database.Database): SqliteReader {
   const here = async <T>(sql: string, params?: Record<string, unknown>): Promise<T[]> => query({ sql, params }) as T[];
   if (db.memory) return { all: here, close: async () => undefined };
 
-  const thread = threadClient<ReaderCall>({ thread: 'reader', module: 'sqlite-reader-thread', besides: import.meta.url, settings: { path: db.name } satisfies ReaderSettings, work: 'reads' });
+  const thread = threadClient<ReaderCall>({
+    thread: 'reader',
+    module: 'sqlite-reader-thread',
+    besides: import.meta.url,
+    settings: { path: db.name } satisfies ReaderSettings,
+    work: 'reads',
+  });
   return {
     async all<T>(sql: string, params?: Record<string, unknown>) {
       const asked = thread.call({ sql, params });

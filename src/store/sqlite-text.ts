@@ -7,6 +7,14 @@ import type Database from 'better-sqlite3';
  */
 export function registerTextFunctions(db: Database.Database): void {
   const fold = (fn: (text: string) => string) => (value: unknown) => (typeof value === 'string' ? fn(value) : value);
-  db.function('callhook_lower', { deterministic: true }, fold((text) => text.toLowerCase()));
-  db.function('callhook_fold', { deterministic: true }, fold((text) => text.trim().toLowerCase()));
+  db.function(
+    'callhook_lower',
+    { deterministic: true },
+    fold((text) => text.toLowerCase()),
+  );
+  db.function(
+    'callhook_fold',
+    { deterministic: true },
+    fold((text) => text.trim().toLowerCase()),
+  );
 }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { createWriteBatcher } from './sqlite-batch.js';
-import { callRow, lazySync, runWrite, sqliteWrites, type SqliteWrites, type WriteOp } from './sqlite-writes.js';
 import type { CommitInput, CommitResult } from './calls.js';
+import { createWriteBatcher } from './sqlite-batch.js';
+import { callRow, lazySync, runWrite, type SqliteWrites, sqliteWrites, type WriteOp } from './sqlite-writes.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and
@@ -32,7 +32,8 @@ export function sqliteWriter(db: Database.Database, remote?: RemoteWrite): Sqlit
   const here = groupCommit(db);
   const toThread = db.memory ? undefined : remote;
   return {
-    run: ((op: WriteOp, ...args: unknown[]) => toThread?.({ op, args }) ?? here.run({ op, args })) as SqliteWriter['run'],
+    run: ((op: WriteOp, ...args: unknown[]) =>
+      toThread?.({ op, args }) ?? here.run({ op, args })) as SqliteWriter['run'],
     // Joins the batch waiting for its turn, so it settles once that batch has.
     close: () => here.close(),
   };

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3';
 import { recordContentHash } from '../normalize/dedup-key.js';
-import { storedRecord, type CallRecord } from '../record.js';
+import { type CallRecord, storedRecord } from '../record.js';
+import type { CommitInput, CommitResult, Receipt } from './calls.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
 import { RECONCILE_RUN_KEY } from './reconcile-run.js';
 import { heldUntil } from './sink-state.js';
 import { sqliteSinkStateWrites } from './sqlite-sink-state.js';
-import type { CommitInput, CommitResult, Receipt } from './calls.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
 
 /**
  * Every write of the request path and of the delivery worker, as plain functions of a connection. They run where
@@ -87,7 +87,16 @@ export function configureConnection(db: Database.Database, busyTimeoutMs: number
   db.pragma('foreign_keys = ON');
 }
 
-export function callRow({ record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput): CallRow {
+export function callRow({
+  record,
+  contentHash,
+  onConflict,
+  status,
+  raw,
+  sinks,
+  receipt,
+  ingests,
+}: CommitInput): CallRow {
   return {
     id: record.id,
     hook: record.hook,
@@ -186,7 +195,11 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     commitCall(call) {
       const { sinks, receipt, on_conflict, ingests: _ingests, ...row } = call;
       if (stmts.insertCall.run(row).changes === 0) {
-        const first = stmts.findFirst.get(call.hook, call.dedup_key) as { id: string; content_hash: string | null; record: string | null };
+        const first = stmts.findFirst.get(call.hook, call.dedup_key) as {
+          id: string;
+          content_hash: string | null;
+          record: string | null;
+        };
         const stored = first.content_hash ?? fillContentHash(first.id, first.record!);
         if (stored !== call.content_hash && on_conflict === 'keep') return { outcome: 'conflict', id: first.id };
         stmts.countDuplicate.run(first.id);
@@ -223,7 +236,9 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
       const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
       const now = Date.now();
       const error = result.error ?? null;
-      const finished = stmts.finish.get({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }) as { sink: string } | undefined;
+      const finished = stmts.finish.get({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }) as
+        | { sink: string }
+        | undefined;
       if (!finished) return false;
       sinks.afterAttempt(finished.sink, result.outcome === 'ok', error, now, pauseSinkUntil);
       stmts.insertAttempt.run({
@@ -259,7 +274,9 @@ function prepareStatements(db: Database.Database) {
       INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
       VALUES (@id, @hook, @dedup_key, @content_hash, @status, @source, @received_at, @record, @raw)
       ON CONFLICT (hook, dedup_key) DO NOTHING`),
-    findFirst: db.prepare('SELECT id, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE hook = ? AND dedup_key = ?'),
+    findFirst: db.prepare(
+      'SELECT id, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE hook = ? AND dedup_key = ?',
+    ),
     fillContentHash: db.prepare('UPDATE calls SET content_hash = ? WHERE id = ? AND content_hash IS NULL'),
     countDuplicate: db.prepare('UPDATE calls SET duplicates = duplicates + 1 WHERE id = ?'),
     insertDelivery: db.prepare(`
@@ -270,7 +287,8 @@ function prepareStatements(db: Database.Database) {
     // Each branch walks the (sink, state, next_attempt_at) index alone: an OR across states would scan every
     // delivery the sink ever had, done ones included, and grow slower with the history (bench/results.md).
     // Leases left by a killed process come first; then pending ones in index order, so no sort is needed.
-    claim: db.prepare(`
+    claim: db
+      .prepare(`
       UPDATE deliveries SET state = 'in_flight', lease_until = @lease_until, attempts = attempts + 1, updated_at = @now
       WHERE id IN (
         SELECT id FROM (SELECT id FROM deliveries WHERE sink = @sink AND state = 'in_flight' AND lease_until <= @now LIMIT @limit)
@@ -278,7 +296,8 @@ function prepareStatements(db: Database.Database) {
         SELECT id FROM (SELECT id FROM deliveries WHERE sink = @sink AND state = 'pending' AND next_attempt_at <= @now
           ORDER BY next_attempt_at, id LIMIT @limit)
         LIMIT @limit)
-      RETURNING id`).pluck(),
+      RETURNING id`)
+      .pluck(),
     claimed: db.prepare(`
       SELECT d.id, d.sink, d.attempts, c.record FROM deliveries d JOIN calls c ON c.id = d.call_id
       WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.id`),
@@ -296,7 +315,11 @@ function prepareStatements(db: Database.Database) {
       WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),
     probe: db.prepare(`INSERT INTO meta (key, value) VALUES ('probe', ?)`),
     unprobe: db.prepare(`DELETE FROM meta WHERE key = 'probe'`),
-    heartbeat: db.prepare(`INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
-    setMeta: db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
+    heartbeat: db.prepare(
+      `INSERT INTO meta (key, value) VALUES ('heartbeat', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    ),
+    setMeta: db.prepare(
+      `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    ),
   };
 }

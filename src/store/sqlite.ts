@@ -1,17 +1,17 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ownerOnly, prepareDataDir } from '../data-dir.js';
-import { sqliteAdmin } from './sqlite-admin.js';
+import type { DeliveryState } from './outbox.js';
 import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
+import { heldUntil } from './sink-state.js';
+import { sqliteAdmin } from './sqlite-admin.js';
 import { sqlitePurge } from './sqlite-purge.js';
 import { sqliteReader } from './sqlite-reader.js';
-import { heldUntil } from './sink-state.js';
-import { sqliteSinkStateReads } from './sqlite-sink-state.js';
-import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { sqliteWriter, type RemoteWrite } from './sqlite-writer.js';
+import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
+import { sqliteSinkStateReads } from './sqlite-sink-state.js';
+import { type RemoteWrite, sqliteWriter } from './sqlite-writer.js';
 import { BUSY_TIMEOUT_MS, callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
-import type { DeliveryState } from './outbox.js';
 import type { Store } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -39,7 +39,10 @@ export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store
     return sqliteStoreOn(db, options);
   } catch (err) {
     db?.close();
-    throw new Error(`cannot open the SQLite store ${path}: ${(err as Error).message}${hintFor((err as { code?: unknown }).code)}`, { cause: err });
+    throw new Error(
+      `cannot open the SQLite store ${path}: ${(err as Error).message}${hintFor((err as { code?: unknown }).code)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -52,7 +55,10 @@ function hintFor(code: unknown): string {
 }
 
 /** The store on a connection the caller opened: tests reach the connection to break it. */
-export function sqliteStoreOn(db: Db, { busyTimeoutMs = BUSY_TIMEOUT_MS, remote }: Omit<SqliteStoreOptions, 'path'> = {}): Store {
+export function sqliteStoreOn(
+  db: Db,
+  { busyTimeoutMs = BUSY_TIMEOUT_MS, remote }: Omit<SqliteStoreOptions, 'path'> = {},
+): Store {
   configureConnection(db, busyTimeoutMs);
   migrate(db);
 
@@ -67,8 +73,10 @@ export function sqliteStoreOn(db: Db, { busyTimeoutMs = BUSY_TIMEOUT_MS, remote 
     kind: 'sqlite',
     commitCall: (input) => writer.run('commitCall', callRow(input)),
     recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt)),
-    claimDeliveries: async (sink, limit, leaseMs, pausedByDefault) => (await writer.run('claimDeliveries', sink, limit, leaseMs, pausedByDefault)).map(claimedDelivery),
-    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) => writer.run('finishAttempt', id, attempt, result, retryAt, pauseSinkUntil),
+    claimDeliveries: async (sink, limit, leaseMs, pausedByDefault) =>
+      (await writer.run('claimDeliveries', sink, limit, leaseMs, pausedByDefault)).map(claimedDelivery),
+    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) =>
+      writer.run('finishAttempt', id, attempt, result, retryAt, pauseSinkUntil),
     resumeInFlight: async () => {
       if (db.memory) return { resumed: stmts.resume.run().changes, besideAnother: false };
       let resumed = 0;

@@ -41,7 +41,13 @@ interface Waiting {
 }
 
 /** The thread starts with the first call, so a command that never needs it never starts it. */
-export function threadClient<C extends object>({ thread, module, besides, settings, work }: ThreadOptions): ThreadClient<C> {
+export function threadClient<C extends object>({
+  thread,
+  module,
+  besides,
+  settings,
+  work,
+}: ThreadOptions): ThreadClient<C> {
   const waiting = new Map<number, Waiting>();
   let worker: Worker | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -68,7 +74,8 @@ export function threadClient<C extends object>({ thread, module, besides, settin
       for (const result of results) {
         const pending = waiting.get(result.id);
         waiting.delete(result.id);
-        if ('error' in result) pending?.reject(Object.assign(new Error(result.error.message), { code: result.error.code }));
+        if ('error' in result)
+          pending?.reject(Object.assign(new Error(result.error.message), { code: result.error.code }));
         else pending?.resolve(result.value);
       }
       if (waiting.size > 0) return;
@@ -76,7 +83,9 @@ export function threadClient<C extends object>({ thread, module, besides, settin
       drained?.();
     });
     w.on('error', (err) => fail(threadFailure(thread, err)));
-    exited = new Promise((resolve) => w.once('exit', (code) => (fail(new Error(`the SQLite ${thread} thread stopped (exit code ${code})`)), resolve())));
+    exited = new Promise((resolve) =>
+      w.once('exit', (code) => (fail(new Error(`the SQLite ${thread} thread stopped (exit code ${code})`)), resolve())),
+    );
     return w;
   };
 
@@ -132,7 +141,14 @@ export function answerCalls<C>(answer: (call: C) => unknown, close: () => void):
     for (const { id, ...call } of request.calls) {
       new Promise((resolve) => resolve(answer(call as C))).then(
         (value) => reply({ id, value }),
-        (err: unknown) => reply({ id, error: { message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code } }),
+        (err: unknown) =>
+          reply({
+            id,
+            error: {
+              message: err instanceof Error ? err.message : String(err),
+              code: (err as { code?: unknown }).code,
+            },
+          }),
       );
     }
   });

@@ -17,7 +17,16 @@ describe('overview charts', () => {
   });
 
   it('draws each bar with its label and count as escaped text, and says it all in its description', () => {
-    const svg = String(BarChart({ id: 'x', title: 'By outcome', bars: [{ label: '<script>alert(1)</script>', count: 3 }, { label: 'ok', count: 1 }] }));
+    const svg = String(
+      BarChart({
+        id: 'x',
+        title: 'By outcome',
+        bars: [
+          { label: '<script>alert(1)</script>', count: 3 },
+          { label: 'ok', count: 1 },
+        ],
+      }),
+    );
     expect(svg).not.toContain('<script>');
     expect(svg).toContain('&lt;script&gt;');
     expect(svg).toMatch(/<svg[^>]*role="img"[^>]*aria-labelledby="x-title x-desc"/);

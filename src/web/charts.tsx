@@ -15,9 +15,26 @@ const LABEL = 128;
 const COUNT = 46;
 
 /** Known words get their own colour (a sentiment's); anything else the accent. */
-const COLOURS: Record<string, string> = { positive: '#2e7d32', neutral: '#6b7785', negative: '#c62828', mixed: '#b26a00', '(none)': '#9aa3ae', other: '#9aa3ae' };
+const COLOURS: Record<string, string> = {
+  positive: '#2e7d32',
+  neutral: '#6b7785',
+  negative: '#c62828',
+  mixed: '#b26a00',
+  '(none)': '#9aa3ae',
+  other: '#9aa3ae',
+};
 
-export function BarChart({ id, title, bars, empty = 'No calls.' }: { id: string; title: string; bars: readonly Bar[]; empty?: string }) {
+export function BarChart({
+  id,
+  title,
+  bars,
+  empty = 'No calls.',
+}: {
+  id: string;
+  title: string;
+  bars: readonly Bar[];
+  empty?: string;
+}) {
   const max = Math.max(1, ...bars.map((b) => b.count));
   const height = Math.max(1, bars.length) * ROW + 4;
   const track = WIDTH - LABEL - COUNT;
@@ -25,7 +42,13 @@ export function BarChart({ id, title, bars, empty = 'No calls.' }: { id: string;
   return (
     <figure>
       <figcaption id={`${id}-title`}>{title}</figcaption>
-      <svg class="chart" viewBox={`0 0 ${WIDTH} ${height}`} role="img" aria-labelledby={`${id}-title ${id}-desc`} preserveAspectRatio="xMinYMin meet">
+      <svg
+        class="chart"
+        viewBox={`0 0 ${WIDTH} ${height}`}
+        role="img"
+        aria-labelledby={`${id}-title ${id}-desc`}
+        preserveAspectRatio="xMinYMin meet"
+      >
         <desc id={`${id}-desc`}>{summary}</desc>
         {bars.length === 0 && (
           <text x="0" y="18">
@@ -41,7 +64,14 @@ export function BarChart({ id, title, bars, empty = 'No calls.' }: { id: string;
                 {shorten(bar.label, 19)}
               </text>
               <rect class="track" x={LABEL} y={y + 3} width={track} height={ROW - 8} rx="3" />
-              <rect x={LABEL} y={y + 3} width={width} height={ROW - 8} rx="3" fill={COLOURS[bar.label.toLowerCase()] ?? '#1f5fbf'} />
+              <rect
+                x={LABEL}
+                y={y + 3}
+                width={width}
+                height={ROW - 8}
+                rx="3"
+                fill={COLOURS[bar.label.toLowerCase()] ?? '#1f5fbf'}
+              />
               <text x={WIDTH - 2} y={y + 16} text-anchor="end">
                 {String(bar.count)}
               </text>

@@ -52,7 +52,15 @@ export type Column = string | { text: string; num: true };
  * A table in a region of its own that scrolls sideways on a narrow screen and reads as one card a row on a phone
  * (style.ts `table.cards`): its header cells from `columns`, its rows the children.
  */
-export function CardTable({ label, columns, children }: { label: string; columns: readonly Column[]; children?: Child }) {
+export function CardTable({
+  label,
+  columns,
+  children,
+}: {
+  label: string;
+  columns: readonly Column[];
+  children?: Child;
+}) {
   return (
     <Scroll label={label}>
       <table class="cards">
@@ -76,9 +84,21 @@ export function CardTable({ label, columns, children }: { label: string; columns
 }
 
 /** A link to the next page of a list (cursor paging) and back to the first. */
-export function Pager({ path, query, next, first }: { path: string; query: Record<string, string | undefined>; next: string | number | null; first: boolean }) {
+export function Pager({
+  path,
+  query,
+  next,
+  first,
+}: {
+  path: string;
+  query: Record<string, string | undefined>;
+  next: string | number | null;
+  first: boolean;
+}) {
   const href = (after?: string | number) => {
-    const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after'));
+    const params = new URLSearchParams(
+      Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '' && e[0] !== 'after'),
+    );
     if (after !== undefined) params.set('after', String(after));
     const text = params.toString();
     return text === '' ? path : `${path}?${text}`;

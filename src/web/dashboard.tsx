@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
@@ -9,10 +9,10 @@ import type { ConfiguredSink } from '../admin/sinks.js';
 import { CallhookError } from '../errors.js';
 import type { AuthLimiter } from '../http/auth-limit.js';
 import { clientAddress } from '../http/client-address.js';
-import { requestIntake, type IngestOnThread } from '../intake/request.js';
 import type { Hook } from '../intake/pipeline.js';
+import { type IngestOnThread, requestIntake } from '../intake/request.js';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
-import { maskBytes, secretMasker, type SecretList } from '../secrets.js';
+import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
 import type { CallStore } from '../store/calls.js';
 import { Note } from './components.js';
 import type { WebContext } from './context.js';
@@ -68,14 +68,30 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
   const ring = isKeyRing(deps.adminToken) ? deps.adminToken : createKeyRing([deps.adminToken]);
   const sessions = createSessions(ring);
   const mask = secretMasker(deps.secrets);
-  const receipts: ReceiptsDeps = { store, hooks, ingest: requestIntake(store, hooks, deps.ingestOnThread), bodyLimitBytes: deps.bodyLimitBytes, notify: deps.notify };
+  const receipts: ReceiptsDeps = {
+    store,
+    hooks,
+    ingest: requestIntake(store, hooks, deps.ingestOnThread),
+    bodyLimitBytes: deps.bodyLimitBytes,
+    notify: deps.notify,
+  };
   const ctx: WebContext = {
     store,
     hooks,
     sinkNames: deps.sinkNames,
-    sinks: { store, sinks: deps.sinks ?? deps.sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })), notify: deps.notify },
+    sinks: {
+      store,
+      sinks: deps.sinks ?? deps.sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })),
+      notify: deps.notify,
+    },
     receipts,
-    calls: callOperations({ store, hooks, sinkNames: deps.sinkNames, notify: deps.notify, phoneRegion: deps.phoneRegion }),
+    calls: callOperations({
+      store,
+      hooks,
+      sinkNames: deps.sinkNames,
+      notify: deps.notify,
+      phoneRegion: deps.phoneRegion,
+    }),
     notify: deps.notify,
     clock: createClock(deps.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone),
     shown: (value) => (value === undefined ? value : JSON.parse(mask(JSON.stringify(value)))),
@@ -116,7 +132,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     })
     .use(sameOrigin({ trustProxy }))
     // A refused request's body, corrected, may weigh up to body_limit; a form writes a byte as up to 3 (%XX).
-    .use(bodyLimit({ maxSize: 64 * 1024 + deps.bodyLimitBytes * 3, onError: (c) => c.text('The form is too large.', 413) }))
+    .use(
+      bodyLimit({
+        maxSize: 64 * 1024 + deps.bodyLimitBytes * 3,
+        onError: (c) => c.text('The form is too large.', 413),
+      }),
+    )
     // Last of all, whatever a page shows passes the masker once more (contract section 11: no page shows a secret):
     // the pages mask what they show before JSX escapes it, and this catches what a page forgot.
     .use(async function maskPage(c, next) {
@@ -126,13 +147,21 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       c.res = new Response(mask(html), { status: c.res.status, headers: c.res.headers });
     })
     .use(layout(ctx.clock.zone))
-    .get('/assets/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }))
+    .get('/assets/style.css', (c) =>
+      c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }),
+    )
     .get('/login', (c) => (signedIn(c) ? c.redirect('/ui', 303) : c.render(<Login />, { title: 'Sign in' })))
     .post('/login', async (c) => {
       const token = (await c.req.parseBody()).token;
       if (typeof token === 'string' && ring.accepts(token.trim())) {
         const { value, maxAgeSeconds } = sessions.begin();
-        setCookie(c, SESSION_COOKIE, value, { httpOnly: true, sameSite: 'Strict', path: '/ui', secure: secureCookies || overHttps(c, trustProxy), maxAge: maxAgeSeconds });
+        setCookie(c, SESSION_COOKIE, value, {
+          httpOnly: true,
+          sameSite: 'Strict',
+          path: '/ui',
+          secure: secureCookies || overHttps(c, trustProxy),
+          maxAge: maxAgeSeconds,
+        });
         return c.redirect('/ui', 303);
       }
       // The same limiter as the bearer checks (contract section 11): a wrong token counts as a failed sign-in.
@@ -141,7 +170,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       if (waitMs > 0) {
         c.status(429);
         c.header('retry-after', String(Math.ceil(waitMs / 1000)));
-        return c.render(<Login error="Too many failed sign-ins from this address: wait a minute and try again." />, { title: 'Sign in' });
+        return c.render(<Login error="Too many failed sign-ins from this address: wait a minute and try again." />, {
+          title: 'Sign in',
+        });
       }
       limiter.fail(address);
       c.status(401);
@@ -149,7 +180,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     })
     .post('/logout', (c) => {
       sessions.end(getCookie(c, SESSION_COOKIE));
-      deleteCookie(c, SESSION_COOKIE, { path: '/ui', httpOnly: true, sameSite: 'Strict', secure: secureCookies || overHttps(c, trustProxy) });
+      deleteCookie(c, SESSION_COOKIE, {
+        path: '/ui',
+        httpOnly: true,
+        sameSite: 'Strict',
+        secure: secureCookies || overHttps(c, trustProxy),
+      });
       return c.redirect('/ui/login', 303);
     })
     .use(async function session(c, next) {
@@ -166,7 +202,10 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     .route('/refused', refusedPage(ctx))
     .all('*', (c) => {
       c.status(404);
-      return c.render(<ErrorPage status={404} message={`There is no page ${c.req.path}.`} />, { title: 'Not found', section: 'overview' });
+      return c.render(<ErrorPage status={404} message={`There is no page ${c.req.path}.`} />, {
+        title: 'Not found',
+        section: 'overview',
+      });
     });
 
   app.onError((err, c) => {

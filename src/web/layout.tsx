@@ -9,6 +9,7 @@ export interface PageProps {
 }
 
 declare module 'hono' {
+  // biome-ignore lint/style/useShorthandFunctionType: merging into Hono's own ContextRenderer takes an interface.
   interface ContextRenderer {
     (content: string | Promise<string>, props: PageProps): Response | Promise<Response>;
   }

@@ -8,9 +8,13 @@ import { requestHeader } from '../http/node-headers.js';
  * own. `scheme` is undefined when nothing says it: without a proxy header, the scheme of the hop that reached
  * callhook is not the browser's when a proxy ends TLS in front of it.
  */
-export function publicOrigin(c: Context, trustProxy: boolean): { scheme: string | undefined; host: string | undefined } {
+export function publicOrigin(
+  c: Context,
+  trustProxy: boolean,
+): { scheme: string | undefined; host: string | undefined } {
   const url = new URL(c.req.url);
-  const forwarded = (name: string) => (trustProxy ? requestHeader(c, name)?.split(',').at(-1)?.trim().toLowerCase() || undefined : undefined);
+  const forwarded = (name: string) =>
+    trustProxy ? requestHeader(c, name)?.split(',').at(-1)?.trim().toLowerCase() || undefined : undefined;
   const scheme = forwarded('x-forwarded-proto') ?? (url.protocol === 'https:' ? 'https' : undefined);
   const host = forwarded('x-forwarded-host') ?? requestHeader(c, 'host')?.toLowerCase() ?? url.host;
   return { scheme, host };

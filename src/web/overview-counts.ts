@@ -30,7 +30,10 @@ const PAGE = 500;
 /** The pages it reads. */
 type OverviewStore = Pick<AdminQueries, 'listCalls' | 'listReceiptPage'>;
 
-export function overviewCounter(store: OverviewStore, { cap = 20_000, ttlMs = 15_000, now = Date.now } = {}): () => Promise<OverviewCounts> {
+export function overviewCounter(
+  store: OverviewStore,
+  { cap = 20_000, ttlMs = 15_000, now = Date.now } = {},
+): () => Promise<OverviewCounts> {
   let kept: { at: number; counts: Promise<OverviewCounts> } | undefined;
   return () => {
     const t = now();
@@ -43,7 +46,11 @@ export function overviewCounter(store: OverviewStore, { cap = 20_000, ttlMs = 15
   };
 }
 
-const emptyWindow = (): WindowCounts => ({ outcomes: [], sentiments: [], requests: { accepted: 0, duplicate: 0, held: 0, refused: 0, failed: 0 } });
+const emptyWindow = (): WindowCounts => ({
+  outcomes: [],
+  sentiments: [],
+  requests: { accepted: 0, duplicate: 0, held: 0, refused: 0, failed: 0 },
+});
 const text = (value: Scalar | undefined) => (value === undefined ? undefined : String(value));
 
 async function count(store: OverviewStore, cap: number, now: number): Promise<OverviewCounts> {

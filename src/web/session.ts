@@ -44,7 +44,8 @@ export function createSessions(adminToken: string | KeyRing, { now = Date.now }:
   };
   const signedOut = new Map<string, number>();
 
-  const sign = (token: string, payload: string) => createHmac('sha256', keyOf(token)).update(payload).digest('base64url');
+  const sign = (token: string, payload: string) =>
+    createHmac('sha256', keyOf(token)).update(payload).digest('base64url');
 
   /** The session id and end of a well-signed value, or undefined. */
   const read = (value: string | undefined): { id: string; ends: number } | undefined => {
@@ -55,7 +56,8 @@ export function createSessions(adminToken: string | KeyRing, { now = Date.now }:
     const given = Buffer.from(mac, 'base64url');
     // Every accepted token is tried, whichever matches, as the bearer check compares every key.
     let good = false;
-    for (const token of ring.keys) good = timingSafeEqual(Buffer.from(sign(token, payload), 'base64url'), given) || good;
+    for (const token of ring.keys)
+      good = timingSafeEqual(Buffer.from(sign(token, payload), 'base64url'), given) || good;
     return good ? { id, ends: Number(endsText) } : undefined;
   };
 
@@ -73,7 +75,12 @@ export function createSessions(adminToken: string | KeyRing, { now = Date.now }:
     valid(value) {
       const session = read(value);
       // The end is signed, so a cookie kept past its Max-Age, or one whose lifetime a client stretched, ends on time.
-      return session !== undefined && now() < session.ends && session.ends <= now() + SESSION_MS && !signedOut.has(session.id);
+      return (
+        session !== undefined &&
+        now() < session.ends &&
+        session.ends <= now() + SESSION_MS &&
+        !signedOut.has(session.id)
+      );
     },
     end(value) {
       const session = read(value);

@@ -19,6 +19,11 @@ describe('dashboard times', () => {
   });
 
   it('says an age as a person does', () => {
-    expect([age(4.2), age(125), age(3 * 3600 + 300), age(2 * 86_400 + 4 * 3600)]).toEqual(['4 s', '2 min', '3 h 5 min', '2 d 4 h']);
+    expect([age(4.2), age(125), age(3 * 3600 + 300), age(2 * 86_400 + 4 * 3600)]).toEqual([
+      '4 s',
+      '2 min',
+      '3 h 5 min',
+      '2 d 4 h',
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { createApp, type AppDeps } from '../../src/app.js';
+import { type AppDeps, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { compileHooks } from '../../src/intake/pipeline.js';
 import type { Store } from '../../src/store/store.js';

@@ -27,9 +27,15 @@ export async function callhook(args: string[], env: Record<string, string> = {})
  * `callhook <args> | <reader>` through a real shell pipe, as a user types it. The command's exit status is
  * appended to stderr as `exit=N` (sh has no pipefail), after whatever the command itself wrote there.
  */
-export async function callhookPiped(args: string[], reader: string, env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
+export async function callhookPiped(
+  args: string[],
+  reader: string,
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; stderr: string }> {
   const script = `{ "$0" --import tsx src/cli/index.ts "$@"; echo "exit=$?" >&2; } | ${reader}`;
-  const { stdout, stderr } = await run('sh', ['-c', script, process.execPath, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  const { stdout, stderr } = await run('sh', ['-c', script, process.execPath, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+  });
   return { stdout, stderr };
 }
 
@@ -37,10 +43,16 @@ export async function callhookPiped(args: string[], reader: string, env: Record<
  * `callhook <args>` on a terminal: util-linux `script` gives it a pseudo-terminal for stdin, stdout and stderr, and
  * `input` is typed into it. What the terminal shows (the echo of the input included) comes back as stdout.
  */
-export async function callhookOnTerminal(args: string[], input: string, env: Record<string, string> = {}): Promise<CliResult> {
+export async function callhookOnTerminal(
+  args: string[],
+  input: string,
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
   const command = [process.execPath, '--import', 'tsx', 'src/cli/index.ts', ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+  });
   child.stdin.end(input);
   let stdout = '';
   let stderr = '';

@@ -55,9 +55,24 @@ class Refusal extends Error {
   }
 }
 
-export async function startFakeService({ apiKey = 'svc-key-0123456789', state = {} }: { apiKey?: string; state?: Partial<FakeState> } = {}): Promise<FakeService> {
+export async function startFakeService({
+  apiKey = 'svc-key-0123456789',
+  state = {},
+}: {
+  apiKey?: string;
+  state?: Partial<FakeState>;
+} = {}): Promise<FakeService> {
   const s: FakeState = {
-    dialers: [], inbound: [], assistants: [], campaigns: [], audiences: {}, tags: [], tagContacts: {}, segments: [], playground: [], knowledgeBases: {},
+    dialers: [],
+    inbound: [],
+    assistants: [],
+    campaigns: [],
+    audiences: {},
+    tags: [],
+    tagContacts: {},
+    segments: [],
+    playground: [],
+    knowledgeBases: {},
     ...state,
   };
   const requests: FakeRequest[] = [];
@@ -108,14 +123,17 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
     'GET /campaign/list': () => s.campaigns,
     'POST /campaign/audiences': (q) => known(s.audiences, q.id ?? '', 'campaign'),
     'GET /tag/list': () => s.tags,
-    'PUT /tag/update': (q, b) => Object.assign(byId(s.tags, q.id ?? '', 'tag'), { name: b.name, description: b.description }),
+    'PUT /tag/update': (q, b) =>
+      Object.assign(byId(s.tags, q.id ?? '', 'tag'), { name: b.name, description: b.description }),
     'POST /tag/contact/create': (q, b) => {
       byId(s.tags, q.id ?? '', 'tag');
       (s.tagContacts[q.id!] ??= []).push({ id: randomUUID(), sync_by: 'api', ...b });
       return { message: 'Contact created successfully' };
     },
     'PUT /tag/contact/update': (q, b) => {
-      const contact = Object.values(s.tagContacts).flat().find((c) => c.id === q.id);
+      const contact = Object.values(s.tagContacts)
+        .flat()
+        .find((c) => c.id === q.id);
       if (!contact) throw new Refusal(404, 'contact not found');
       Object.assign(contact, b);
       return { message: 'Contact updated successfully' };
@@ -135,7 +153,14 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
       const page = Number(q.page ?? 1);
       const limit = Number(q.limit ?? 20);
       const chunks = entries.slice((page - 1) * limit, page * limit);
-      return { success: true, message: 'ok', data: { chunks, pagination: { total: entries.length, total_pages: Math.ceil(entries.length / limit), page, limit } } };
+      return {
+        success: true,
+        message: 'ok',
+        data: {
+          chunks,
+          pagination: { total: entries.length, total_pages: Math.ceil(entries.length / limit), page, limit },
+        },
+      };
     },
     'PUT /knowledgeBase/chunks/update': (q, b) => {
       const entry = known(s.knowledgeBases, q.id ?? '', 'knowledge base').find((e) => e.node_id === b.node_id);
@@ -165,7 +190,8 @@ export async function startFakeService({ apiKey = 'svc-key-0123456789', state = 
     if (failures.count > 0) {
       failures.count--;
       if (failures.status === 'hang') return;
-      const headers: Record<string, string> = failures.retryAfter === undefined ? {} : { 'retry-after': failures.retryAfter };
+      const headers: Record<string, string> =
+        failures.retryAfter === undefined ? {} : { 'retry-after': failures.retryAfter };
       return answer(res, failures.status, { error: failures.status, message: 'Service unavailable' }, headers);
     }
     if (req.headers['x-api-key'] !== apiKey) return answer(res, 401, { error: 401, message: 'Invalid API key' });

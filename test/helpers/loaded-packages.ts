@@ -20,7 +20,14 @@ const { post, readStoreFile, sampleCall, startServer, until } = await import('./
 const server = await startServer({ config });
 await post(server.url, sampleCall());
 const attempted = () =>
-  readStoreFile(server.dataDir, (db) => db.prepare('SELECT (SELECT COUNT(*) FROM deliveries) = (SELECT COUNT(DISTINCT delivery_id) FROM attempts)').pluck().get() === 1);
+  readStoreFile(
+    server.dataDir,
+    (db) =>
+      db
+        .prepare('SELECT (SELECT COUNT(*) FROM deliveries) = (SELECT COUNT(DISTINCT delivery_id) FROM attempts)')
+        .pluck()
+        .get() === 1,
+  );
 await until(attempted);
 await server.close();
 

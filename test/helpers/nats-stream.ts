@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 
 /**
@@ -42,7 +42,12 @@ export async function natsAdmin(url: string): Promise<NatsAdmin> {
       const out = [];
       for (let seq = state.first_seq; state.messages > 0 && seq <= state.last_seq; seq++) {
         const m = await jsm.streams.getMessage(stream, { seq });
-        if (m) out.push({ subject: m.subject, msgId: m.header?.get('Nats-Msg-Id') || undefined, body: m.json<Record<string, unknown>>() });
+        if (m)
+          out.push({
+            subject: m.subject,
+            msgId: m.header?.get('Nats-Msg-Id') || undefined,
+            body: m.json<Record<string, unknown>>(),
+          });
       }
       return out;
     },

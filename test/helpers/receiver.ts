@@ -19,14 +19,21 @@ export interface Receiver {
 }
 
 /** A local HTTP server on 127.0.0.1 standing in for a sink's receiver: it records and answers as scripted. */
-export async function startReceiver(responder: Responder = (_req, res) => res.writeHead(200).end('ok')): Promise<Receiver> {
+export async function startReceiver(
+  responder: Responder = (_req, res) => res.writeHead(200).end('ok'),
+): Promise<Receiver> {
   const received: Received[] = [];
   let answer = responder;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const entry = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(entry);
       void answer(entry, res, received.length);
     });

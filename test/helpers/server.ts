@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { serve, type Running } from '../../src/main.js';
+import { type Running, serve } from '../../src/main.js';
 
 export const KEY = 'test-key-0123456789abcdef';
 export const OTHER_KEY = 'test-key-rotated-fedcba9876543210';
@@ -21,7 +21,15 @@ export interface TestServer extends Running {
 }
 
 /** A real receiver in this process on a free port, with its own data dir. */
-export async function startServer({ env = {}, config, dataDir = tempDir() }: { env?: Record<string, string>; config?: unknown; dataDir?: string } = {}): Promise<TestServer> {
+export async function startServer({
+  env = {},
+  config,
+  dataDir = tempDir(),
+}: {
+  env?: Record<string, string>;
+  config?: unknown;
+  dataDir?: string;
+} = {}): Promise<TestServer> {
   let configPath: string | undefined;
   if (config !== undefined) {
     configPath = join(dataDir, 'config.json');
@@ -29,7 +37,15 @@ export async function startServer({ env = {}, config, dataDir = tempDir() }: { e
   }
   const printed: string[] = [];
   const running = await serve({
-    env: { PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'silent', ...env },
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      CALLHOOK_DATA_DIR: dataDir,
+      CALLHOOK_API_KEYS: KEY,
+      CALLHOOK_ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
     configPath,
     print: (line) => printed.push(line),
   });
@@ -49,12 +65,28 @@ export interface SpawnOptions {
 }
 
 /** `callhook serve` as its own process, as soon as it is spawned: for tests that act during its start-up. */
-export function spawnStarting(dataDir: string, env: Record<string, string> = {}, { umask }: SpawnOptions = {}): Omit<ChildServer, 'url'> {
+export function spawnStarting(
+  dataDir: string,
+  env: Record<string, string> = {},
+  { umask }: SpawnOptions = {},
+): Omit<ChildServer, 'url'> {
   const args = ['--import', 'tsx', 'src/cli/index.ts', 'serve'];
   // The shell sets the mask and execs node in its place, so the child is still the server (its pid, its signals).
-  const [command, argv] = umask === undefined ? [process.execPath, args] : ['/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, process.execPath, ...args]];
+  const [command, argv] =
+    umask === undefined
+      ? [process.execPath, args]
+      : ['/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, process.execPath, ...args]];
   const child = spawn(command, argv, {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      CALLHOOK_DATA_DIR: dataDir,
+      CALLHOOK_API_KEYS: KEY,
+      CALLHOOK_ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -65,7 +97,11 @@ export function spawnStarting(dataDir: string, env: Record<string, string> = {},
 }
 
 /** `callhook serve` as its own process, once it listens, for tests that kill it. */
-export async function spawnServer(dataDir: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<ChildServer> {
+export async function spawnServer(
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: SpawnOptions = {},
+): Promise<ChildServer> {
   const spawned = spawnStarting(dataDir, env, options);
   const { child, output } = spawned;
   const url = await new Promise<string>((resolve, reject) => {
@@ -83,7 +119,11 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
   return { ...spawned, url };
 }
 
-export function post(url: string, body: unknown, { key = KEY, hook = 'end-of-call' }: { key?: string; hook?: string } = {}): Promise<Response> {
+export function post(
+  url: string,
+  body: unknown,
+  { key = KEY, hook = 'end-of-call' }: { key?: string; hook?: string } = {},
+): Promise<Response> {
   return fetch(`${url}/webhooks/${hook}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -130,7 +170,13 @@ export function readStoreFile<T>(dataDir: string, read: (db: Database.Database) 
 /** A data dir's deliveries by state (of one sink when `sink` is given), read from its database as another process would. */
 export function deliveryStates(dataDir: string, sink?: string): Record<string, number> {
   const where = sink === undefined ? '' : 'WHERE sink = ?';
-  const rows = readStoreFile(dataDir, (db) => db.prepare(`SELECT state, COUNT(*) AS n FROM deliveries ${where} GROUP BY state`).all(...(sink === undefined ? [] : [sink])) as { state: string; n: number }[]);
+  const rows = readStoreFile(
+    dataDir,
+    (db) =>
+      db
+        .prepare(`SELECT state, COUNT(*) AS n FROM deliveries ${where} GROUP BY state`)
+        .all(...(sink === undefined ? [] : [sink])) as { state: string; n: number }[],
+  );
   return Object.fromEntries(rows.map((r) => [r.state, r.n]));
 }
 
@@ -138,7 +184,11 @@ export function deliveryStates(dataDir: string, sink?: string): Record<string, n
  * A request to a serve's admin API (`path` after `/admin`) as an operator makes it, with the admin token, and a
  * `body` sent as JSON: the reply's status and its JSON.
  */
-export async function adminApi<T = any>(server: { url: string }, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
+export async function adminApi<T = any>(
+  server: { url: string },
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: T }> {
   const headers = new Headers(init.headers);
   headers.set('authorization', `Bearer ${ADMIN}`);
   if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
@@ -147,7 +197,10 @@ export async function adminApi<T = any>(server: { url: string }, path: string, i
 }
 
 /** The complete records in a data dir's JSONL file, in file order (none when it does not exist yet). */
-export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: string; dedup_key: string; [key: string]: unknown }[] {
+export function jsonlRecords(
+  dataDir: string,
+  file = 'calls.jsonl',
+): { id: string; dedup_key: string; [key: string]: unknown }[] {
   let text: string;
   try {
     text = readFileSync(join(dataDir, file), 'utf8');
@@ -155,7 +208,10 @@ export function jsonlRecords(dataDir: string, file = 'calls.jsonl'): { id: strin
     return [];
   }
   // The sink may be mid-append while a test reads: only lines ended by a newline are complete.
-  return text.split('\n').slice(0, -1).map((line) => JSON.parse(line));
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => JSON.parse(line));
 }
 
 /** A port nothing listens on (fetch refuses some well-known low ports outright, so they prove nothing). */

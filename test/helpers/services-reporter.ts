@@ -14,7 +14,11 @@ export default class ServicesReporter implements Reporter {
 
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const lines = servicesSummary(
-      testModules.map((m) => ({ file: m.relativeModuleId, missing: m.meta().missingServices ?? {}, skipped: [...m.children.allTests('skipped')].length })),
+      testModules.map((m) => ({
+        file: m.relativeModuleId,
+        missing: m.meta().missingServices ?? {},
+        skipped: [...m.children.allTests('skipped')].length,
+      })),
     );
     if (lines.length === 0) return;
     const log = (line: string) => (this.vitest ? this.vitest.logger.log(line) : console.log(line));

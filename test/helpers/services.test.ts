@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { servicesSummary } from './services-reporter.js';
 import { probeService, SERVICES } from './services.js';
+import { servicesSummary } from './services-reporter.js';
 
 /** How `npm test` finds the machine's services, and what it says when one is missing. */
 
@@ -30,7 +30,9 @@ async function closedPort(): Promise<number> {
 describe('probing a service', () => {
   it('says a refused connection plainly, naming the address and the variable that chose it, never its password', async () => {
     const port = await closedPort();
-    const state = await probeService(SERVICES.postgres, { TEST_DATABASE_URL: `postgres://postgres:s3cret@127.0.0.1:${port}/test` });
+    const state = await probeService(SERVICES.postgres, {
+      TEST_DATABASE_URL: `postgres://postgres:s3cret@127.0.0.1:${port}/test`,
+    });
     expect(state).toEqual({
       available: false,
       url: `postgres://postgres:s3cret@127.0.0.1:${port}/test`,
@@ -42,14 +44,22 @@ describe('probing a service', () => {
   it('gives up on a port that never answers within the time-out', async () => {
     const port = await listening();
     const state = await probeService(SERVICES.nats, { TEST_NATS_URL: `nats://127.0.0.1:${port}` }, 200);
-    expect(state).toMatchObject({ available: false, why: `NATS at 127.0.0.1:${port} (TEST_NATS_URL): no answer within 0.2 s` });
+    expect(state).toMatchObject({
+      available: false,
+      why: `NATS at 127.0.0.1:${port} (TEST_NATS_URL): no answer within 0.2 s`,
+    });
   });
 
   it('takes only an answer in the service’s own protocol', async () => {
     const port = await listening('HTTP/1.1 400 Bad Request\r\n\r\n');
-    expect(await probeService(SERVICES.redis, { TEST_REDIS_URL: `redis://127.0.0.1:${port}` }, 1000)).toMatchObject({ available: false });
+    expect(await probeService(SERVICES.redis, { TEST_REDIS_URL: `redis://127.0.0.1:${port}` }, 1000)).toMatchObject({
+      available: false,
+    });
     const pong = await listening('+PONG\r\n');
-    expect(await probeService(SERVICES.redis, { TEST_REDIS_URL: `redis://127.0.0.1:${pong}` }, 1000)).toEqual({ available: true, url: `redis://127.0.0.1:${pong}` });
+    expect(await probeService(SERVICES.redis, { TEST_REDIS_URL: `redis://127.0.0.1:${pong}` }, 1000)).toEqual({
+      available: true,
+      url: `redis://127.0.0.1:${pong}`,
+    });
   });
 
   it('uses the default address when the variable is unset, and says how to choose another', async () => {
@@ -60,18 +70,23 @@ describe('probing a service', () => {
 });
 
 describe('the summary at the end of the run', () => {
-  const missing = { why: 'PostgreSQL at 127.0.0.1:5432: connection refused', hint: 'start it or set TEST_DATABASE_URL' };
+  const missing = {
+    why: 'PostgreSQL at 127.0.0.1:5432: connection refused',
+    hint: 'start it or set TEST_DATABASE_URL',
+  };
 
   it('is empty when every test that needs a service found it', () => {
     expect(servicesSummary([{ file: 'test/a.test.ts', missing: {}, skipped: 2 }])).toEqual([]);
   });
 
   it('says, per missing service, why, how many tests it skipped and where, and what to do', () => {
-    expect(servicesSummary([
-      { file: 'test/replicas.test.ts', missing: { postgres: missing }, skipped: 1 },
-      { file: 'test/webhook.test.ts', missing: {}, skipped: 0 },
-      { file: 'test/postgres-store.test.ts', missing: { postgres: missing }, skipped: 41 },
-    ])).toEqual([
+    expect(
+      servicesSummary([
+        { file: 'test/replicas.test.ts', missing: { postgres: missing }, skipped: 1 },
+        { file: 'test/webhook.test.ts', missing: {}, skipped: 0 },
+        { file: 'test/postgres-store.test.ts', missing: { postgres: missing }, skipped: 41 },
+      ]),
+    ).toEqual([
       'Service tests not run:',
       '  PostgreSQL at 127.0.0.1:5432: connection refused — 42 tests skipped (test/postgres-store.test.ts, test/replicas.test.ts); start it or set TEST_DATABASE_URL',
     ]);

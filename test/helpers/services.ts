@@ -32,7 +32,11 @@ export const SERVICES = {
     defaultPort: 5432,
     // A real connection, so a missing database or a refused role is said as plainly as a server that is down.
     async probe(url, timeoutMs) {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+      const client = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: timeoutMs,
+        query_timeout: timeoutMs,
+      });
       client.on('error', () => {}); // a server that goes away after the probe must not fail the run
       try {
         await client.connect();
@@ -47,7 +51,10 @@ export const SERVICES = {
     variable: 'TEST_REDIS_URL',
     fallback: 'redis://127.0.0.1:6379',
     defaultPort: 6379,
-    probe: (url, timeoutMs) => exchange(url, 6379, timeoutMs, 'PING\r\n', (reply) => (reply.startsWith('+PONG') ? undefined : reply.split('\r\n')[0]!.replace(/^-/, ''))),
+    probe: (url, timeoutMs) =>
+      exchange(url, 6379, timeoutMs, 'PING\r\n', (reply) =>
+        reply.startsWith('+PONG') ? undefined : reply.split('\r\n')[0]!.replace(/^-/, ''),
+      ),
   },
   nats: {
     label: 'NATS',
@@ -55,7 +62,10 @@ export const SERVICES = {
     fallback: 'nats://127.0.0.1:4222',
     defaultPort: 4222,
     // The server speaks first: INFO {…}.
-    probe: (url, timeoutMs) => exchange(url, 4222, timeoutMs, undefined, (reply) => (reply.startsWith('INFO ') ? undefined : 'it does not answer as NATS')),
+    probe: (url, timeoutMs) =>
+      exchange(url, 4222, timeoutMs, undefined, (reply) =>
+        reply.startsWith('INFO ') ? undefined : 'it does not answer as NATS',
+      ),
   },
   amqp: {
     label: 'RabbitMQ',
@@ -63,7 +73,10 @@ export const SERVICES = {
     fallback: 'amqp://guest:guest@127.0.0.1:5672',
     defaultPort: 5672,
     // AMQP 0-9-1's protocol header; a broker answers with a method frame (type 1), Connection.Start.
-    probe: (url, timeoutMs) => exchange(url, 5672, timeoutMs, 'AMQP\x00\x00\x09\x01', (reply) => (reply.charCodeAt(0) === 1 ? undefined : 'it does not answer as AMQP 0-9-1')),
+    probe: (url, timeoutMs) =>
+      exchange(url, 5672, timeoutMs, 'AMQP\x00\x00\x09\x01', (reply) =>
+        reply.charCodeAt(0) === 1 ? undefined : 'it does not answer as AMQP 0-9-1',
+      ),
   },
 } satisfies Record<string, ServiceDefinition>;
 
@@ -91,12 +104,18 @@ export const PROBE_TIMEOUT_MS = 2000;
 /** Every service, probed at once; the slowest takes at most the time-out. */
 export async function probeServices(env: NodeJS.ProcessEnv, timeoutMs = PROBE_TIMEOUT_MS): Promise<ServiceStates> {
   const entries = await Promise.all(
-    (Object.entries(SERVICES) as [ServiceName, ServiceDefinition][]).map(async ([name, service]) => [name, await probeService(service, env, timeoutMs)] as const),
+    (Object.entries(SERVICES) as [ServiceName, ServiceDefinition][]).map(
+      async ([name, service]) => [name, await probeService(service, env, timeoutMs)] as const,
+    ),
   );
   return Object.fromEntries(entries) as ServiceStates;
 }
 
-export async function probeService(service: ServiceDefinition, env: NodeJS.ProcessEnv, timeoutMs = PROBE_TIMEOUT_MS): Promise<ServiceState> {
+export async function probeService(
+  service: ServiceDefinition,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<ServiceState> {
   const fromEnv = env[service.variable];
   const url = fromEnv || service.fallback;
   const hint = fromEnv ? `start it or correct ${service.variable}` : `start it or set ${service.variable}`;
@@ -165,7 +184,13 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
  * For a service that speaks a line protocol, without its client library: connect, say `hello` (if anything),
  * and judge the first bytes that come back (`judge` returns why they are wrong, or undefined).
  */
-function exchange(url: string, defaultPort: number, timeoutMs: number, hello: string | undefined, judge: (reply: string) => string | undefined): Promise<void> {
+function exchange(
+  url: string,
+  defaultPort: number,
+  timeoutMs: number,
+  hello: string | undefined,
+  judge: (reply: string) => string | undefined,
+): Promise<void> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname || '127.0.0.1', port: Number(port) || defaultPort, timeout: timeoutMs });

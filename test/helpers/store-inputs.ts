@@ -12,7 +12,11 @@ export const unique = (prefix: string) => `${prefix}-${randomUUID().replaceAll('
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function commitInput(
-  hook: string, dedupKey: string | null, sinks: readonly string[], at = Date.now(), data: Record<string, Scalar> = { first_name: 'Asha', call_duration: 184 },
+  hook: string,
+  dedupKey: string | null,
+  sinks: readonly string[],
+  at = Date.now(),
+  data: Record<string, Scalar> = { first_name: 'Asha', call_duration: 184 },
 ): CommitInput {
   const record: CallRecord = {
     id: newId(at),
@@ -38,10 +42,20 @@ export function commitInput(
 
 /** Commits a call whose record holds these data fields, received at `at`; returns its id. */
 export async function commitData(
-  store: Store, hook: string, data: Record<string, Scalar>, at: string, status: CallStatus = 'accepted', sinks: readonly string[] = [],
+  store: Store,
+  hook: string,
+  data: Record<string, Scalar>,
+  at: string,
+  status: CallStatus = 'accepted',
+  sinks: readonly string[] = [],
 ): Promise<string> {
   const input = { ...commitInput(hook, `call_id:${unique('c')}`, sinks, Date.parse(at), data), status };
   return (await store.commitCall(input)).id;
 }
 
-export const attemptOk = { startedAt: new Date().toISOString(), durationMs: 12.5, outcome: 'ok' as const, httpStatus: 200 };
+export const attemptOk = {
+  startedAt: new Date().toISOString(),
+  durationMs: 12.5,
+  outcome: 'ok' as const,
+  httpStatus: 200,
+};

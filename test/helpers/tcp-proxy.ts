@@ -1,6 +1,6 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import { Transform } from 'node:stream';
 import type { AddressInfo } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 
 /**
  * A TCP proxy in front of one of the machine's services, so a test can stop "the service" for a while without

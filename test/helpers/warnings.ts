@@ -15,8 +15,14 @@ export function catchWarnings(code: string): CaughtWarning[] {
   const emit = process.emitWarning.bind(process);
   const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, ...rest: unknown[]) => {
     const options = rest[0];
-    const warned = typeof options === 'object' && options !== null ? (options as { code?: string }).code : typeof rest[1] === 'string' ? rest[1] : undefined;
-    if (warned === code) caught.push({ message: typeof warning === 'string' ? warning : warning.message, code: warned });
+    const warned =
+      typeof options === 'object' && options !== null
+        ? (options as { code?: string }).code
+        : typeof rest[1] === 'string'
+          ? rest[1]
+          : undefined;
+    if (warned === code)
+      caught.push({ message: typeof warning === 'string' ? warning : warning.message, code: warned });
     else (emit as (...args: unknown[]) => void)(warning, ...rest);
   }) as typeof process.emitWarning);
   onTestFinished(() => spy.mockRestore());

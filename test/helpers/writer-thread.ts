@@ -1,6 +1,6 @@
-import { loadConfig, type Config } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import type { Filter } from '../../src/delivery/filter.js';
-import { writerThread, type WriterThread } from '../../src/intake/thread.js';
+import { type WriterThread, writerThread } from '../../src/intake/thread.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -14,7 +14,9 @@ export interface Threaded {
 
 export function openThreaded(
   path: string,
-  config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'> = loadConfig({ CALLHOOK_API_KEYS: 'writer-thread-key-0123456789' }),
+  config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'> = loadConfig({
+    CALLHOOK_API_KEYS: 'writer-thread-key-0123456789',
+  }),
   sinks: readonly { name: string; when: Filter | undefined }[] = [],
 ): Threaded {
   const thread = writerThread(path, config, sinks);

@@ -29,7 +29,12 @@ export function ghlClient({ apiUrl, token, signal }: ClientOptions): GhlClient {
   const base = apiUrl.replace(/\/+$/, '');
   return {
     async request<T>(method: Method, path: string, body?: unknown): Promise<T> {
-      const headers: Record<string, string> = { authorization: `Bearer ${token}`, version: API_VERSION, accept: 'application/json', 'user-agent': 'callhook' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token}`,
+        version: API_VERSION,
+        accept: 'application/json',
+        'user-agent': 'callhook',
+      };
       if (body !== undefined) headers['content-type'] = 'application/json';
       const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
       let response: Response;

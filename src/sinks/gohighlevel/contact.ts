@@ -1,10 +1,10 @@
 import type { CallRecord } from '../../record.js';
+import { type FoundContact, mostRecentlyUpdated } from '../shared/contact-choice.js';
 import { phoneSpellings, samePhone } from '../shared/phone.js';
-import { caller, type Caller } from '../shared/record-fields.js';
+import { type Caller, caller } from '../shared/record-fields.js';
 import type { CompiledMap } from '../shared/template.js';
 import { PermanentError } from '../sink.js';
 import type { GhlClient } from './client.js';
-import { mostRecentlyUpdated, type FoundContact } from '../shared/contact-choice.js';
 
 export type { FoundContact };
 
@@ -39,7 +39,8 @@ export function contactFields(record: CallRecord, map: CompiledMap | undefined):
   const fields: ContactFields = dropUndefined({ firstName, lastName, email, phone });
   const custom: { key: string; field_value: unknown }[] = [];
   for (const [target, value] of Object.entries(map?.render(record) ?? {})) {
-    if (target.startsWith(CUSTOM_FIELD_PREFIX)) custom.push({ key: target.slice(CUSTOM_FIELD_PREFIX.length), field_value: value });
+    if (target.startsWith(CUSTOM_FIELD_PREFIX))
+      custom.push({ key: target.slice(CUSTOM_FIELD_PREFIX.length), field_value: value });
     else fields[target] = value;
   }
   if (custom.length > 0) fields.customFields = custom;
@@ -54,11 +55,18 @@ export function contactFields(record: CallRecord, map: CompiledMap | undefined):
  * whose number was kept as someone typed it, which the documents do not rule out.
  * What comes back is checked against the record, and of several the most recently updated (`dateUpdated`) is taken.
  */
-export async function findContact(client: GhlClient, locationId: string, who: Pick<Caller, 'email' | 'phone'>): Promise<FoundContact | undefined> {
+export async function findContact(
+  client: GhlClient,
+  locationId: string,
+  who: Pick<Caller, 'email' | 'phone'>,
+): Promise<FoundContact | undefined> {
   const by = who.email ? 'email' : 'phone';
   const filter = who.email
     ? { field: 'email', operator: 'eq', value: who.email }
-    : { group: 'OR', filters: phoneSpellings(who.phone!).spellings.map((value) => ({ field: 'phone', operator: 'eq', value })) };
+    : {
+        group: 'OR',
+        filters: phoneSpellings(who.phone!).spellings.map((value) => ({ field: 'phone', operator: 'eq', value })),
+      };
   const reply = await client.request<{ contacts?: SearchedContact[]; total?: number }>('POST', '/contacts/search', {
     locationId,
     page: 1,
@@ -66,22 +74,37 @@ export async function findContact(client: GhlClient, locationId: string, who: Pi
     filters: [filter],
     sort: [{ field: 'dateUpdated', direction: 'desc' }],
   });
-  const matches = (reply.contacts ?? []).filter((c) => (who.email ? c.email?.trim().toLowerCase() === who.email.toLowerCase() : samePhone(c.phone ?? undefined, who.phone!)));
-  return mostRecentlyUpdated(matches, (c) => c.dateUpdated, `GoHighLevel contacts have the ${by} ${who.email ?? who.phone}`);
+  const matches = (reply.contacts ?? []).filter((c) =>
+    who.email ? c.email?.trim().toLowerCase() === who.email.toLowerCase() : samePhone(c.phone ?? undefined, who.phone!),
+  );
+  return mostRecentlyUpdated(
+    matches,
+    (c) => c.dateUpdated,
+    `GoHighLevel contacts have the ${by} ${who.email ?? who.phone}`,
+  );
 }
 
 /**
  * `PUT /contacts/{contactId}` for a contact found, with only the fields given (its body, UpdateContactDto, has no
  * `locationId`); `POST /contacts/upsert` with the location for one not found. Either way the contact's id.
  */
-export async function updateOrUpsert(client: GhlClient, locationId: string, found: FoundContact | undefined, fields: ContactFields): Promise<string> {
+export async function updateOrUpsert(
+  client: GhlClient,
+  locationId: string,
+  found: FoundContact | undefined,
+  fields: ContactFields,
+): Promise<string> {
   if (found) {
     await client.request('PUT', `/contacts/${encodeURIComponent(found.id)}`, fields);
     return found.id;
   }
-  const reply = await client.request<{ new?: boolean; contact?: { id?: string } }>('POST', '/contacts/upsert', { ...fields, locationId });
+  const reply = await client.request<{ new?: boolean; contact?: { id?: string } }>('POST', '/contacts/upsert', {
+    ...fields,
+    locationId,
+  });
   const id = reply.contact?.id;
-  if (typeof id !== 'string' || id === '') throw new PermanentError('GoHighLevel answered the upsert without a contact id');
+  if (typeof id !== 'string' || id === '')
+    throw new PermanentError('GoHighLevel answered the upsert without a contact id');
   return id;
 }
 
@@ -93,7 +116,6 @@ export async function updateOrUpsert(client: GhlClient, locationId: string, foun
 export async function addTags(client: GhlClient, contactId: string, tags: readonly string[]): Promise<void> {
   await client.request('POST', `/contacts/${encodeURIComponent(contactId)}/tags`, { tags });
 }
-
 
 function dropUndefined(fields: Record<string, unknown>): ContactFields {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));

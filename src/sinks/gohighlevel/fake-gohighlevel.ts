@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { startReceiver, type Received } from '../../../test/helpers/receiver.js';
+import { type Received, startReceiver } from '../../../test/helpers/receiver.js';
 
 /**
  * A local stand-in for the HighLevel API 2.0 endpoints the sink calls, imported by tests only. It follows the
@@ -14,7 +14,18 @@ import { startReceiver, type Received } from '../../../test/helpers/receiver.js'
  */
 
 import {
-  badRequest, type Body, checkContact, checkNote, checkSearch, type FakeContact, type FakeNote, Refusal, searchContacts, unprocessable, UPDATE_FIELDS, UPSERT_FIELDS,
+  type Body,
+  badRequest,
+  checkContact,
+  checkNote,
+  checkSearch,
+  type FakeContact,
+  type FakeNote,
+  Refusal,
+  searchContacts,
+  UPDATE_FIELDS,
+  UPSERT_FIELDS,
+  unprocessable,
 } from './fake-gohighlevel-api.js';
 
 export type { FakeContact, FakeNote } from './fake-gohighlevel-api.js';
@@ -60,7 +71,12 @@ export interface FakeOptions {
   searchLagMs?: number;
 }
 
-export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1a-7e6f5d4c3b2a', locationId = 've9EPM428h8vShlRW1KT', allowDuplicates = false, searchLagMs = 0 }: FakeOptions = {}): Promise<FakeGoHighLevel> {
+export async function startFakeGoHighLevel({
+  token = 'pit-0f3c9a71-5b2e-4d8e-9c1a-7e6f5d4c3b2a',
+  locationId = 've9EPM428h8vShlRW1KT',
+  allowDuplicates = false,
+  searchLagMs = 0,
+}: FakeOptions = {}): Promise<FakeGoHighLevel> {
   const contacts: FakeContact[] = [];
   const notes: FakeNote[] = [];
   const requests: FakeRequest[] = [];
@@ -71,7 +87,12 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
   let losing: { method: string; path: RegExp } | undefined;
   let served = 0;
 
-  const id = () => randomBytes(15).toString('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(20, 'x').slice(0, 20);
+  const id = () =>
+    randomBytes(15)
+      .toString('base64')
+      .replace(/[^A-Za-z0-9]/g, '')
+      .padEnd(20, 'x')
+      .slice(0, 20);
   const now = () => new Date().toISOString();
 
   const contactById = (contactId: string) => {
@@ -85,9 +106,16 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     for (const [field, value] of Object.entries(fields)) {
       if (field === 'customFields') {
         for (const given of value as { id?: string; key?: string; field_value: unknown }[]) {
-          const same = contact.customFields.find((c) => (given.id !== undefined && c.id === given.id) || (given.key !== undefined && c.key === given.key));
+          const same = contact.customFields.find(
+            (c) => (given.id !== undefined && c.id === given.id) || (given.key !== undefined && c.key === given.key),
+          );
           if (same) same.value = given.field_value;
-          else contact.customFields.push({ ...(given.id !== undefined && { id: given.id }), ...(given.key !== undefined && { key: given.key }), value: given.field_value });
+          else
+            contact.customFields.push({
+              ...(given.id !== undefined && { id: given.id }),
+              ...(given.key !== undefined && { key: given.key }),
+              value: given.field_value,
+            });
         }
       } else if (field !== 'locationId') {
         contact[field] = value;
@@ -110,24 +138,41 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     const email = typeof fields.email === 'string' ? fields.email.toLowerCase() : undefined;
     const phone = typeof fields.phone === 'string' ? fields.phone : undefined;
     const mine = contacts.filter((c) => c.locationId === locationId);
-    return (email && mine.find((c) => c.email?.toLowerCase() === email)) || (phone && mine.find((c) => c.phone === phone)) || undefined;
+    return (
+      (email && mine.find((c) => c.email?.toLowerCase() === email)) ||
+      (phone && mine.find((c) => c.phone === phone)) ||
+      undefined
+    );
   };
 
   const search = (body: unknown) => {
     const asked = checkSearch(body);
-    if (asked.locationId !== locationId) throw new Refusal(403, { statusCode: 403, message: 'The token does not have access to this location.' });
+    if (asked.locationId !== locationId)
+      throw new Refusal(403, { statusCode: 403, message: 'The token does not have access to this location.' });
     const indexed = (c: FakeContact) => Date.now() - Date.parse(c.dateAdded) >= searchLagMs;
-    return searchContacts(contacts.filter((c) => c.locationId === locationId && indexed(c)), asked);
+    return searchContacts(
+      contacts.filter((c) => c.locationId === locationId && indexed(c)),
+      asked,
+    );
   };
 
   /** `METHOD path` → the scope it needs (the OpenAPI document's `security`) and what it answers. */
-  const routes: { method: string; path: RegExp; scope: string; answer: (body: unknown, params: string[]) => [number, unknown] }[] = [
+  const routes: {
+    method: string;
+    path: RegExp;
+    scope: string;
+    answer: (body: unknown, params: string[]) => [number, unknown];
+  }[] = [
     { method: 'POST', path: /^\/contacts\/search$/, scope: 'contacts.readonly', answer: (body) => [200, search(body)] },
     {
-      method: 'POST', path: /^\/contacts\/upsert$/, scope: 'contacts.write', answer: (body) => {
+      method: 'POST',
+      path: /^\/contacts\/upsert$/,
+      scope: 'contacts.write',
+      answer: (body) => {
         const fields = checkContact(body, UPSERT_FIELDS);
         if (typeof fields.locationId !== 'string') throw unprocessable(['locationId must be a string']);
-        if (fields.locationId !== locationId) throw new Refusal(403, { statusCode: 403, message: 'The token does not have access to this location.' });
+        if (fields.locationId !== locationId)
+          throw new Refusal(403, { statusCode: 403, message: 'The token does not have access to this location.' });
         const existing = duplicateOf(fields);
         const contact = existing ?? create({});
         write(contact, fields);
@@ -135,7 +180,10 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
       },
     },
     {
-      method: 'PUT', path: /^\/contacts\/([^/]+)$/, scope: 'contacts.write', answer: (body, [contactId]) => {
+      method: 'PUT',
+      path: /^\/contacts\/([^/]+)$/,
+      scope: 'contacts.write',
+      answer: (body, [contactId]) => {
         const fields = checkContact(body, UPDATE_FIELDS);
         const contact = contactById(contactId!);
         write(contact, fields);
@@ -143,9 +191,13 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
       },
     },
     {
-      method: 'POST', path: /^\/contacts\/([^/]+)\/tags$/, scope: 'contacts.write', answer: (body, [contactId]) => {
+      method: 'POST',
+      path: /^\/contacts\/([^/]+)\/tags$/,
+      scope: 'contacts.write',
+      answer: (body, [contactId]) => {
         const tags = (body as { tags?: unknown } | null)?.tags;
-        if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string')) throw unprocessable(['each value in tags must be a string', 'tags must be an array']);
+        if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
+          throw unprocessable(['each value in tags must be a string', 'tags must be an array']);
         const extra = Object.keys(body as Body).filter((k) => k !== 'tags');
         if (extra.length > 0) throw unprocessable(extra.map((k) => `property ${k} should not exist`));
         const contact = contactById(contactId!);
@@ -154,18 +206,35 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
         return [201, { tags: contact.tags }];
       },
     },
-    { method: 'GET', path: /^\/contacts\/([^/]+)\/notes$/, scope: 'contacts.readonly', answer: (_body, [contactId]) => [200, { notes: notesOf(contactById(contactId!).id) }] },
     {
-      method: 'POST', path: /^\/contacts\/([^/]+)\/notes$/, scope: 'contacts.write', answer: (body, [contactId]) => {
+      method: 'GET',
+      path: /^\/contacts\/([^/]+)\/notes$/,
+      scope: 'contacts.readonly',
+      answer: (_body, [contactId]) => [200, { notes: notesOf(contactById(contactId!).id) }],
+    },
+    {
+      method: 'POST',
+      path: /^\/contacts\/([^/]+)\/notes$/,
+      scope: 'contacts.write',
+      answer: (body, [contactId]) => {
         const given = checkNote(body);
         const contact = contactById(contactId!);
-        const created: FakeNote = { id: id(), contactId: contact.id, body: given.body, ...(given.userId && { userId: given.userId }), dateAdded: now() };
+        const created: FakeNote = {
+          id: id(),
+          contactId: contact.id,
+          body: given.body,
+          ...(given.userId && { userId: given.userId }),
+          dateAdded: now(),
+        };
         notes.push(created);
         return [201, { note: created }];
       },
     },
     {
-      method: 'PUT', path: /^\/contacts\/([^/]+)\/notes\/([^/]+)$/, scope: 'contacts.write', answer: (body, [contactId, noteId]) => {
+      method: 'PUT',
+      path: /^\/contacts\/([^/]+)\/notes\/([^/]+)$/,
+      scope: 'contacts.write',
+      answer: (body, [contactId, noteId]) => {
         const given = checkNote(body);
         const found = notes.find((n) => n.id === noteId && n.contactId === contactById(contactId!).id);
         if (!found) throw badRequest('Note not found');
@@ -187,7 +256,9 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
   });
 
   const reply = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...rateHeaders(99, 10_000), ...headers }).end(JSON.stringify(body));
+    res
+      .writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...rateHeaders(99, 10_000), ...headers })
+      .end(JSON.stringify(body));
   };
 
   const receiver = await startReceiver((req, res) => {
@@ -207,17 +278,28 @@ export async function startFakeGoHighLevel({ token = 'pit-0f3c9a71-5b2e-4d8e-9c1
     }
     if (failing.count > 0) {
       failing.count--;
-      return reply(res, failing.status, { statusCode: failing.status, message: failing.status >= 500 ? 'Internal Server Error' : 'Refused' });
+      return reply(res, failing.status, {
+        statusCode: failing.status,
+        message: failing.status >= 500 ? 'Internal Server Error' : 'Refused',
+      });
     }
     if (req.headers.authorization !== `Bearer ${token}` || revoked) {
       return reply(res, 401, { statusCode: 401, message: 'Invalid JWT', error: 'Unauthorized' });
     }
-    if (req.headers.version !== '2021-07-28') return reply(res, 400, { statusCode: 400, message: 'Version header is missing or not 2021-07-28' });
+    if (req.headers.version !== '2021-07-28')
+      return reply(res, 400, { statusCode: 400, message: 'Version header is missing or not 2021-07-28' });
 
     const route = routes.find((r) => r.method === req.method && r.path.test(url.pathname));
-    if (!route) return reply(res, 404, { statusCode: 404, message: `Cannot ${req.method} ${url.pathname}`, error: 'Not Found' });
-    if (!scopes.has(route.scope)) return reply(res, 401, { statusCode: 401, message: 'The token is not authorized for this scope.', error: 'Unauthorized' });
-    if (body !== undefined && req.headers['content-type']?.split(';')[0] !== 'application/json') return reply(res, 400, { statusCode: 400, message: 'Content-Type must be application/json' });
+    if (!route)
+      return reply(res, 404, { statusCode: 404, message: `Cannot ${req.method} ${url.pathname}`, error: 'Not Found' });
+    if (!scopes.has(route.scope))
+      return reply(res, 401, {
+        statusCode: 401,
+        message: 'The token is not authorized for this scope.',
+        error: 'Unauthorized',
+      });
+    if (body !== undefined && req.headers['content-type']?.split(';')[0] !== 'application/json')
+      return reply(res, 400, { statusCode: 400, message: 'Content-Type must be application/json' });
     try {
       const params = route.path.exec(url.pathname)!.slice(1).map(decodeURIComponent);
       const [status, answer] = route.answer(body, params);

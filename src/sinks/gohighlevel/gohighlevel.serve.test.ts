@@ -1,7 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ADMIN,
+  adminApi,
+  post,
+  sampleCall,
+  startServer,
+  type TestServer,
+  until,
+} from '../../../test/helpers/server.js';
 import type { SinkView } from '../../admin/sinks.js';
-import { ADMIN, adminApi, post, sampleCall, startServer, until, type TestServer } from '../../../test/helpers/server.js';
-import { startFakeGoHighLevel, type FakeGoHighLevel } from './fake-gohighlevel.js';
+import { type FakeGoHighLevel, startFakeGoHighLevel } from './fake-gohighlevel.js';
 
 /**
  * The gohighlevel sink in a running serve against the local HighLevel (contract sections 9 and 10): a 429 with
@@ -22,13 +30,26 @@ afterAll(async () => {
 async function serveWith(fake: FakeGoHighLevel, extra: Record<string, unknown> = {}): Promise<TestServer> {
   const server = await startServer({
     env: { GHL_TOKEN: fake.token },
-    config: { sinks: [{ name: 'ghl', type: 'gohighlevel', token: '${GHL_TOKEN}', location_id: fake.locationId, api_url: fake.url, ...extra }] },
+    config: {
+      sinks: [
+        {
+          name: 'ghl',
+          type: 'gohighlevel',
+          token: '${GHL_TOKEN}',
+          location_id: fake.locationId,
+          api_url: fake.url,
+          ...extra,
+        },
+      ],
+    },
   });
   servers.push(server);
   return server;
 }
-const deliveriesOf = async (server: TestServer) => (await adminApi<{ deliveries: Delivery[] }>(server, '/deliveries?sink=ghl&limit=50')).body.deliveries;
-const attemptsOf = async (server: TestServer, id: string) => (await adminApi<{ attempts: Attempt[] }>(server, `/calls/${id}`)).body.attempts.filter((a) => a.sink === 'ghl');
+const deliveriesOf = async (server: TestServer) =>
+  (await adminApi<{ deliveries: Delivery[] }>(server, '/deliveries?sink=ghl&limit=50')).body.deliveries;
+const attemptsOf = async (server: TestServer, id: string) =>
+  (await adminApi<{ attempts: Attempt[] }>(server, `/calls/${id}`)).body.attempts.filter((a) => a.sink === 'ghl');
 
 describe('gohighlevel sink in a running serve', () => {
   it('pauses the whole sink for a 429 as long as X-RateLimit-Interval-Milliseconds says: one attempt recorded with 429, the others spend none, then all are delivered', async () => {
@@ -52,21 +73,33 @@ describe('gohighlevel sink in a running serve', () => {
     expect((await deliveriesOf(server)).map((d) => d.attempts).sort()).toEqual([1, 1, 2]);
     const attempts = (await Promise.all(ids.map((id) => attemptsOf(server, id)))).flat();
     expect(attempts.filter((a) => a.outcome !== 'ok')).toEqual([
-      expect.objectContaining({ attempt: 1, outcome: 'retry', httpStatus: 429, error: 'HTTP 429: Too Many Requests (POST /contacts/search)' }),
+      expect.objectContaining({
+        attempt: 1,
+        outcome: 'retry',
+        httpStatus: 429,
+        error: 'HTTP 429: Too Many Requests (POST /contacts/search)',
+      }),
     ]);
     // One caller (the sample's number), three calls: one contact, three notes.
     expect(fake.contacts).toHaveLength(1);
     expect(fake.notesOf(fake.contacts[0]!.id)).toHaveLength(3);
   });
 
-  it('ends a delivery dead at its first attempt when the token is revoked, with HighLevel\'s message, the token in no admin reply', async () => {
+  it("ends a delivery dead at its first attempt when the token is revoked, with HighLevel's message, the token in no admin reply", async () => {
     const fake = await startFakeGoHighLevel();
     fakes.push(fake);
     fake.revoke();
     const server = await serveWith(fake);
     const { id } = await (await post(server.url, sampleCall({ email_address: 'asha@example.in' }))).json();
     await until(async () => (await deliveriesOf(server)).some((d) => d.state === 'dead'));
-    expect(await attemptsOf(server, id)).toEqual([expect.objectContaining({ attempt: 1, outcome: 'dead', httpStatus: 401, error: 'HTTP 401: Invalid JWT (POST /contacts/search)' })]);
+    expect(await attemptsOf(server, id)).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        outcome: 'dead',
+        httpStatus: 401,
+        error: 'HTTP 401: Invalid JWT (POST /contacts/search)',
+      }),
+    ]);
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${fake.token}`);
 

@@ -4,7 +4,7 @@ import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema } from '../shared/template.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 import { ghlClient } from './client.js';
-import { addTags, contactFields, CUSTOM_FIELD_PREFIX, findContact, updateOrUpsert } from './contact.js';
+import { addTags, CUSTOM_FIELD_PREFIX, contactFields, findContact, updateOrUpsert } from './contact.js';
 import { attachNote } from './note.js';
 
 /**
@@ -13,12 +13,16 @@ import { attachNote } from './note.js';
  * id. API 2.0 only: API 1.0 has reached its end of support.
  */
 
-const text = (option: string) => z.string({ error: `${option} is required` }).trim().min(1, { error: `${option} must not be empty` });
+const text = (option: string) =>
+  z
+    .string({ error: `${option} is required` })
+    .trim()
+    .min(1, { error: `${option} must not be empty` });
 
 /** Targets `map` may not name: the sink sets them itself, or HighLevel would replace the contact's tags with them. */
 const RESERVED_TARGETS: Readonly<Record<string, string>> = {
   locationId: 'locationId is the location_id option',
-  tags: 'tags would replace the contact\'s tags; use the tags option, which adds them',
+  tags: "tags would replace the contact's tags; use the tags option, which adds them",
   customFields: `name one custom field by its key: ${CUSTOM_FIELD_PREFIX}<key>`,
 };
 
@@ -26,7 +30,12 @@ const contactMap = mapSchema.superRefine((map, ctx) => {
   for (const target of map.targets) {
     const reserved = Object.hasOwn(RESERVED_TARGETS, target) ? RESERVED_TARGETS[target] : undefined;
     if (reserved) ctx.addIssue({ code: 'custom', path: [target], message: reserved });
-    else if (target === CUSTOM_FIELD_PREFIX) ctx.addIssue({ code: 'custom', path: [target], message: `name a custom field by its key: ${CUSTOM_FIELD_PREFIX}<key>` });
+    else if (target === CUSTOM_FIELD_PREFIX)
+      ctx.addIssue({
+        code: 'custom',
+        path: [target],
+        message: `name a custom field by its key: ${CUSTOM_FIELD_PREFIX}<key>`,
+      });
   }
 });
 
@@ -42,7 +51,9 @@ export const gohighlevelSink = defineSinkType({
   options: z.strictObject({
     token: text('token'),
     location_id: text('location_id'),
-    api_url: serviceUrl('api_url', 'api_url must be the https:// base URL of the HighLevel API').default('https://services.leadconnectorhq.com'),
+    api_url: serviceUrl('api_url', 'api_url must be the https:// base URL of the HighLevel API').default(
+      'https://services.leadconnectorhq.com',
+    ),
     tags: z.array(text('each tag')).optional(),
     map: contactMap.optional(),
   }),
@@ -51,14 +62,19 @@ export const gohighlevelSink = defineSinkType({
       async deliver(record, { signal, log }) {
         const who = caller(record);
         if (!who.email && !who.phone) {
-          throw new PermanentError('the record has neither an email_address nor a valid phone_number: there is no way to find the caller in GoHighLevel');
+          throw new PermanentError(
+            'the record has neither an email_address nor a valid phone_number: there is no way to find the caller in GoHighLevel',
+          );
         }
         const client = ghlClient({ apiUrl, token, signal });
         const found = await findContact(client, locationId, who);
         const contactId = await updateOrUpsert(client, locationId, found, contactFields(record, map));
         if (tags && tags.length > 0) await addTags(client, contactId, tags);
         const note = await attachNote(client, contactId, record);
-        log.debug({ call: record.id, contact: contactId, found: found !== undefined, note }, 'delivered to GoHighLevel');
+        log.debug(
+          { call: record.id, contact: contactId, found: found !== undefined, note },
+          'delivered to GoHighLevel',
+        );
         return found?.note ? { note: found.note } : undefined;
       },
     };

@@ -34,9 +34,11 @@ export function noteBody(record: CallRecord): string {
   add('Outcome', value('call_outcome'));
   add('Sentiment', value('sentiment_analysis'));
   const seconds = Number(record.data.call_duration);
-  if (record.data.call_duration !== undefined && Number.isFinite(seconds) && seconds >= 0) add('Duration', `${Math.round(seconds)} s`);
+  if (record.data.call_duration !== undefined && Number.isFinite(seconds) && seconds >= 0)
+    add('Duration', `${Math.round(seconds)} s`);
   const recording = value('recording_url');
-  if (recording && URL.canParse(recording) && /^https?:$/.test(new URL(recording).protocol)) add('Recording', recording);
+  if (recording && URL.canParse(recording) && /^https?:$/.test(new URL(recording).protocol))
+    add('Recording', recording);
   const summary = value('call_summary');
   if (summary) add('Summary', truncate(summary, SUMMARY_CHARS));
   return lines.join('\n');

@@ -11,7 +11,8 @@ export function sheetRange(sheet: string, cells: string): string {
 /** 1 → A, 26 → Z, 27 → AA: the column letters of a 1-based column number. */
 export function columnLetters(column: number): string {
   let letters = '';
-  for (let n = column; n > 0; n = Math.floor((n - 1) / 26)) letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
+  for (let n = column; n > 0; n = Math.floor((n - 1) / 26))
+    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
   return letters;
 }
 

@@ -1,5 +1,5 @@
-import type { HookSummary } from '../sink.js';
 import { truncate } from '../shared/record-fields.js';
+import type { HookSummary } from '../sink.js';
 
 /**
  * What one call's row holds: the columns of the sheet, and each value as a cell the Sheets API writes with
@@ -23,7 +23,8 @@ const CELL_CHARS = 50_000;
  * the cell's value, so it is not shown and not read back.
  */
 const FORMULA = /^[=+\-@']/;
-const NUMBER_LIKE = /^\s*(?:[(.]?\d|[$€£¥₹]\s*\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\s,/-]*\d)/i;
+const NUMBER_LIKE =
+  /^\s*(?:[(.]?\d|[$€£¥₹]\s*\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\s,/-]*\d)/i;
 const BOOLEAN = /^\s*(?:true|false)\s*$/i;
 
 export function cell(value: unknown): Cell {
@@ -44,7 +45,10 @@ function text(value: string): string {
  */
 export function defaultColumns(hooks: readonly HookSummary[] | undefined, sink: string): Record<string, string> {
   // A Map, then fromEntries: a parameter named `__proto__` is a column like any other, not an object's prototype.
-  const columns = new Map([['received_at', '{{ received_at }}'], ['hook', '{{ hook }}']]);
+  const columns = new Map([
+    ['received_at', '{{ received_at }}'],
+    ['hook', '{{ hook }}'],
+  ]);
   for (const hook of hooks ?? []) {
     if (!hook.sinks.includes(sink)) continue;
     for (const parameter of hook.parameters) {

@@ -1,6 +1,6 @@
 import { sendRequest } from '../shared/http-response.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { reworded } from '../shared/refusal.js';
+import { PermanentError, RetryableError } from '../sink.js';
 import { googleApiError } from './errors.js';
 import { SHEETS_SCOPE, type TokenSource } from './token.js';
 
@@ -26,13 +26,31 @@ export interface ClientOptions {
 
 export function sheetsClient({ apiUrl, tokens, spreadsheetId, sheet, clientEmail }: ClientOptions): SheetsClient {
   const base = apiUrl.replace(/\/+$/, '');
-  const send = async (method: Method, path: string, body: unknown, signal: AbortSignal, token: string): Promise<Response> => {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': 'callhook' };
+  const send = async (
+    method: Method,
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+    token: string,
+  ): Promise<Response> => {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      'user-agent': 'callhook',
+    };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return sendRequest(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, { signal });
+    return sendRequest(
+      `${base}${path}`,
+      { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
+      { signal },
+    );
   };
   return {
-    async request<T>(method: Method, path: string, { body, signal }: { body?: unknown; signal: AbortSignal }): Promise<T> {
+    async request<T>(
+      method: Method,
+      path: string,
+      { body, signal }: { body?: unknown; signal: AbortSignal },
+    ): Promise<T> {
       let token = await tokens.token(signal);
       let response: Response;
       try {
@@ -72,12 +90,16 @@ const RATE_LIMIT_REASONS = new Set(['RATE_LIMIT_EXCEEDED', 'USER_RATE_LIMIT_EXCE
  * `RESOURCE_EXHAUSTED`, usually without `Retry-After`: the whole sink then waits its back-off step (contract section
  * 9). A quota error that came as 403 (older Google APIs did) is a rate limit too, not a refusal.
  */
-export function sheetsError(err: unknown, { spreadsheetId, sheet, clientEmail }: Omit<ClientOptions, 'apiUrl' | 'tokens'>): unknown {
+export function sheetsError(
+  err: unknown,
+  { spreadsheetId, sheet, clientEmail }: Omit<ClientOptions, 'apiUrl' | 'tokens'>,
+): unknown {
   if (!(err instanceof RetryableError || err instanceof PermanentError)) return err;
   const google = googleApiError(err);
   if (!google) return err;
   const said = [google.status, google.message].filter(Boolean).join(' ');
-  const rateLimited = err.status === 429 || google.status === 'RESOURCE_EXHAUSTED' || RATE_LIMIT_REASONS.has(google.reason ?? '');
+  const rateLimited =
+    err.status === 429 || google.status === 'RESOURCE_EXHAUSTED' || RATE_LIMIT_REASONS.has(google.reason ?? '');
   if (rateLimited) {
     const retryAfterMs = err instanceof RetryableError ? err.retryAfterMs : undefined;
     return new RetryableError(`Google Sheets quota: ${said}`, { status: 429, retryAfterMs, cause: err });
@@ -87,9 +109,16 @@ export function sheetsError(err: unknown, { spreadsheetId, sheet, clientEmail }:
     return reworded(err, `Google Sheets: ${said} (the token must carry the ${SHEETS_SCOPE} scope)`);
   }
   if (err.status === 403 && google.status === 'PERMISSION_DENIED' && !google.reason) {
-    return reworded(err, `Google Sheets: ${said}: share the spreadsheet ${spreadsheetId} with ${clientEmail} as an Editor`);
+    return reworded(
+      err,
+      `Google Sheets: ${said}: share the spreadsheet ${spreadsheetId} with ${clientEmail} as an Editor`,
+    );
   }
-  if (err.status === 404) return reworded(err, `Google Sheets: ${said}: no spreadsheet has the id ${spreadsheetId} (spreadsheet_id is the part of its URL after /d/)`);
+  if (err.status === 404)
+    return reworded(
+      err,
+      `Google Sheets: ${said}: no spreadsheet has the id ${spreadsheetId} (spreadsheet_id is the part of its URL after /d/)`,
+    );
   if (err.status === 400 && /unable to parse range/i.test(google.message ?? '')) {
     return reworded(err, `Google Sheets: ${said}: the spreadsheet has no sheet (tab) named ${JSON.stringify(sheet)}`);
   }

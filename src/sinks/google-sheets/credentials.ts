@@ -20,21 +20,26 @@ export interface ServiceAccount {
 export function readServiceAccount(value: string): ServiceAccount {
   const json = parseKey(value.trim().startsWith('{') ? value : readKeyFile(value));
   if (json.type !== 'service_account') {
-    const kind = typeof json.type === 'string' && /^[a-z_]{1,40}$/.test(json.type) ? ` (its type is "${json.type}")` : '';
-    throw new Error(`not a service account's key${kind}: create a JSON key under IAM → Service accounts → Keys in Google Cloud console`);
+    const kind =
+      typeof json.type === 'string' && /^[a-z_]{1,40}$/.test(json.type) ? ` (its type is "${json.type}")` : '';
+    throw new Error(
+      `not a service account's key${kind}: create a JSON key under IAM → Service accounts → Keys in Google Cloud console`,
+    );
   }
   const clientEmail = json.client_email;
-  if (typeof clientEmail !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(clientEmail)) throw new Error('the key has no client_email');
+  if (typeof clientEmail !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(clientEmail))
+    throw new Error('the key has no client_email');
   const pem = json.private_key;
   if (typeof pem !== 'string' || pem === '') throw new Error('the key has no private_key');
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(pem);
   } catch {
-    throw new Error('the key\'s private_key is not a PEM private key');
+    throw new Error("the key's private_key is not a PEM private key");
   }
   // Google signs service-account grants with RS256 only (https://developers.google.com/identity/protocols/oauth2/service-account#jwt-auth).
-  if (privateKey.asymmetricKeyType !== 'rsa') throw new Error('the key\'s private_key is not an RSA key, which RS256 needs');
+  if (privateKey.asymmetricKeyType !== 'rsa')
+    throw new Error("the key's private_key is not an RSA key, which RS256 needs");
   return { clientEmail, privateKey, privateKeyPem: pem };
 }
 
@@ -43,7 +48,9 @@ function readKeyFile(path: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    throw new Error(`cannot read the key file${typeof code === 'string' ? ` (${code})` : ''}; give the path of the service account's JSON key, or its JSON text`);
+    throw new Error(
+      `cannot read the key file${typeof code === 'string' ? ` (${code})` : ''}; give the path of the service account's JSON key, or its JSON text`,
+    );
   }
 }
 
@@ -52,9 +59,10 @@ function parseKey(text: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error('the key is not JSON: give the service account\'s JSON key as Google Cloud console downloads it');
+    throw new Error("the key is not JSON: give the service account's JSON key as Google Cloud console downloads it");
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the key is not a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error('the key is not a JSON object');
   return parsed as Record<string, unknown>;
 }
 
@@ -64,18 +72,24 @@ function parseKey(text: string): Record<string, unknown> {
  * a few bytes of a key give nothing away, and would match by chance.
  */
 export function keySecrets(pem: string): string[] {
-  const lines = pem.split(/\r?\n/).map((line) => line.trim()).filter((line) => line.length >= 16 && !line.startsWith('-----'));
+  const lines = pem
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line.length >= 16 && !line.startsWith('-----'));
   return [pem.trim(), ...lines];
 }
 
 /** The option, checked when the config is: the message names what is wrong with the key, never the key. */
-const CREDENTIALS = 'credentials must be the path of a service account\'s JSON key, or its JSON text';
+const CREDENTIALS = "credentials must be the path of a service account's JSON key, or its JSON text";
 
-export const credentialsSchema = z.string({ error: CREDENTIALS }).min(1, { error: CREDENTIALS }).transform((value, ctx) => {
-  try {
-    return readServiceAccount(value);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    return z.NEVER;
-  }
-});
+export const credentialsSchema = z
+  .string({ error: CREDENTIALS })
+  .min(1, { error: CREDENTIALS })
+  .transform((value, ctx) => {
+    try {
+      return readServiceAccount(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  });

@@ -20,10 +20,15 @@ export interface GoogleApiError {
 
 export function googleApiError(err: unknown): GoogleApiError | undefined {
   const reply = replyJson(err);
-  const error = reply !== null && typeof reply === 'object' && !Array.isArray(reply) ? (reply as Record<string, unknown>).error : undefined;
+  const error =
+    reply !== null && typeof reply === 'object' && !Array.isArray(reply)
+      ? (reply as Record<string, unknown>).error
+      : undefined;
   if (error === null || typeof error !== 'object') return undefined;
   const { code, message, status, details } = error as Record<string, unknown>;
-  const info = Array.isArray(details) ? details.find((d) => typeof (d as { reason?: unknown } | null)?.reason === 'string') : undefined;
+  const info = Array.isArray(details)
+    ? details.find((d) => typeof (d as { reason?: unknown } | null)?.reason === 'string')
+    : undefined;
   return {
     code: typeof code === 'number' ? code : undefined,
     message: typeof message === 'string' ? message : undefined,

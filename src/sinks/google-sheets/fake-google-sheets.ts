@@ -1,4 +1,4 @@
-import { randomBytes, verify, type KeyObject } from 'node:crypto';
+import { type KeyObject, randomBytes, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { columnLetters } from './a1.js';
@@ -78,36 +78,63 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
 
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
     res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...headers }).end(JSON.stringify(body));
-  const apiError = (res: ServerResponse, code: number, status: string, message: string, details?: unknown[], headers?: Record<string, string>) =>
-    json(res, code, { error: { code, message, status, ...(details && { details }) } }, headers);
-  const oauthError = (res: ServerResponse, status: number, error: string, description: string) => json(res, status, { error, error_description: description });
+  const apiError = (
+    res: ServerResponse,
+    code: number,
+    status: string,
+    message: string,
+    details?: unknown[],
+    headers?: Record<string, string>,
+  ) => json(res, code, { error: { code, message, status, ...(details && { details }) } }, headers);
+  const oauthError = (res: ServerResponse, status: number, error: string, description: string) =>
+    json(res, status, { error, error_description: description });
 
   const grant = (res: ServerResponse, req: IncomingMessage, body: string) => {
-    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) return oauthError(res, 400, 'invalid_request', 'Bad Request');
+    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? ''))
+      return oauthError(res, 400, 'invalid_request', 'Bad Request');
     const form = new URLSearchParams(body);
-    if (form.get('grant_type') !== JWT_BEARER) return oauthError(res, 400, 'unsupported_grant_type', `Invalid grant_type: ${form.get('grant_type') ?? ''}`);
+    if (form.get('grant_type') !== JWT_BEARER)
+      return oauthError(res, 400, 'unsupported_grant_type', `Invalid grant_type: ${form.get('grant_type') ?? ''}`);
     const parts = (form.get('assertion') ?? '').split('.');
     if (parts.length !== 3) return oauthError(res, 400, 'invalid_grant', 'Invalid JWT: malformed');
     let header: Record<string, unknown> | undefined;
     let claims: Record<string, unknown> | undefined;
     try {
-      [header, claims] = parts.slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>);
+      [header, claims] = parts
+        .slice(0, 2)
+        .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>);
     } catch {
       return oauthError(res, 400, 'invalid_grant', 'Invalid JWT: malformed');
     }
-    if (header?.alg !== 'RS256' || header.typ !== 'JWT') return oauthError(res, 400, 'invalid_grant', 'Invalid JWT: unsupported header');
+    if (header?.alg !== 'RS256' || header.typ !== 'JWT')
+      return oauthError(res, 400, 'invalid_grant', 'Invalid JWT: unsupported header');
     const account = accounts.get(String(claims?.iss));
-    if (!account || account.disabled !== undefined) return oauthError(res, 400, 'invalid_grant', account?.disabled ?? 'Invalid grant: account not found');
-    if (!verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), account.publicKey, Buffer.from(parts[2]!, 'base64url'))) {
+    if (!account || account.disabled !== undefined)
+      return oauthError(res, 400, 'invalid_grant', account?.disabled ?? 'Invalid grant: account not found');
+    if (
+      !verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), account.publicKey, Buffer.from(parts[2]!, 'base64url'))
+    ) {
       return oauthError(res, 400, 'invalid_grant', 'Invalid JWT Signature.');
     }
-    if (claims!.aud !== base + '/token') return oauthError(res, 400, 'invalid_grant', `Invalid JWT: Failed audience check. The right audience is ${base}/token`);
+    if (claims!.aud !== base + '/token')
+      return oauthError(
+        res,
+        400,
+        'invalid_grant',
+        `Invalid JWT: Failed audience check. The right audience is ${base}/token`,
+      );
     const now = Math.floor(Date.now() / 1000);
     const [iat, exp] = [Number(claims!.iat), Number(claims!.exp)];
     if (!(iat <= now + 60 && exp > now && exp - iat <= 3600)) {
-      return oauthError(res, 400, 'invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.');
+      return oauthError(
+        res,
+        400,
+        'invalid_grant',
+        'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.',
+      );
     }
-    if (typeof claims!.scope !== 'string' || claims!.scope === '') return oauthError(res, 400, 'invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
+    if (typeof claims!.scope !== 'string' || claims!.scope === '')
+      return oauthError(res, 400, 'invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
     grants.push(claims!);
     const token = `ya29.fake-${randomBytes(24).toString('base64url')}`;
     tokens.set(token, { clientEmail: String(claims!.iss), scope: grantedScope ?? claims!.scope, revoked: false });
@@ -118,57 +145,123 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = auth === undefined ? undefined : tokens.get(auth);
     if (!token || token.revoked) {
-      return apiError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', undefined, { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' });
+      return apiError(
+        res,
+        401,
+        'UNAUTHENTICATED',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+        undefined,
+        { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' },
+      );
     }
     if (!token.scope.split(' ').includes(SHEETS_SCOPE)) {
-      return apiError(res, 403, 'PERMISSION_DENIED', 'Request had insufficient authentication scopes.', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT', domain: 'googleapis.com' }]);
+      return apiError(res, 403, 'PERMISSION_DENIED', 'Request had insufficient authentication scopes.', [
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT',
+          domain: 'googleapis.com',
+        },
+      ]);
     }
     const spreadsheet = spreadsheets.get(id);
     if (!spreadsheet) return apiError(res, 404, 'NOT_FOUND', 'Requested entity was not found.');
-    if (!spreadsheet.sharedWith.has(token.clientEmail)) return apiError(res, 403, 'PERMISSION_DENIED', 'The caller does not have permission');
+    if (!spreadsheet.sharedWith.has(token.clientEmail))
+      return apiError(res, 403, 'PERMISSION_DENIED', 'The caller does not have permission');
     const range = RANGE.exec(request.range ?? '');
     const sheet = range && spreadsheet.sheets.get(range[1] !== undefined ? range[1].replaceAll("''", "'") : range[2]!);
     if (!range || !sheet) return apiError(res, 400, 'INVALID_ARGUMENT', `Unable to parse range: ${request.range}`);
-    const [c1, r1, c2, r2] = [column(range[3]!), range[4] ? Number(range[4]) : 1, column(range[5] ?? range[3]!), range[6] ? Number(range[6]) : undefined];
+    const [c1, r1, c2, r2] = [
+      column(range[3]!),
+      range[4] ? Number(range[4]) : 1,
+      column(range[5] ?? range[3]!),
+      range[6] ? Number(range[6]) : undefined,
+    ];
 
     if (req.method === 'GET' && !append) {
       const dimension = request.query.majorDimension ?? 'ROWS';
-      if (!['ROWS', 'COLUMNS'].includes(dimension)) return apiError(res, 400, 'INVALID_ARGUMENT', `Invalid value at 'major_dimension' (type.googleapis.com/google.apps.sheets.v4.Dimension), "${dimension}"`);
+      if (!['ROWS', 'COLUMNS'].includes(dimension))
+        return apiError(
+          res,
+          400,
+          'INVALID_ARGUMENT',
+          `Invalid value at 'major_dimension' (type.googleapis.com/google.apps.sheets.v4.Dimension), "${dimension}"`,
+        );
       const last = r2 ?? sheet.length;
-      const rows = Array.from({ length: Math.max(0, last - r1 + 1) }, (_, i) => Array.from({ length: c2 - c1 + 1 }, (_, j) => formatted(sheet[r1 - 1 + i]?.[c1 - 1 + j])));
-      const grid = dimension === 'ROWS' ? rows : Array.from({ length: c2 - c1 + 1 }, (_, j) => rows.map((row) => row[j]!));
+      const rows = Array.from({ length: Math.max(0, last - r1 + 1) }, (_, i) =>
+        Array.from({ length: c2 - c1 + 1 }, (_, j) => formatted(sheet[r1 - 1 + i]?.[c1 - 1 + j])),
+      );
+      const grid =
+        dimension === 'ROWS' ? rows : Array.from({ length: c2 - c1 + 1 }, (_, j) => rows.map((row) => row[j]!));
       const trimmed = trimTrailing(grid.map(trimTrailing<string>));
-      return json(res, 200, { range: request.range, majorDimension: dimension, ...(trimmed.length > 0 && { values: trimmed }) });
+      return json(res, 200, {
+        range: request.range,
+        majorDimension: dimension,
+        ...(trimmed.length > 0 && { values: trimmed }),
+      });
     }
     const input = request.query.valueInputOption;
-    if (input === undefined) return apiError(res, 400, 'INVALID_ARGUMENT', "'valueInputOption' is required but not specified");
-    if (!['RAW', 'USER_ENTERED'].includes(input)) return apiError(res, 400, 'INVALID_ARGUMENT', `Invalid value at 'value_input_option' (type.googleapis.com/google.apps.sheets.v4.ValueInputOption), "${input}"`);
+    if (input === undefined)
+      return apiError(res, 400, 'INVALID_ARGUMENT', "'valueInputOption' is required but not specified");
+    if (!['RAW', 'USER_ENTERED'].includes(input))
+      return apiError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Invalid value at 'value_input_option' (type.googleapis.com/google.apps.sheets.v4.ValueInputOption), "${input}"`,
+      );
     const body = valueRange(request.body);
     if (typeof body === 'string') return apiError(res, 400, 'INVALID_ARGUMENT', body);
     const read = (value: unknown) => (input === 'RAW' ? (value as StoredCell) : userEntered(value));
     if (append) {
       if (req.method !== 'POST') return apiError(res, 404, 'NOT_FOUND', 'Not Found');
       const insert = request.query.insertDataOption ?? 'OVERWRITE';
-      if (!['OVERWRITE', 'INSERT_ROWS'].includes(insert)) return apiError(res, 400, 'INVALID_ARGUMENT', `Invalid value at 'insert_data_option', "${insert}"`);
+      if (!['OVERWRITE', 'INSERT_ROWS'].includes(insert))
+        return apiError(res, 400, 'INVALID_ARGUMENT', `Invalid value at 'insert_data_option', "${insert}"`);
       // The table is found from the range's first cell down; rows are added after its last row.
       const first = sheet.length + 1;
       body.values.forEach((row, i) => (sheet[first - 1 + i] = row.map(read)));
       const width = Math.max(...body.values.map((row) => row.length));
       return json(res, 200, {
         spreadsheetId: id,
-        ...(first > 1 && { tableRange: `${range[1] !== undefined ? `'${range[1]}'` : range[2]}!A1:${columnLetters(width)}${first - 1}` }),
-        updates: { spreadsheetId: id, updatedRange: `${request.range!.split('!')[0]}!A${first}:${columnLetters(width)}${first + body.values.length - 1}`, updatedRows: body.values.length, updatedColumns: width, updatedCells: body.values.flat().length },
+        ...(first > 1 && {
+          tableRange: `${range[1] !== undefined ? `'${range[1]}'` : range[2]}!A1:${columnLetters(width)}${first - 1}`,
+        }),
+        updates: {
+          spreadsheetId: id,
+          updatedRange: `${request.range!.split('!')[0]}!A${first}:${columnLetters(width)}${first + body.values.length - 1}`,
+          updatedRows: body.values.length,
+          updatedColumns: width,
+          updatedCells: body.values.flat().length,
+        },
       });
     }
     if (req.method !== 'PUT') return apiError(res, 404, 'NOT_FOUND', 'Not Found');
     const tooWide = body.values.find((row) => row.length > c2 - c1 + 1);
-    if (tooWide) return apiError(res, 400, 'INVALID_ARGUMENT', `Requested writing within range [${request.range}], but tried writing to column [${columnLetters(c1 + tooWide.length - 1)}]`);
-    if (r2 !== undefined && body.values.length > r2 - r1 + 1) return apiError(res, 400, 'INVALID_ARGUMENT', `Requested writing within range [${request.range}], but tried writing to row [${r1 + body.values.length - 1}]`);
+    if (tooWide)
+      return apiError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Requested writing within range [${request.range}], but tried writing to column [${columnLetters(c1 + tooWide.length - 1)}]`,
+      );
+    if (r2 !== undefined && body.values.length > r2 - r1 + 1)
+      return apiError(
+        res,
+        400,
+        'INVALID_ARGUMENT',
+        `Requested writing within range [${request.range}], but tried writing to row [${r1 + body.values.length - 1}]`,
+      );
     body.values.forEach((row, i) => {
       const target = (sheet[r1 - 1 + i] ??= []);
       row.forEach((value, j) => (target[c1 - 1 + j] = read(value)));
     });
-    return json(res, 200, { spreadsheetId: id, updatedRange: request.range, updatedRows: body.values.length, updatedColumns: Math.max(...body.values.map((r) => r.length)), updatedCells: body.values.flat().length });
+    return json(res, 200, {
+      spreadsheetId: id,
+      updatedRange: request.range,
+      updatedRows: body.values.length,
+      updatedColumns: Math.max(...body.values.map((r) => r.length)),
+      updatedCells: body.values.flat().length,
+    });
   };
 
   const server = createServer((req, res) => {
@@ -177,7 +270,16 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     req.on('end', () => {
       const url = new URL(req.url ?? '/', base);
       const path = VALUES_PATH.exec(url.pathname);
-      const endpoint: FakeRequest['endpoint'] = url.pathname === '/token' ? 'token' : !path ? 'other' : path[3] ? 'append' : req.method === 'GET' ? 'read' : 'update';
+      const endpoint: FakeRequest['endpoint'] =
+        url.pathname === '/token'
+          ? 'token'
+          : !path
+            ? 'other'
+            : path[3]
+              ? 'append'
+              : req.method === 'GET'
+                ? 'read'
+                : 'update';
       const request: FakeRequest = {
         endpoint,
         method: req.method ?? '',
@@ -191,13 +293,27 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
       const failAt = failures.findIndex((f) => f.on === undefined || f.on === endpoint);
       const failure = failAt === -1 ? undefined : failures.splice(failAt, 1)[0]!;
       if (failure?.failure === 'rate-limit') {
-        return apiError(res, 429, 'RESOURCE_EXHAUSTED', "Quota exceeded for quota metric 'Write requests' and limit 'Write requests per minute per user' of service 'sheets.googleapis.com' for consumer 'project_number:123456789'.", [
-          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMIT_EXCEEDED', domain: 'googleapis.com', metadata: { quota_limit: 'WriteRequestsPerMinutePerUser', service: 'sheets.googleapis.com' } },
-        ], failure.retryAfter === undefined ? {} : { 'retry-after': failure.retryAfter });
+        return apiError(
+          res,
+          429,
+          'RESOURCE_EXHAUSTED',
+          "Quota exceeded for quota metric 'Write requests' and limit 'Write requests per minute per user' of service 'sheets.googleapis.com' for consumer 'project_number:123456789'.",
+          [
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'RATE_LIMIT_EXCEEDED',
+              domain: 'googleapis.com',
+              metadata: { quota_limit: 'WriteRequestsPerMinutePerUser', service: 'sheets.googleapis.com' },
+            },
+          ],
+          failure.retryAfter === undefined ? {} : { 'retry-after': failure.retryAfter },
+        );
       }
-      if (failure?.failure === 'unavailable') return apiError(res, 503, 'UNAVAILABLE', 'The service is currently unavailable.');
+      if (failure?.failure === 'unavailable')
+        return apiError(res, 503, 'UNAVAILABLE', 'The service is currently unavailable.');
       // A front end that quotes the request's credentials in its error, as some proxies and gateways do.
-      if (failure?.failure === 'quote-token') return apiError(res, 400, 'INVALID_ARGUMENT', `Request with ${request.authorization} refused`);
+      if (failure?.failure === 'quote-token')
+        return apiError(res, 400, 'INVALID_ARGUMENT', `Request with ${request.authorization} refused`);
       if (failure?.failure === 'lose-reply') {
         // The work is done, then the connection dies before the reply: the client cannot tell it happened.
         const sink = { writeHead: () => sink, end: () => req.socket.destroy() } as unknown as ServerResponse;
@@ -254,13 +370,18 @@ function valueRange(text: string): { values: unknown[][] } | string {
   } catch {
     return `Invalid JSON payload received. Unexpected token.\n${text.slice(0, 40)}`;
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'Invalid JSON payload received. Expected an object.';
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return 'Invalid JSON payload received. Expected an object.';
   const unknown = Object.keys(body).find((key) => !['range', 'majorDimension', 'values'].includes(key));
   if (unknown) return `Invalid JSON payload received. Unknown name "${unknown}": Cannot find field.`;
   const { values } = body as { values?: unknown };
-  if (!Array.isArray(values) || !values.every(Array.isArray)) return "Invalid value at 'data.values' (type.googleapis.com/google.protobuf.ListValue)";
-  const bad = (values as unknown[][]).flat().find((v) => v !== null && !['string', 'number', 'boolean'].includes(typeof v));
-  if (bad !== undefined) return `Invalid value at 'data.values' (type.googleapis.com/google.protobuf.ListValue), ${JSON.stringify(bad)}`;
+  if (!Array.isArray(values) || !values.every(Array.isArray))
+    return "Invalid value at 'data.values' (type.googleapis.com/google.protobuf.ListValue)";
+  const bad = (values as unknown[][])
+    .flat()
+    .find((v) => v !== null && !['string', 'number', 'boolean'].includes(typeof v));
+  if (bad !== undefined)
+    return `Invalid value at 'data.values' (type.googleapis.com/google.protobuf.ListValue), ${JSON.stringify(bad)}`;
   return { values: values as unknown[][] };
 }
 

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
-import { serviceUrl } from '../shared/service-url.js';
 import { maskFetchedTokens } from '../shared/fetched-tokens.js';
+import { serviceUrl } from '../shared/service-url.js';
 import { compileMap, mapSchema } from '../shared/template.js';
 import { defineSinkType } from '../sink.js';
 import { cell, defaultColumns, ID_HEADER } from './cells.js';
 import { sheetsClient } from './client.js';
 import { credentialsSchema, keySecrets } from './credentials.js';
-import { writeRow, type Sheet } from './row.js';
+import { type Sheet, writeRow } from './row.js';
 import { serviceAccountTokens } from './token.js';
 
 /**
@@ -19,10 +19,16 @@ export const TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const API_URL = 'https://sheets.googleapis.com';
 
 /** "A unique spreadsheetId value, containing letters, numbers, hyphens, or underscores" (https://developers.google.com/workspace/sheets/api/guides/concepts). */
-const SPREADSHEET_ID = 'spreadsheet_id must be the id in the spreadsheet\'s URL, docs.google.com/spreadsheets/d/<spreadsheet_id>/edit';
+const SPREADSHEET_ID =
+  "spreadsheet_id must be the id in the spreadsheet's URL, docs.google.com/spreadsheets/d/<spreadsheet_id>/edit";
 
 const columns = mapSchema.superRefine((map, ctx) => {
-  if (map.targets.includes(ID_HEADER)) ctx.addIssue({ code: 'custom', path: [ID_HEADER], message: `the first column is always ${ID_HEADER}, the record's id; columns are the ones after it` });
+  if (map.targets.includes(ID_HEADER))
+    ctx.addIssue({
+      code: 'custom',
+      path: [ID_HEADER],
+      message: `the first column is always ${ID_HEADER}, the record's id; columns are the ones after it`,
+    });
 });
 
 export const googleSheetsSink = defineSinkType({
@@ -45,7 +51,17 @@ export const googleSheetsSink = defineSinkType({
     token_url: serviceUrl('token_url').default(TOKEN_URL),
     api_url: serviceUrl('api_url').default(API_URL),
   }),
-  create({ credentials: account, spreadsheet_id: spreadsheetId, sheet, columns: given, token_url: tokenUrl, api_url: apiUrl }, context) {
+  create(
+    {
+      credentials: account,
+      spreadsheet_id: spreadsheetId,
+      sheet,
+      columns: given,
+      token_url: tokenUrl,
+      api_url: apiUrl,
+    },
+    context,
+  ) {
     // The private key came from a file the option names, or from inside its JSON text: masked as an option's own
     // secret is, wherever callhook writes text (contract section 6).
     for (const secret of keySecrets(account.privateKeyPem)) context.secret?.(secret);

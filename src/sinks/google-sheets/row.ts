@@ -1,7 +1,7 @@
 import type { CallRecord } from '../../record.js';
 import type { DeliveryResult } from '../sink.js';
 import { rowCells, sheetRange } from './a1.js';
-import { ID_HEADER, type Cell } from './cells.js';
+import { type Cell, ID_HEADER } from './cells.js';
 import type { SheetsClient } from './client.js';
 
 /**
@@ -34,11 +34,16 @@ export async function writeRow(target: Sheet, record: CallRecord, signal: AbortS
     const row = at + 1;
     // A record as received (revision 1) is what the row already holds: a repeat. An edit rewrites the row's own
     // columns, leaving any the team added to its right as they are.
-    if (record.revision <= 1) return { note: `the call is already in row ${row} of ${JSON.stringify(target.sheet)}; nothing appended` };
-    await target.client.request('PUT', `${valuesPath(target, rowCells(row, target.headers.length))}?valueInputOption=USER_ENTERED`, {
-      body: { values: [target.cells(record)] },
-      signal,
-    });
+    if (record.revision <= 1)
+      return { note: `the call is already in row ${row} of ${JSON.stringify(target.sheet)}; nothing appended` };
+    await target.client.request(
+      'PUT',
+      `${valuesPath(target, rowCells(row, target.headers.length))}?valueInputOption=USER_ENTERED`,
+      {
+        body: { values: [target.cells(record)] },
+        signal,
+      },
+    );
     return { note: `revision ${record.revision} rewrote row ${row} of ${JSON.stringify(target.sheet)}` };
   }
   // Nothing in column A at all: a new sheet, which gets its header row. A sheet with rows of its own and an empty
@@ -50,7 +55,9 @@ export async function writeRow(target: Sheet, record: CallRecord, signal: AbortS
     { body: { values: rows }, signal },
   );
   const where = reply.updates?.updatedRange;
-  return { note: `${ids.length === 0 ? `wrote the header row (${ID_HEADER}, …) and ` : ''}appended the call${where ? ` at ${where}` : ''}` };
+  return {
+    note: `${ids.length === 0 ? `wrote the header row (${ID_HEADER}, …) and ` : ''}appended the call${where ? ` at ${where}` : ''}`,
+  };
 }
 
 /**
@@ -59,7 +66,11 @@ export async function writeRow(target: Sheet, record: CallRecord, signal: AbortS
  * `values` at all means the column is empty (ValueRange: "empty trailing rows and columns will not be included").
  */
 async function firstColumn(target: Sheet, signal: AbortSignal): Promise<string[]> {
-  const reply = await target.client.request<{ values?: unknown[][] }>('GET', `${valuesPath(target, 'A:A')}?majorDimension=COLUMNS`, { signal });
+  const reply = await target.client.request<{ values?: unknown[][] }>(
+    'GET',
+    `${valuesPath(target, 'A:A')}?majorDimension=COLUMNS`,
+    { signal },
+  );
   return (reply.values?.[0] ?? []).map((value) => (value === null || value === undefined ? '' : String(value)));
 }
 

@@ -1,14 +1,20 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServiceAccount } from './credentials.js';
-import { startFakeGoogle, type FakeGoogle } from './fake-google-sheets.js';
+import { type FakeGoogle, startFakeGoogle } from './fake-google-sheets.js';
 import { serviceAccountTokens } from './token.js';
 
 /** The access token of the service account: one request shared by concurrent callers, kept until near its expiry. */
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const clientEmail = 'tokens@acme-calls.iam.gserviceaccount.com';
-const account = readServiceAccount(JSON.stringify({ type: 'service_account', client_email: clientEmail, private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }));
+const account = readServiceAccount(
+  JSON.stringify({
+    type: 'service_account',
+    client_email: clientEmail,
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  }),
+);
 
 let google: FakeGoogle;
 beforeAll(async () => {
@@ -24,12 +30,20 @@ describe('service account tokens', () => {
     const tokens = serviceAccountTokens({ account, tokenUrl: google.tokenUrl });
     const before = tokenRequests();
     const impatient = new AbortController();
-    const asked = [tokens.token(signal()), tokens.token(impatient.signal), tokens.token(signal()), tokens.token(signal())];
+    const asked = [
+      tokens.token(signal()),
+      tokens.token(impatient.signal),
+      tokens.token(signal()),
+      tokens.token(signal()),
+    ];
     impatient.abort(new Error('timed out'));
     const [first, given, ...others] = await Promise.allSettled(asked);
     expect(given).toMatchObject({ status: 'rejected', reason: new Error('timed out') });
     expect(first).toMatchObject({ status: 'fulfilled', value: expect.stringMatching(/^ya29\.fake-/) });
-    expect(others.map((o) => (o as PromiseFulfilledResult<string>).value)).toEqual([(first as PromiseFulfilledResult<string>).value, (first as PromiseFulfilledResult<string>).value]);
+    expect(others.map((o) => (o as PromiseFulfilledResult<string>).value)).toEqual([
+      (first as PromiseFulfilledResult<string>).value,
+      (first as PromiseFulfilledResult<string>).value,
+    ]);
     expect(tokenRequests() - before).toBe(1);
   });
 

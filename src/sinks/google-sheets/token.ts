@@ -1,8 +1,8 @@
 import { sign } from 'node:crypto';
 import { sendRequest } from '../shared/http-response.js';
+import { replyJson, reworded } from '../shared/refusal.js';
 import { PermanentError, RetryableError } from '../sink.js';
 import type { ServiceAccount } from './credentials.js';
-import { replyJson, reworded } from '../shared/refusal.js';
 
 /**
  * An access token for the service account, by the OAuth 2.0 JWT bearer grant Google documents for server-to-server
@@ -45,15 +45,28 @@ export function serviceAccountTokens({ account, tokenUrl, onToken, now = Date.no
   const closing = new AbortController();
 
   const fetchToken = async (): Promise<string> => {
-    const body = new URLSearchParams({ grant_type: JWT_BEARER, assertion: signedAssertion(account, { audience: tokenUrl, now: now() }) });
-    const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'callhook' };
+    const body = new URLSearchParams({
+      grant_type: JWT_BEARER,
+      assertion: signedAssertion(account, { audience: tokenUrl, now: now() }),
+    });
+    const headers = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+      'user-agent': 'callhook',
+    };
     let response: Response;
     try {
-      response = await sendRequest(tokenUrl, { method: 'POST', headers, body: body.toString() }, { signal: closing.signal, timeoutMs: TOKEN_TIMEOUT_MS });
+      response = await sendRequest(
+        tokenUrl,
+        { method: 'POST', headers, body: body.toString() },
+        { signal: closing.signal, timeoutMs: TOKEN_TIMEOUT_MS },
+      );
     } catch (err) {
       throw tokenError(err, account.clientEmail);
     }
-    const reply = (await response.json().catch(() => undefined)) as { access_token?: unknown; expires_in?: unknown } | undefined;
+    const reply = (await response.json().catch(() => undefined)) as
+      | { access_token?: unknown; expires_in?: unknown }
+      | undefined;
     if (typeof reply?.access_token !== 'string' || reply.access_token === '') {
       // A 2xx without a token is not Google's token endpoint (a proxy's page): token_url is wrong.
       throw new PermanentError(`the token endpoint (token_url) answered ${response.status} without an access_token`);
@@ -84,10 +97,19 @@ export function serviceAccountTokens({ account, tokenUrl, onToken, now = Date.no
 }
 
 /** The signed JWT of the grant: header `{"alg":"RS256","typ":"JWT"}` and the claim set Google's page lists. */
-export function signedAssertion(account: Pick<ServiceAccount, 'clientEmail' | 'privateKey'>, { audience, now }: { audience: string; now: number }): string {
+export function signedAssertion(
+  account: Pick<ServiceAccount, 'clientEmail' | 'privateKey'>,
+  { audience, now }: { audience: string; now: number },
+): string {
   const iat = Math.floor(now / 1000);
   const header = base64url({ alg: 'RS256', typ: 'JWT' });
-  const claims = base64url({ iss: account.clientEmail, scope: SHEETS_SCOPE, aud: audience, exp: iat + ASSERTION_SECONDS, iat });
+  const claims = base64url({
+    iss: account.clientEmail,
+    scope: SHEETS_SCOPE,
+    aud: audience,
+    exp: iat + ASSERTION_SECONDS,
+    iat,
+  });
   const input = `${header}.${claims}`;
   // RS256 is RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 section 3.3), node's default padding for an RSA key.
   const signature = sign('sha256', Buffer.from(input), account.privateKey).toString('base64url');
@@ -109,7 +131,10 @@ function tokenError(err: unknown, clientEmail: string): unknown {
   const reply = replyJson(err) as { error?: unknown; error_description?: unknown } | undefined;
   const code = typeof reply?.error === 'string' ? reply.error : undefined;
   if (!code) return err;
-  const description = typeof reply?.error_description === 'string' && reply.error_description !== '' ? `: ${reply.error_description}` : '';
+  const description =
+    typeof reply?.error_description === 'string' && reply.error_description !== ''
+      ? `: ${reply.error_description}`
+      : '';
   return reworded(err, `Google refused a token for the service account ${clientEmail}: ${code}${description}`);
 }
 

@@ -2,19 +2,31 @@ import { createHmac } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../../../test/helpers/receiver.js';
+import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import type { CallRecord } from '../../record.js';
-import { httpSink, sign } from './http.js';
 import { PermanentError, RetryableError } from '../sink.js';
+import { httpSink, sign } from './http.js';
 
 const log = pino({ level: 'silent' });
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const record: CallRecord = {
-  id: '019a0000-0000-7000-8000-000000000001', hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', revision: 1, data: { first_name: 'Asha', phone_number: '+919812345678', call_summary: 'Wants a “refund” — ok' }, extra: {}, problems: [],
+  id: '019a0000-0000-7000-8000-000000000001',
+  hook: 'end-of-call',
+  dedup_key: 'call_id:c1',
+  received_at: '2026-11-21T10:00:00.000Z',
+  source: 'webhook',
+  revision: 1,
+  data: { first_name: 'Asha', phone_number: '+919812345678', call_summary: 'Wants a “refund” — ok' },
+  extra: {},
+  problems: [],
 };
-const context = (over: { attempt?: number; signal?: AbortSignal } = {}) =>
-  ({ attempt: 1, idempotencyKey: `${record.id}:crm`, signal: new AbortController().signal, log, ...over });
+const context = (over: { attempt?: number; signal?: AbortSignal } = {}) => ({
+  attempt: 1,
+  idempotencyKey: `${record.id}:crm`,
+  signal: new AbortController().signal,
+  log,
+  ...over,
+});
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -28,8 +40,13 @@ async function receiver(reply: (res: ServerResponse) => void = (res) => res.writ
   return { url: `${r.url}/calls`, received: r.received };
 }
 
-const open = (options: Record<string, unknown>) => httpSink.create(httpSink.options.parse(options), { name: 'crm', dataDir: '/nonexistent', log });
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail('resolved'), (err: unknown) => err);
+const open = (options: Record<string, unknown>) =>
+  httpSink.create(httpSink.options.parse(options), { name: 'crm', dataDir: '/nonexistent', log });
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail('resolved'),
+    (err: unknown) => err,
+  );
 /** The option path and message, as the registry prints them at start-up. */
 const problem = (options: Record<string, unknown>) => {
   const issue = httpSink.options.safeParse(options).error?.issues[0];
@@ -46,13 +63,17 @@ describe('http sink', () => {
     expect(got!.method).toBe('POST');
     expect(got!.body).toBe(JSON.stringify(record));
     expect(got!.headers).toMatchObject({
-      'content-type': 'application/json', 'user-agent': 'callhook', 'idempotency-key': `${record.id}:crm`,
-      'x-callhook-attempt': '3', authorization: 'Bearer t0ken', 'x-team': 'sales',
+      'content-type': 'application/json',
+      'user-agent': 'callhook',
+      'idempotency-key': `${record.id}:crm`,
+      'x-callhook-attempt': '3',
+      authorization: 'Bearer t0ken',
+      'x-team': 'sales',
     });
     expect(got!.headers['webhook-signature']).toBeUndefined();
   });
 
-  it('sends a URL\'s user:password as Authorization: Basic, as curl does, and the URL without it', async () => {
+  it("sends a URL's user:password as Authorization: Basic, as curl does, and the URL without it", async () => {
     const { url, received } = await receiver();
     const withUser = url.replace('http://', 'http://ops%40team:p%C3%A4ss%3Aw0rd@');
     await (await open({ url: withUser })).deliver(record, context());
@@ -83,7 +104,9 @@ describe('http sink', () => {
 
   it('matches the test vector of the Standard Webhooks reference libraries', () => {
     const key = Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64');
-    expect(sign(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    expect(sign(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
   });
 
   it('fails retryably on 503 with Retry-After and permanently on 410', async () => {
@@ -106,7 +129,11 @@ describe('http sink', () => {
 
 describe('http sink options', () => {
   it('defaults to POST and no extra headers (the attempt timeout is the sink entry timeout, kept by the worker)', () => {
-    expect(httpSink.options.parse({ url: 'https://crm.example/hooks' })).toEqual({ url: 'https://crm.example/hooks', method: 'POST', headers: {} });
+    expect(httpSink.options.parse({ url: 'https://crm.example/hooks' })).toEqual({
+      url: 'https://crm.example/hooks',
+      method: 'POST',
+      headers: {},
+    });
   });
 
   it.each([
@@ -114,14 +141,35 @@ describe('http sink options', () => {
     [{ url: 'crm.example/hooks' }, /^url: url must be an absolute http/],
     [{ url: 'ftp://crm.example/hooks' }, /^url: url must be an absolute http/],
     [{ url: 'https://crm.example', method: 'GET' }, /^method: method must be POST, PUT or PATCH$/],
-    [{ url: 'https://crm.example', headers: { 'Bad Name': 'x' } }, /^headers\.Bad Name: header Bad Name is not a valid header name$/],
-    [{ url: 'https://crm.example', headers: { 'X-A': 'a\nb' } }, /^headers\.X-A: header X-A has a value that cannot be sent/],
-    [{ url: 'https://crm.example', headers: { 'Idempotency-Key': 'x' } }, /^headers\.Idempotency-Key: .* is set by callhook/],
-    [{ url: 'https://crm.example', signing: { secret: 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } }, /^signing\.secret: signing\.secret must be "whsec_"/],
-    [{ url: 'https://crm.example', signing: { secret: 'whsec_c2hvcnQ=' } }, /^signing\.secret: signing\.secret must be "whsec_"/],
-    [{ url: 'https://crm.example', signing: { secret: 'whsec_not base64!' } }, /^signing\.secret: signing\.secret must be "whsec_"/],
+    [
+      { url: 'https://crm.example', headers: { 'Bad Name': 'x' } },
+      /^headers\.Bad Name: header Bad Name is not a valid header name$/,
+    ],
+    [
+      { url: 'https://crm.example', headers: { 'X-A': 'a\nb' } },
+      /^headers\.X-A: header X-A has a value that cannot be sent/,
+    ],
+    [
+      { url: 'https://crm.example', headers: { 'Idempotency-Key': 'x' } },
+      /^headers\.Idempotency-Key: .* is set by callhook/,
+    ],
+    [
+      { url: 'https://crm.example', signing: { secret: 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } },
+      /^signing\.secret: signing\.secret must be "whsec_"/,
+    ],
+    [
+      { url: 'https://crm.example', signing: { secret: 'whsec_c2hvcnQ=' } },
+      /^signing\.secret: signing\.secret must be "whsec_"/,
+    ],
+    [
+      { url: 'https://crm.example', signing: { secret: 'whsec_not base64!' } },
+      /^signing\.secret: signing\.secret must be "whsec_"/,
+    ],
     [{ url: 'https://crm.example', retries: 3 }, /^: Unrecognized key/],
-    [{ url: 'https://u:p@crm.example', headers: { authorization: 'Bearer x' } }, /^url: url carries user:password and headers an Authorization too/],
+    [
+      { url: 'https://u:p@crm.example', headers: { authorization: 'Bearer x' } },
+      /^url: url carries user:password and headers an Authorization too/,
+    ],
   ])('refuses %j naming the option', (options, message) => {
     expect(problem(options)).toMatch(message);
   });

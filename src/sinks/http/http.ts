@@ -12,7 +12,13 @@ const MIN_SECRET_BYTES = 24;
 const MAX_SECRET_BYTES = 64;
 
 /** Set per attempt by callhook; a configured value would break deduplication or the signature. */
-const RESERVED_HEADERS = new Set(['idempotency-key', 'x-callhook-attempt', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const RESERVED_HEADERS = new Set([
+  'idempotency-key',
+  'x-callhook-attempt',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
 
 const signingSecret = z.string().refine((secret) => secretBytes(secret) !== undefined, {
   // Never echo the value: it is a secret.
@@ -21,7 +27,9 @@ const signingSecret = z.string().refine((secret) => secretBytes(secret) !== unde
 
 const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
   for (const [name, headerValue] of Object.entries(value)) {
-    const problem = RESERVED_HEADERS.has(name.toLowerCase()) ? 'is set by callhook on every attempt' : headerProblem(name, headerValue);
+    const problem = RESERVED_HEADERS.has(name.toLowerCase())
+      ? 'is set by callhook on every attempt'
+      : headerProblem(name, headerValue);
     if (problem) ctx.addIssue({ code: 'custom', path: [name], message: `header ${name} ${problem}` });
   }
 });
@@ -42,7 +50,11 @@ export const httpSink = defineSinkType({
     .superRefine(({ url, headers: configured }, ctx) => {
       const withUser = URL.canParse(url) && new URL(url).username !== '';
       if (withUser && Object.keys(configured).some((name) => name.toLowerCase() === 'authorization')) {
-        ctx.addIssue({ code: 'custom', path: ['url'], message: 'url carries user:password and headers an Authorization too; keep one of them' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: 'url carries user:password and headers an Authorization too; keep one of them',
+        });
       }
     }),
   create({ url: configuredUrl, method, headers: configured, signing }) {
@@ -105,7 +117,9 @@ function headerProblem(name: string, value: string): string | undefined {
     new Headers([[name, value]]);
     return undefined;
   } catch {
-    return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) ? 'has a value that cannot be sent (a line break or NUL?)' : 'is not a valid header name';
+    return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)
+      ? 'has a value that cannot be sent (a line break or NUL?)'
+      : 'is not a valid header name';
   }
 }
 

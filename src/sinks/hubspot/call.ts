@@ -29,9 +29,11 @@ export function callProperties(record: CallRecord): Record<string, string | numb
     hs_call_status: 'COMPLETED',
   };
   const seconds = Number(record.data.call_duration);
-  if (record.data.call_duration !== undefined && Number.isFinite(seconds) && seconds >= 0) properties.hs_call_duration = Math.round(seconds * 1000);
+  if (record.data.call_duration !== undefined && Number.isFinite(seconds) && seconds >= 0)
+    properties.hs_call_duration = Math.round(seconds * 1000);
   const recording = value('recording_url');
-  if (recording && URL.canParse(recording) && /^https?:$/.test(new URL(recording).protocol)) properties.hs_call_recording_url = recording;
+  if (recording && URL.canParse(recording) && /^https?:$/.test(new URL(recording).protocol))
+    properties.hs_call_recording_url = recording;
   return properties;
 }
 
@@ -42,7 +44,10 @@ function callBody(record: CallRecord): string {
     ['Sentiment', text(record, 'sentiment_analysis')],
     ['Summary', text(record, 'call_summary')],
   ].filter((line): line is [string, string] => line[1] !== undefined);
-  return truncate(lines.map(([label, said]) => `<p><strong>${label}:</strong> ${escapeHtml(said)}</p>`).join(''), BODY_CHARS);
+  return truncate(
+    lines.map(([label, said]) => `<p><strong>${label}:</strong> ${escapeHtml(said)}</p>`).join(''),
+    BODY_CHARS,
+  );
 }
 
 function escapeHtml(value: string): string {
@@ -56,11 +61,15 @@ function escapeHtml(value: string): string {
  */
 export async function findCalls(client: HubSpotClient, record: CallRecord): Promise<string[]> {
   const title = callTitle(record);
-  const reply = await client.request<{ results?: { id: string; properties: { hs_call_title?: string | null } }[] }>('POST', '/crm/v3/objects/calls/search', {
-    filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: title }] }],
-    properties: ['hs_call_title'],
-    limit: 10,
-  });
+  const reply = await client.request<{ results?: { id: string; properties: { hs_call_title?: string | null } }[] }>(
+    'POST',
+    '/crm/v3/objects/calls/search',
+    {
+      filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: title }] }],
+      properties: ['hs_call_title'],
+      limit: 10,
+    },
+  );
   return (reply.results ?? []).filter((call) => call.properties.hs_call_title === title).map((call) => call.id);
 }
 
@@ -68,7 +77,12 @@ export async function findCalls(client: HubSpotClient, record: CallRecord): Prom
 export async function createCall(client: HubSpotClient, record: CallRecord, contactId: string): Promise<string> {
   const created = await client.request<{ id: string }>('POST', '/crm/v3/objects/calls', {
     properties: callProperties(record),
-    associations: [{ to: { id: contactId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: CALL_TO_CONTACT }] }],
+    associations: [
+      {
+        to: { id: contactId },
+        types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: CALL_TO_CONTACT }],
+      },
+    ],
   });
   return created.id;
 }
@@ -81,8 +95,16 @@ export async function createCall(client: HubSpotClient, record: CallRecord, cont
  * nothing when it is there already. The contacts it was on stay: callhook cannot tell its own association from
  * one a user added.
  */
-export async function updateCall(client: HubSpotClient, record: CallRecord, callId: string, contactId: string): Promise<void> {
+export async function updateCall(
+  client: HubSpotClient,
+  record: CallRecord,
+  callId: string,
+  contactId: string,
+): Promise<void> {
   const call = encodeURIComponent(callId);
   await client.request('PATCH', `/crm/v3/objects/calls/${call}`, { properties: callProperties(record) });
-  await client.request('PUT', `/crm/v4/objects/calls/${call}/associations/default/contacts/${encodeURIComponent(contactId)}`);
+  await client.request(
+    'PUT',
+    `/crm/v4/objects/calls/${call}/associations/default/contacts/${encodeURIComponent(contactId)}`,
+  );
 }

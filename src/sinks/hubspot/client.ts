@@ -26,7 +26,11 @@ export function hubspotClient({ apiUrl, token, signal }: ClientOptions): HubSpot
   const base = apiUrl.replace(/\/+$/, '');
   return {
     async request<T>(method: 'POST' | 'PATCH' | 'PUT', path: string, body?: unknown): Promise<T> {
-      const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': 'callhook' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json',
+        'user-agent': 'callhook',
+      };
       if (body !== undefined) headers['content-type'] = 'application/json';
       const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
       let response: Response;
@@ -67,7 +71,9 @@ function inHubSpotWords(err: unknown): unknown {
   const body = reply !== null && typeof reply === 'object' ? (reply as ErrorBody) : undefined;
   if (!body || typeof body.message !== 'string') return err;
   const kind = [body.category, body.errorType].find((v): v is string => typeof v === 'string');
-  const scopes = body.errors?.flatMap((e) => Object.values(e.context ?? {}).flat()).filter((s): s is string => typeof s === 'string' && /^[a-z-]+(\.[a-z-]+)+$/.test(s));
+  const scopes = body.errors
+    ?.flatMap((e) => Object.values(e.context ?? {}).flat())
+    .filter((s): s is string => typeof s === 'string' && /^[a-z-]+(\.[a-z-]+)+$/.test(s));
   const parts = [
     `HubSpot ${err.status}${kind ? ` ${kind}` : ''}: ${body.message.trim()}`,
     scopes?.length ? ` (the token needs ${[...new Set(scopes)].join(' or ')})` : '',

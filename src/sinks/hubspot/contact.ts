@@ -1,7 +1,7 @@
+import { type FoundContact as Found, mostRecentlyUpdated } from '../shared/contact-choice.js';
 import { phoneSpellings, samePhone } from '../shared/phone.js';
 import { PermanentError } from '../sink.js';
 import type { HubSpotClient } from './client.js';
-import { mostRecentlyUpdated, type FoundContact as Found } from '../shared/contact-choice.js';
 
 /**
  * The caller as a HubSpot contact (contract section 10): by email with one batch upsert, else by phone with a
@@ -26,15 +26,25 @@ export interface FoundContact extends Found {
  * `POST /crm/v3/objects/contacts/batch/upsert` with `idProperty: email`: creates the contact or updates the one
  * with that address (https://developers.hubspot.com/docs/api-reference/legacy/crm/objects/contacts/batch/upsert-contacts).
  */
-export async function upsertByEmail(client: HubSpotClient, email: string, properties: Properties): Promise<FoundContact> {
-  const reply = await client.request<{ results?: SimpleObject[]; errors?: { message?: string; category?: string }[] }>('POST', '/crm/v3/objects/contacts/batch/upsert', {
-    inputs: [{ id: email, idProperty: 'email', properties: { ...properties, email } }],
-  });
+export async function upsertByEmail(
+  client: HubSpotClient,
+  email: string,
+  properties: Properties,
+): Promise<FoundContact> {
+  const reply = await client.request<{ results?: SimpleObject[]; errors?: { message?: string; category?: string }[] }>(
+    'POST',
+    '/crm/v3/objects/contacts/batch/upsert',
+    {
+      inputs: [{ id: email, idProperty: 'email', properties: { ...properties, email } }],
+    },
+  );
   const contact = reply.results?.[0];
   if (contact) return { id: contact.id };
   // A batch answers 207 with its errors and no result when the one input was refused (an unknown property).
   const error = reply.errors?.[0];
-  throw new PermanentError(`HubSpot refused the contact: ${error ? `${error.category ?? ''} ${error.message ?? ''}`.trim() : 'no result'}`);
+  throw new PermanentError(
+    `HubSpot refused the contact: ${error ? `${error.category ?? ''} ${error.message ?? ''}`.trim() : 'no result'}`,
+  );
 }
 
 /**
@@ -58,18 +68,36 @@ export async function findByPhone(client: HubSpotClient, phone: string): Promise
       { filters: [{ propertyName: 'hs_searchable_calculated_mobile_number', operator: 'EQ', value: national }] },
     );
   }
-  const reply = await client.request<{ total?: number; results?: SimpleObject[] }>('POST', '/crm/v3/objects/contacts/search', {
-    filterGroups,
-    properties: ['phone', 'mobilephone', 'hs_searchable_calculated_phone_number', 'hs_searchable_calculated_mobile_number', 'lastmodifieddate'],
-    sorts: [{ propertyName: 'lastmodifieddate', direction: 'DESCENDING' }],
-    limit: 20,
-  });
+  const reply = await client.request<{ total?: number; results?: SimpleObject[] }>(
+    'POST',
+    '/crm/v3/objects/contacts/search',
+    {
+      filterGroups,
+      properties: [
+        'phone',
+        'mobilephone',
+        'hs_searchable_calculated_phone_number',
+        'hs_searchable_calculated_mobile_number',
+        'lastmodifieddate',
+      ],
+      sorts: [{ propertyName: 'lastmodifieddate', direction: 'DESCENDING' }],
+      limit: 20,
+    },
+  );
   const matches = (reply.results ?? []).filter((c) => matchesPhone(c, phone, national));
-  return mostRecentlyUpdated(matches, (c) => c.properties.lastmodifieddate ?? c.updatedAt, `HubSpot contacts have ${phone}`);
+  return mostRecentlyUpdated(
+    matches,
+    (c) => c.properties.lastmodifieddate ?? c.updatedAt,
+    `HubSpot contacts have ${phone}`,
+  );
 }
 
 /** `PATCH /crm/v3/objects/contacts/{id}` or `POST /crm/v3/objects/contacts` with the caller's properties. */
-export async function updateOrCreate(client: HubSpotClient, found: FoundContact | undefined, properties: Properties): Promise<FoundContact> {
+export async function updateOrCreate(
+  client: HubSpotClient,
+  found: FoundContact | undefined,
+  properties: Properties,
+): Promise<FoundContact> {
   if (found) {
     await client.request('PATCH', `/crm/v3/objects/contacts/${encodeURIComponent(found.id)}`, { properties });
     return found;
@@ -81,6 +109,8 @@ export async function updateOrCreate(client: HubSpotClient, found: FoundContact 
 function matchesPhone(contact: SimpleObject, phone: string, national: string | undefined): boolean {
   const p = contact.properties;
   if (samePhone(p.phone ?? undefined, phone) || samePhone(p.mobilephone ?? undefined, phone)) return true;
-  return national !== undefined && (p.hs_searchable_calculated_phone_number === national || p.hs_searchable_calculated_mobile_number === national);
+  return (
+    national !== undefined &&
+    (p.hs_searchable_calculated_phone_number === national || p.hs_searchable_calculated_mobile_number === national)
+  );
 }
-

@@ -50,7 +50,13 @@ export interface FakeHubSpot {
 const READ = 'crm.objects.contacts.read';
 const WRITE = 'crm.objects.contacts.write';
 
-export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 10_000 }: { indexLagMs?: number; rateLimitIntervalMs?: number } = {}): Promise<FakeHubSpot> {
+export async function startFakeHubSpot({
+  indexLagMs = 0,
+  rateLimitIntervalMs = 10_000,
+}: {
+  indexLagMs?: number;
+  rateLimitIntervalMs?: number;
+} = {}): Promise<FakeHubSpot> {
   const token = `pat-na1-${randomUUID()}`;
   let tokenState: 'valid' | 'revoked' | 'expired' = 'valid';
   const crm = fakeCrm({ indexLagMs });
@@ -76,9 +82,17 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
       const [failure] = index === -1 ? [] : failures.splice(index, 1);
       try {
         if (failure?.failure === 'rate-limit') {
-          throw new HubSpotError(429, 'You have reached your ten_secondly_rolling limit.', '', { errorType: 'RATE_LIMIT', policyName: 'TEN_SECONDLY_ROLLING', headers: { 'x-hubspot-ratelimit-remaining': '0' } });
+          throw new HubSpotError(429, 'You have reached your ten_secondly_rolling limit.', '', {
+            errorType: 'RATE_LIMIT',
+            policyName: 'TEN_SECONDLY_ROLLING',
+            headers: { 'x-hubspot-ratelimit-remaining': '0' },
+          });
         }
-        if (failure?.failure === 'search-rate-limit') throw new HubSpotError(429, 'You have reached your secondly limit.', '', { errorType: 'RATE_LIMIT', policyName: 'SECONDLY' });
+        if (failure?.failure === 'search-rate-limit')
+          throw new HubSpotError(429, 'You have reached your secondly limit.', '', {
+            errorType: 'RATE_LIMIT',
+            policyName: 'SECONDLY',
+          });
         if (failure?.failure === 'server-error') throw new HubSpotError(502, 'Bad Gateway', 'INTERNAL_ERROR');
         const reply = route(req, path, body);
         if (failure?.failure === 'lost-reply') {
@@ -91,7 +105,12 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
         if (!(err instanceof HubSpotError)) throw err;
         const { headers = {}, ...extra } = err.extra as { headers?: Record<string, string> };
         const category = err.category ? { category: err.category } : {};
-        send(res, err.status, { status: 'error', message: err.message, correlationId: randomUUID(), ...extra, ...category }, search ? {} : { ...rateHeaders(), ...headers });
+        send(
+          res,
+          err.status,
+          { status: 'error', message: err.message, correlationId: randomUUID(), ...extra, ...category },
+          search ? {} : { ...rateHeaders(), ...headers },
+        );
       }
     });
   });
@@ -108,8 +127,10 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
 
   function route(req: IncomingMessage, path: string, body: unknown): { status: number; body: unknown } {
     checkToken(req.headers.authorization);
-    if (typeof body === 'symbol') throw new HubSpotError(400, 'Invalid input JSON on line 1, column 1: Unexpected character', 'VALIDATION_ERROR');
-    if (body !== undefined && !/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new HubSpotError(415, 'Unsupported Media Type', 'VALIDATION_ERROR');
+    if (typeof body === 'symbol')
+      throw new HubSpotError(400, 'Invalid input JSON on line 1, column 1: Unexpected character', 'VALIDATION_ERROR');
+    if (body !== undefined && !/^application\/json\b/.test(req.headers['content-type'] ?? ''))
+      throw new HubSpotError(415, 'Unsupported Media Type', 'VALIDATION_ERROR');
     const v4 = /^\/crm\/v4\/objects\/calls\/([^/]+)\/associations\/default\/contacts\/([^/]+)$/.exec(path);
     if (v4 && req.method === 'PUT') {
       needScope(WRITE);
@@ -121,7 +142,8 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
     const rest = match[2];
     needScope(req.method === 'POST' && rest === 'search' ? READ : WRITE);
     if (req.method === 'POST' && rest === 'search') return { status: 200, body: crm.search(type, body) };
-    if (req.method === 'POST' && rest === 'batch/upsert' && type === 'contacts') return { status: 200, body: crm.upsert(body) };
+    if (req.method === 'POST' && rest === 'batch/upsert' && type === 'contacts')
+      return { status: 200, body: crm.upsert(body) };
     if (req.method === 'POST' && rest === undefined) return { status: 201, body: crm.create(type, body) };
     if (req.method === 'PATCH' && rest !== undefined) return { status: 200, body: crm.update(type, rest, body) };
     throw new HubSpotError(405, `${req.method} is not allowed on ${path}`, 'VALIDATION_ERROR');
@@ -129,20 +151,38 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
 
   function checkToken(header: string | undefined): void {
     const presented = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
-    if (presented === token && tokenState === 'expired') throw new HubSpotError(401, 'The OAuth token used to make this call expired 1 day(s) ago.', 'EXPIRED_AUTHENTICATION');
+    if (presented === token && tokenState === 'expired')
+      throw new HubSpotError(
+        401,
+        'The OAuth token used to make this call expired 1 day(s) ago.',
+        'EXPIRED_AUTHENTICATION',
+      );
     if (presented !== token || tokenState === 'revoked') {
-      throw new HubSpotError(401, 'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview', 'INVALID_AUTHENTICATION');
+      throw new HubSpotError(
+        401,
+        'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview',
+        'INVALID_AUTHENTICATION',
+      );
     }
   }
 
   function needScope(scope: string): void {
     if (scopes.has(scope)) return;
-    throw new HubSpotError(403, "This app hasn't been granted all required scopes to make this call. Read more about required scopes here: https://developers.hubspot.com/scopes.", 'MISSING_SCOPES', {
-      errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: [scope] } }],
-      links: { scopes: 'https://developers.hubspot.com/scopes' },
-    });
+    throw new HubSpotError(
+      403,
+      "This app hasn't been granted all required scopes to make this call. Read more about required scopes here: https://developers.hubspot.com/scopes.",
+      'MISSING_SCOPES',
+      {
+        errors: [
+          {
+            message: 'One or more of the following scopes are required.',
+            context: { requiredGranularScopes: [scope] },
+          },
+        ],
+        links: { scopes: 'https://developers.hubspot.com/scopes' },
+      },
+    );
   }
-
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -172,7 +212,6 @@ export async function startFakeHubSpot({ indexLagMs = 0, rateLimitIntervalMs = 1
       }),
   };
 }
-
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
   res.writeHead(status, { 'content-type': 'application/json;charset=utf-8', ...headers }).end(JSON.stringify(body));

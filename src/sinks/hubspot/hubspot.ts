@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
 import { caller } from '../shared/record-fields.js';
 import { serviceUrl } from '../shared/service-url.js';
-import { mapSchema, type CompiledMap } from '../shared/template.js';
+import { type CompiledMap, mapSchema } from '../shared/template.js';
 import { defineSinkType, PermanentError } from '../sink.js';
 import { createCall, findCalls, updateCall } from './call.js';
-import { hubspotClient, type HubSpotClient } from './client.js';
-import { findByPhone, updateOrCreate, upsertByEmail, type FoundContact, type Properties } from './contact.js';
-import { recentIds, type Recent } from './recent.js';
+import { type HubSpotClient, hubspotClient } from './client.js';
+import { type FoundContact, findByPhone, type Properties, updateOrCreate, upsertByEmail } from './contact.js';
+import { type Recent, recentIds } from './recent.js';
 
 /**
  * The caller as a HubSpot contact and the call as a call engagement on its timeline (contract section 10).
@@ -28,8 +28,12 @@ export const hubspotSink = defineSinkType({
   },
   secretOptions: ['token'],
   options: z.strictObject({
-    token: z.string({ error: 'token is required: the access token of a HubSpot private app' }).min(1, { error: 'token must not be empty' }),
-    api_url: serviceUrl('api_url', 'api_url must be the https:// base URL of the HubSpot API').default('https://api.hubapi.com'),
+    token: z
+      .string({ error: 'token is required: the access token of a HubSpot private app' })
+      .min(1, { error: 'token must not be empty' }),
+    api_url: serviceUrl('api_url', 'api_url must be the https:// base URL of the HubSpot API').default(
+      'https://api.hubapi.com',
+    ),
     /** Contact properties by HubSpot's internal names → templates, added to or replacing the defaults. */
     map: mapSchema.optional(),
   }),
@@ -74,11 +78,14 @@ export function contactProperties(record: CallRecord, map: CompiledMap | undefin
  * finds the caller by those.
  */
 async function writeContact(client: HubSpotClient, properties: Properties, recent: Recent): Promise<FoundContact> {
-  const email = typeof properties.email === 'string' && properties.email.trim() !== '' ? properties.email.trim() : undefined;
+  const email =
+    typeof properties.email === 'string' && properties.email.trim() !== '' ? properties.email.trim() : undefined;
   if (email) return upsertByEmail(client, email, properties);
   const phone = properties.phone === undefined ? '' : String(properties.phone).trim();
   if (phone === '') {
-    throw new PermanentError('the call has neither an email address nor a phone number to find or create the HubSpot contact by (email_address, phone_number, or `email` / `phone` in map)');
+    throw new PermanentError(
+      'the call has neither an email address nor a phone number to find or create the HubSpot contact by (email_address, phone_number, or `email` / `phone` in map)',
+    );
   }
   const found = (await findByPhone(client, phone)) ?? known(recent.get(phone));
   const contact = await updateOrCreate(client, found, properties);
@@ -91,7 +98,12 @@ async function writeContact(client: HubSpotClient, properties: Properties, recen
  * edited call (revision 2 and later) rewrites the engagement it finds. What an operator should know comes back as
  * words for the attempt's note.
  */
-async function attachCall(client: HubSpotClient, record: CallRecord, contactId: string, recent: Recent): Promise<string | undefined> {
+async function attachCall(
+  client: HubSpotClient,
+  record: CallRecord,
+  contactId: string,
+  recent: Recent,
+): Promise<string | undefined> {
   const found = await findCalls(client, record);
   const remembered = recent.get(record.id);
   const calls = found.length === 0 && remembered !== undefined ? [remembered] : found;

@@ -18,7 +18,15 @@ const TTL_MS = 5 * 60_000;
 /** A bound on memory whatever the traffic: the oldest entries go first. */
 const MAX_ENTRIES = 5_000;
 
-export function recentIds({ ttlMs = TTL_MS, max = MAX_ENTRIES, now = Date.now }: { ttlMs?: number; max?: number; now?: () => number } = {}): Recent {
+export function recentIds({
+  ttlMs = TTL_MS,
+  max = MAX_ENTRIES,
+  now = Date.now,
+}: {
+  ttlMs?: number;
+  max?: number;
+  now?: () => number;
+} = {}): Recent {
   const entries = new Map<string, { id: string; at: number }>();
   return {
     get(key) {

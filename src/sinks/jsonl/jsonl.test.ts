@@ -8,10 +8,25 @@ import type { CallRecord } from '../../record.js';
 import { jsonlSink } from './jsonl.js';
 
 const log = pino({ level: 'silent' });
-const record = (id: string): CallRecord => ({ id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: '2026-11-21T10:00:00.000Z', source: 'webhook', revision: 1, data: { first_name: 'Asha' }, extra: {}, problems: [] });
+const record = (id: string): CallRecord => ({
+  id,
+  hook: 'end-of-call',
+  dedup_key: `call_id:${id}`,
+  received_at: '2026-11-21T10:00:00.000Z',
+  source: 'webhook',
+  revision: 1,
+  data: { first_name: 'Asha' },
+  extra: {},
+  problems: [],
+});
 const context = { attempt: 1, idempotencyKey: 'x', signal: new AbortController().signal, log };
-const open = (dir: string, path?: string) => jsonlSink.create(jsonlSink.options.parse({ path }), { name: 'jsonl', dataDir: dir, log });
-const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const open = (dir: string, path?: string) =>
+  jsonlSink.create(jsonlSink.options.parse({ path }), { name: 'jsonl', dataDir: dir, log });
+const lines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 describe('jsonl sink', () => {
   it('appends one line per record, in the record shape, to data/calls.jsonl by default', async () => {
@@ -47,7 +62,11 @@ describe('jsonl sink', () => {
     await second.deliver(record('a'), context);
     await second.deliver({ ...edited, revision: 3 }, context);
     await second.close?.();
-    expect(lines(join(dir, 'calls.jsonl')).map((r) => [r.id, r.revision])).toEqual([['a', 1], ['a', 2], ['a', 3]]);
+    expect(lines(join(dir, 'calls.jsonl')).map((r) => [r.id, r.revision])).toEqual([
+      ['a', 1],
+      ['a', 2],
+      ['a', 3],
+    ]);
   });
 
   it('drops a line torn by a crash, so the record is written again whole', async () => {

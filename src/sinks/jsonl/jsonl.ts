@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { FILE_MODE, ownerOnlyFd, prepareFolderOf } from '../../data-dir.js';
@@ -69,7 +69,11 @@ export const jsonlSink = defineSinkType({
     return {
       deliver(record) {
         return new Promise<void>((resolve, reject) => {
-          waiting.push({ id: lineKey(record), line: `${JSON.stringify(record)}\n`, done: (err) => (err ? reject(err) : resolve()) });
+          waiting.push({
+            id: lineKey(record),
+            line: `${JSON.stringify(record)}\n`,
+            done: (err) => (err ? reject(err) : resolve()),
+          });
           flushing ??= Promise.resolve().then(flush);
         });
       },
@@ -95,7 +99,10 @@ async function recoverTail(handle: FileHandle): Promise<Set<string>> {
   }
   const ids = new Set<string>();
   // The first line of the window may be cut; it fails to parse and is skipped.
-  for (const line of buffer.subarray(0, lastNewline + 1).toString('utf8').split('\n')) {
+  for (const line of buffer
+    .subarray(0, lastNewline + 1)
+    .toString('utf8')
+    .split('\n')) {
     const id = idOf(line);
     if (id) remember(ids, id);
   }
@@ -103,7 +110,8 @@ async function recoverTail(handle: FileHandle): Promise<Set<string>> {
 }
 
 /** What a line is recognised by: its record's id, and the revision of an edited one (as its idempotency key). */
-const lineKey = ({ id, revision }: { id: string; revision?: unknown }) => (typeof revision === 'number' && revision > 1 ? `${id}:r${revision}` : id);
+const lineKey = ({ id, revision }: { id: string; revision?: unknown }) =>
+  typeof revision === 'number' && revision > 1 ? `${id}:r${revision}` : id;
 
 function idOf(line: string): string | undefined {
   try {

@@ -10,7 +10,13 @@ const record: CallRecord = {
   received_at: '2026-11-25T10:00:00.000Z',
   source: 'webhook',
   revision: 2,
-  data: { first_name: 'Asha', phone_number: '+919876543210', address: '12 MG Road', summary: 'Wants a refund', call_outcome: 'callback' },
+  data: {
+    first_name: 'Asha',
+    phone_number: '+919876543210',
+    address: '12 MG Road',
+    summary: 'Wants a refund',
+    call_outcome: 'callback',
+  },
   extra: { email: 'asha@example.com' },
   problems: [{ field: 'order_total', code: 'invalid_type', message: 'not a number', value: 'twelve' }],
 };
@@ -19,7 +25,12 @@ async function linesFor(options: Record<string, unknown>): Promise<string[]> {
   const lines: string[] = [];
   const log = pino({ base: undefined }, { write: (line: string) => void lines.push(line) });
   const sink = await logSink.create(logSink.options.parse(options), { name: 'log', dataDir: '/nowhere', log });
-  await sink.deliver(record, { attempt: 1, idempotencyKey: `${record.id}:log`, signal: new AbortController().signal, log });
+  await sink.deliver(record, {
+    attempt: 1,
+    idempotencyKey: `${record.id}:log`,
+    signal: new AbortController().signal,
+    log,
+  });
   return lines;
 }
 
@@ -30,9 +41,17 @@ describe('log sink', () => {
       sink: 'log',
       attempt: 1,
       msg: 'call delivered',
-      call: { id: record.id, hook: 'end-of-call', source: 'webhook', revision: 2, call_outcome: 'callback', problems: ['invalid_type'] },
+      call: {
+        id: record.id,
+        hook: 'end-of-call',
+        source: 'webhook',
+        revision: 2,
+        call_outcome: 'callback',
+        problems: ['invalid_type'],
+      },
     });
-    for (const personal of ['Asha', '9876543210', 'MG Road', 'refund', 'asha@example.com', 'twelve']) expect(line).not.toContain(personal);
+    for (const personal of ['Asha', '9876543210', 'MG Road', 'refund', 'asha@example.com', 'twelve'])
+      expect(line).not.toContain(personal);
   });
 
   it('writes the whole record with full: true', async () => {

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closedPort, tempDir } from '../../../test/helpers/server.js';
@@ -14,8 +14,15 @@ import { natsSink } from './nats.js';
 
 const log = pino({ level: 'silent' });
 const record: CallRecord = {
-  id: '019a0000-0000-7000-8000-0000000000b1', hook: 'end-of-call', dedup_key: null, received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', revision: 1, data: {}, extra: {}, problems: [],
+  id: '019a0000-0000-7000-8000-0000000000b1',
+  hook: 'end-of-call',
+  dedup_key: null,
+  received_at: '2026-11-21T10:00:00.000Z',
+  source: 'webhook',
+  revision: 1,
+  data: {},
+  extra: {},
+  problems: [],
 };
 const context = { attempt: 1, idempotencyKey: `${record.id}:bus`, signal: new AbortController().signal, log };
 const TOKEN = 'tok-7f3a9c21e5b04d68';
@@ -26,7 +33,11 @@ const servers: ChildProcess[] = [];
 /** A nats-server with JetStream, requiring `auth`; resolves with its URL once it is ready. */
 async function natsServer(auth: string[]): Promise<string> {
   const port = await closedPort();
-  const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', tempDir('callhook-nats-'), ...auth], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    'nats-server',
+    ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', tempDir('callhook-nats-'), ...auth],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   servers.push(child);
   await new Promise<void>((resolve, reject) => {
     let out = '';
@@ -40,7 +51,10 @@ async function natsServer(auth: string[]): Promise<string> {
 }
 
 async function deliverWith(options: Record<string, unknown>): Promise<unknown> {
-  const sink = await natsSink.create(natsSink.options.parse({ subject: 'calls.{{ hook }}', stream: 'CALLS', ...options }), { name: 'bus', dataDir: '/nonexistent', log });
+  const sink = await natsSink.create(
+    natsSink.options.parse({ subject: 'calls.{{ hook }}', stream: 'CALLS', ...options }),
+    { name: 'bus', dataDir: '/nonexistent', log },
+  );
   try {
     await sink.deliver(record, context);
     return undefined;
@@ -61,7 +75,9 @@ describe.skipIf(!hasServer)('nats sink credentials', () => {
     expect(await deliverWith({ servers, token: TOKEN })).toBeUndefined();
     const err = await deliverWith({ servers, token: 'tok-wrong-00000000' });
     expect(err).toBeInstanceOf(PermanentError);
-    expect((err as Error).message).toMatch(/^NATS at 127\.0\.0\.1:\d+: cannot connect: the server refused the credentials/);
+    expect((err as Error).message).toMatch(
+      /^NATS at 127\.0\.0\.1:\d+: cannot connect: the server refused the credentials/,
+    );
     expect((err as Error).message).not.toContain('tok-');
   });
 

@@ -1,7 +1,7 @@
-import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { lazyConnection, type LazyConnection } from '../shared/lazy-connection.js';
+import { type LazyConnection, lazyConnection } from '../shared/lazy-connection.js';
 import { RetryableError } from '../sink.js';
 
 /**
@@ -44,11 +44,17 @@ export interface ConnectionOptions {
  * status of an open one is followed, so that `lost` says at once when it is down.
  */
 export function natsConnection(options: ConnectionOptions): LazyConnection<Link> {
-  const lazy: LazyConnection<Link> = lazyConnection({ open: () => openLink(options, (link) => void lazy.drop(link)), close: drain });
+  const lazy: LazyConnection<Link> = lazyConnection({
+    open: () => openLink(options, (link) => void lazy.drop(link)),
+    close: drain,
+  });
   return lazy;
 }
 
-async function openLink({ servers, token, user, pass, name, log, where }: ConnectionOptions, onClosed: (link: Link) => void): Promise<Link> {
+async function openLink(
+  { servers, token, user, pass, name, log, where }: ConnectionOptions,
+  onClosed: (link: Link) => void,
+): Promise<Link> {
   const nc = await connect({
     servers,
     name,
@@ -98,7 +104,8 @@ async function drain({ nc }: Link): Promise<void> {
  */
 export function whileConnected<T>(start: () => Promise<T>, link: Link): Promise<T> {
   const lost = link.lost;
-  if (lost.aborted) return Promise.reject(lost.reason instanceof Error ? lost.reason : new RetryableError('NATS connection lost'));
+  if (lost.aborted)
+    return Promise.reject(lost.reason instanceof Error ? lost.reason : new RetryableError('NATS connection lost'));
   return new Promise<T>((resolve, reject) => {
     const onLost = () => reject(lost.reason);
     lost.addEventListener('abort', onLost, { once: true });

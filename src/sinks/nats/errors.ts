@@ -1,5 +1,11 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { AuthorizationError, InvalidSubjectError, PermissionViolationError, RequestError, TimeoutError } from '@nats-io/transport-node';
+import {
+  AuthorizationError,
+  InvalidSubjectError,
+  PermissionViolationError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
 import { errorForStatus } from '../../delivery/classify.js';
 import { PermanentError, RetryableError } from '../sink.js';
 
@@ -15,11 +21,17 @@ export function natsError(err: unknown, context: string, { noResponders }: { noR
   // A JetStream request nobody answers: the server sends a 503 status at once (no responders) rather than let it
   // time out; the jetstream client rethrows it as "jetstream is not enabled" with the RequestError as its cause.
   if (isNoResponders(err)) return new PermanentError(`${context}: ${noResponders}`, { cause: err });
-  if (err instanceof AuthorizationError) return new PermanentError(`${context}: the server refused the credentials (${message})`, { status: 401, cause: err });
-  if (err instanceof PermissionViolationError) return new PermanentError(`${context}: ${message}`, { status: 403, cause: err });
+  if (err instanceof AuthorizationError)
+    return new PermanentError(`${context}: the server refused the credentials (${message})`, {
+      status: 401,
+      cause: err,
+    });
+  if (err instanceof PermissionViolationError)
+    return new PermanentError(`${context}: ${message}`, { status: 403, cause: err });
   if (err instanceof InvalidSubjectError) return new PermanentError(`${context}: ${message}`, { cause: err });
   // The stream's own refusal, with an HTTP-like status: 503 (storage full, no leader yet) may pass, a 4xx not.
-  if (err instanceof JetStreamApiError) return errorForStatus(err.status, `${context}: ${message} (JetStream error ${err.code})`, { cause: err });
+  if (err instanceof JetStreamApiError)
+    return errorForStatus(err.status, `${context}: ${message} (JetStream error ${err.code})`, { cause: err });
   if (err instanceof TimeoutError) return new RetryableError(`${context}: no answer in time`, { cause: err });
   return new RetryableError(`${context}: ${message}`, { cause: err });
 }

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { natsAdmin, type NatsAdmin } from '../../../test/helpers/nats-stream.js';
+import { type NatsAdmin, natsAdmin } from '../../../test/helpers/nats-stream.js';
+import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
-import { closedPort, until } from '../../../test/helpers/server.js';
 import type { CallRecord } from '../../record.js';
 import { PermanentError, RetryableError, type Sink } from '../sink.js';
 import { natsSink } from './nats.js';
@@ -11,11 +11,27 @@ import { DUPLICATE_WINDOW_MS } from './stream.js';
 
 const log = pino({ level: 'silent' });
 const record: CallRecord = {
-  id: '019a0000-0000-7000-8000-0000000000a1', hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', revision: 1, data: { first_name: 'Asha', call_summary: 'Ordered two kettles.' }, extra: { call_id: 'c1' }, problems: [],
+  id: '019a0000-0000-7000-8000-0000000000a1',
+  hook: 'end-of-call',
+  dedup_key: 'call_id:c1',
+  received_at: '2026-11-21T10:00:00.000Z',
+  source: 'webhook',
+  revision: 1,
+  data: { first_name: 'Asha', call_summary: 'Ordered two kettles.' },
+  extra: { call_id: 'c1' },
+  problems: [],
 };
-const context = (idempotencyKey = `${record.id}:bus`) => ({ attempt: 1, idempotencyKey, signal: new AbortController().signal, log });
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail('resolved'), (err: unknown) => err);
+const context = (idempotencyKey = `${record.id}:bus`) => ({
+  attempt: 1,
+  idempotencyKey,
+  signal: new AbortController().signal,
+  log,
+});
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail('resolved'),
+    (err: unknown) => err,
+  );
 /** The option path and message, as the registry prints them at start-up. */
 const problem = (options: Record<string, unknown>) => {
   const issue = natsSink.options.safeParse(options).error?.issues[0];
@@ -33,17 +49,30 @@ describe('nats sink options (contract section 9)', () => {
   });
 
   it('takes one server or a list, and a subject naming the record fixed roots', () => {
-    expect(natsSink.options.parse({ servers: ['nats://a:4222', 'b:4223', 'tls://c:4222'] }).servers).toEqual(['nats://a:4222', 'b:4223', 'tls://c:4222']);
-    const { subject } = natsSink.options.parse({ subject: 'crm.{{ source }}.{{hook}}.{{ revision }}', stream: 'CALLS' });
+    expect(natsSink.options.parse({ servers: ['nats://a:4222', 'b:4223', 'tls://c:4222'] }).servers).toEqual([
+      'nats://a:4222',
+      'b:4223',
+      'tls://c:4222',
+    ]);
+    const { subject } = natsSink.options.parse({
+      subject: 'crm.{{ source }}.{{hook}}.{{ revision }}',
+      stream: 'CALLS',
+    });
     expect(subject.render({ ...record, revision: 2 })).toBe('crm.webhook.end-of-call.2');
     expect(subject.filter).toBe('crm.*.*.*');
     // Without a stream of callhook's making, a placeholder may share its token: the user's stream decides.
-    expect(natsSink.options.parse({ subject: 'crm.{{ hook }}.r{{ revision }}' }).subject.render(record)).toBe('crm.end-of-call.r1');
-    expect(natsSink.options.parse({ subject: 'calls.{{ id }}', user: 'callhook', pass: 'pw-1234' }).user).toBe('callhook');
+    expect(natsSink.options.parse({ subject: 'crm.{{ hook }}.r{{ revision }}' }).subject.render(record)).toBe(
+      'crm.end-of-call.r1',
+    );
+    expect(natsSink.options.parse({ subject: 'calls.{{ id }}', user: 'callhook', pass: 'pw-1234' }).user).toBe(
+      'callhook',
+    );
   });
 
   it('refuses a bad option, naming it', () => {
-    expect(problem({ subject: 'calls.{{ data.call_outcome }}' })).toMatch(/^subject: \{\{ data\.call_outcome \}\} may render text that is no subject token.*hook, id, source, revision/);
+    expect(problem({ subject: 'calls.{{ data.call_outcome }}' })).toMatch(
+      /^subject: \{\{ data\.call_outcome \}\} may render text that is no subject token.*hook, id, source, revision/,
+    );
     expect(problem({ subject: 'calls.{{ first_name }}' })).toMatch(/^subject: \{\{ first_name \}\}/);
     expect(problem({ subject: 'calls.{{ received_at }}' })).toMatch(/^subject: /);
     expect(problem({ subject: 'calls.{{ nope.x }}' })).toMatch(/^subject: \{\{ nope\.x \}\}: unknown root/);
@@ -51,17 +80,26 @@ describe('nats sink options (contract section 9)', () => {
     expect(problem({ subject: 'calls..{{ hook }}' })).toMatch(/^subject: .* has an empty token/);
     expect(problem({ subject: 'calls.{{ hook }}.' })).toMatch(/^subject: .* has an empty token/);
     expect(problem({ subject: 'calls.>' })).toMatch(/^subject: .* wildcard/);
-    expect(problem({ subject: 'calls.x{{ hook }}', stream: 'CALLS' })).toMatch(/^subject: with stream, each \{\{ … \}\} must be a whole token/);
+    expect(problem({ subject: 'calls.x{{ hook }}', stream: 'CALLS' })).toMatch(
+      /^subject: with stream, each \{\{ … \}\} must be a whole token/,
+    );
     expect(problem({ subject: 'calls.x{{ hook }}' })).toBeUndefined();
     expect(problem({ stream: 'calls.all' })).toMatch(/^stream: stream must not hold whitespace, \./);
     expect(problem({ stream: '' })).toMatch(/^stream: stream must not be empty/);
-    expect(problem({ servers: 'http://127.0.0.1:4222' })).toBe('servers: a server must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)');
+    expect(problem({ servers: 'http://127.0.0.1:4222' })).toBe(
+      'servers: a server must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)',
+    );
     expect(problem({ servers: [] })).toMatch(/^servers: servers must name at least one server/);
-    expect(problem({ servers: ['nats://a:4222', 'nats://callhook:pw-1234@b:4222'] })).toBe('servers.1: give credentials as token or user + pass, not in the server URL');
+    expect(problem({ servers: ['nats://a:4222', 'nats://callhook:pw-1234@b:4222'] })).toBe(
+      'servers.1: give credentials as token or user + pass, not in the server URL',
+    );
     expect(problem({ token: 'tok-1234', user: 'u', pass: 'p' })).toBe('token: give token or user + pass, not both');
     expect(problem({ user: 'u' })).toBe('pass: pass is required with user');
     expect(problem({ pass: 'p' })).toBe('user: user is required with pass');
-    expect(natsSink.options.safeParse({ subjet: 'x' }).error?.issues[0]).toMatchObject({ code: 'unrecognized_keys', keys: ['subjet'] });
+    expect(natsSink.options.safeParse({ subjet: 'x' }).error?.issues[0]).toMatchObject({
+      code: 'unrecognized_keys',
+      keys: ['subjet'],
+    });
   });
 });
 
@@ -76,18 +114,27 @@ describe('nats sink, a subject naming the platform (contract sections 9 and 13)'
 
   it('makes a call with no platform a permanent error at delivery, saying which placeholder is empty, before connecting', async () => {
     const port = await closedPort();
-    const sink = await natsSink.create(natsSink.options.parse({ servers: `nats://127.0.0.1:${port}`, subject: 'calls.{{ platform }}' }), { name: 'bus', dataDir: '/nonexistent', log });
+    const sink = await natsSink.create(
+      natsSink.options.parse({ servers: `nats://127.0.0.1:${port}`, subject: 'calls.{{ platform }}' }),
+      { name: 'bus', dataDir: '/nonexistent', log },
+    );
     const err = await failure(sink.deliver(record, context()));
     await sink.close?.();
     expect(err).toBeInstanceOf(PermanentError);
-    expect((err as Error).message).toBe('NATS subject: {{ platform }} is empty for this record, and a subject token cannot be empty (a call with no platform cannot go to this subject; leave such calls out with when)');
+    expect((err as Error).message).toBe(
+      'NATS subject: {{ platform }} is empty for this record, and a subject token cannot be empty (a call with no platform cannot go to this subject; leave such calls out with when)',
+    );
   });
 });
 
 describe('nats sink, a server that is not there', () => {
   it('opens nothing in create(), and a delivery to it is retryable', async () => {
     const port = await closedPort();
-    const sink = await natsSink.create(natsSink.options.parse({ servers: `nats://127.0.0.1:${port}` }), { name: 'bus', dataDir: '/nonexistent', log });
+    const sink = await natsSink.create(natsSink.options.parse({ servers: `nats://127.0.0.1:${port}` }), {
+      name: 'bus',
+      dataDir: '/nonexistent',
+      log,
+    });
     const err = await failure(sink.deliver(record, context()));
     expect(err).toBeInstanceOf(RetryableError);
     expect((err as Error).message).toMatch(new RegExp(`^NATS at 127\\.0\\.0\\.1:${port}: cannot connect`));
@@ -101,7 +148,11 @@ describe.skipIf(!url)('nats sink against the real server', () => {
   let admin: NatsAdmin;
   const sinks: Sink[] = [];
   const open = async (options: Record<string, unknown>) => {
-    const sink = await natsSink.create(natsSink.options.parse({ servers: url, ...options }), { name: 'bus', dataDir: '/nonexistent', log });
+    const sink = await natsSink.create(natsSink.options.parse({ servers: url, ...options }), {
+      name: 'bus',
+      dataDir: '/nonexistent',
+      log,
+    });
     sinks.push(sink);
     return sink;
   };
@@ -122,18 +173,27 @@ describe.skipIf(!url)('nats sink against the real server', () => {
     const info = await admin.jsm.streams.info(stream);
     expect(info.config.subjects).toEqual([`${prefix}.*`]);
     expect(info.config.duplicate_window).toBe(DUPLICATE_WINDOW_MS * 1_000_000);
-    expect(await admin.messages(stream)).toEqual([{ subject: `${prefix}.end-of-call`, msgId: `${record.id}:bus`, body: JSON.parse(JSON.stringify(record)) }]);
+    expect(await admin.messages(stream)).toEqual([
+      { subject: `${prefix}.end-of-call`, msgId: `${record.id}:bus`, body: JSON.parse(JSON.stringify(record)) },
+    ]);
 
     // An edited call (contract section 11) has a key of its own, so the stream keeps it as a new message.
-    const edited: CallRecord = { ...record, revision: 2, data: { ...record.data, call_summary: 'Ordered three kettles.' } };
+    const edited: CallRecord = {
+      ...record,
+      revision: 2,
+      data: { ...record.data, call_summary: 'Ordered three kettles.' },
+    };
     await sink.deliver(edited, context(`${record.id}:bus:r2`));
     await sink.deliver(edited, context(`${record.id}:bus:r2`));
     const messages = await admin.messages(stream);
-    expect(messages.map((m) => [m.msgId, m.body.revision])).toEqual([[`${record.id}:bus`, 1], [`${record.id}:bus:r2`, 2]]);
+    expect(messages.map((m) => [m.msgId, m.body.revision])).toEqual([
+      [`${record.id}:bus`, 1],
+      [`${record.id}:bus:r2`, 2],
+    ]);
     expect(messages[1]!.body).toMatchObject({ data: { call_summary: 'Ordered three kettles.' } });
   });
 
-  it('publishes a call from another platform under its platform\'s token', async () => {
+  it("publishes a call from another platform under its platform's token", async () => {
     const { stream, prefix } = admin.unique();
     admin.forget(stream);
     const sink = await open({ stream, subject: `${prefix}.{{ platform }}` });
@@ -185,10 +245,19 @@ describe.skipIf(!url)('nats sink against the real server', () => {
       await proxy.down();
       const err = await failure(sink.deliver(record, context('second:bus')));
       expect(err).toBeInstanceOf(RetryableError);
-      expect((err as Error).message).toBe(`NATS at 127.0.0.1:${proxy.port}: connection lost, the client is reconnecting`);
+      expect((err as Error).message).toBe(
+        `NATS at 127.0.0.1:${proxy.port}: connection lost, the client is reconnecting`,
+      );
       await proxy.up();
       // The client reconnects on its own; until it has, a delivery fails as above and is tried again.
-      await until(() => sink.deliver(record, context('second:bus')).then(() => true, () => false), { timeoutMs: 15_000, everyMs: 200 });
+      await until(
+        () =>
+          sink.deliver(record, context('second:bus')).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 15_000, everyMs: 200 },
+      );
       expect((await admin.messages(stream)).map((m) => m.msgId)).toEqual(['first:bus', 'second:bus']);
     } finally {
       await proxy.close();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hostAndPort } from '../shared/address.js';
 import { defineSinkType, PermanentError } from '../sink.js';
-import { natsConnection, whileConnected, type Link } from './connection.js';
+import { type Link, natsConnection, whileConnected } from './connection.js';
 import { natsError } from './errors.js';
 import { ensureStream, streamNameProblem } from './stream.js';
 import { publishSubjectProblem, subjectSchema } from './subject.js';
@@ -31,7 +31,10 @@ function serverUrl(value: string): URL | undefined {
 const server = z.string().superRefine((value, ctx) => {
   const url = serverUrl(value);
   if (!url || !['nats:', 'tls:'].includes(url.protocol) || url.hostname === '') {
-    ctx.addIssue({ code: 'custom', message: 'a server must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'a server must be a NATS address such as nats://127.0.0.1:4222 (nats:// or tls://)',
+    });
   } else if (url.username !== '' || url.password !== '') {
     ctx.addIssue({ code: 'custom', message: 'give credentials as token or user + pass, not in the server URL' });
   }
@@ -39,12 +42,17 @@ const server = z.string().superRefine((value, ctx) => {
 
 const options = z
   .strictObject({
-    servers: z.union([server, z.array(server).min(1, { error: 'servers must name at least one server' })]).default(DEFAULT_SERVER),
+    servers: z
+      .union([server, z.array(server).min(1, { error: 'servers must name at least one server' })])
+      .default(DEFAULT_SERVER),
     subject: subjectSchema,
-    stream: z.string().superRefine((name, ctx) => {
-      const problem = streamNameProblem(name);
-      if (problem) ctx.addIssue({ code: 'custom', message: `stream ${problem}` });
-    }).optional(),
+    stream: z
+      .string()
+      .superRefine((name, ctx) => {
+        const problem = streamNameProblem(name);
+        if (problem) ctx.addIssue({ code: 'custom', message: `stream ${problem}` });
+      })
+      .optional(),
     token: z.string().min(1, { error: 'token must not be empty' }).optional(),
     user: z.string().min(1, { error: 'user must not be empty' }).optional(),
     pass: z.string().min(1, { error: 'pass must not be empty' }).optional(),
@@ -59,7 +67,11 @@ const options = z
     }
     // A stream callhook creates listens on the subject with each placeholder as `*`, which matches one whole token.
     if (o.stream !== undefined && !o.subject.wholeTokens) {
-      ctx.addIssue({ code: 'custom', path: ['subject'], message: 'with stream, each {{ … }} must be a whole token between dots, so the stream can listen on it as *' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['subject'],
+        message: 'with stream, each {{ … }} must be a whole token between dots, so the stream can listen on it as *',
+      });
     }
   });
 
@@ -78,10 +90,14 @@ export const natsSink = defineSinkType({
         throw natsError(err, `NATS at ${where}: cannot connect`, { noResponders: 'no responders' });
       });
       if (stream !== undefined) {
-        link.stream ??= whileConnected(() => ensureStream(link.nc, stream, subject.filter), link).catch((err: unknown) => {
-          link.stream = undefined;
-          throw natsError(err, `NATS at ${where}: stream ${stream}`, { noResponders: 'JetStream does not answer (is it enabled on the server and the account?)' });
-        });
+        link.stream ??= whileConnected(() => ensureStream(link.nc, stream, subject.filter), link).catch(
+          (err: unknown) => {
+            link.stream = undefined;
+            throw natsError(err, `NATS at ${where}: stream ${stream}`, {
+              noResponders: 'JetStream does not answer (is it enabled on the server and the account?)',
+            });
+          },
+        );
         await link.stream;
       }
       return link;
@@ -91,7 +107,9 @@ export const natsSink = defineSinkType({
       async deliver(record, { idempotencyKey, log: attemptLog }) {
         const missing = subject.empty(record);
         if (missing !== undefined) {
-          throw new PermanentError(`NATS subject: {{ ${missing} }} is empty for this record, and a subject token cannot be empty (a call with no ${missing} cannot go to this subject; leave such calls out with when)`);
+          throw new PermanentError(
+            `NATS subject: {{ ${missing} }} is empty for this record, and a subject token cannot be empty (a call with no ${missing} cannot go to this subject; leave such calls out with when)`,
+          );
         }
         const target = subject.render(record);
         const problem = publishSubjectProblem(target);
@@ -99,7 +117,10 @@ export const natsSink = defineSinkType({
         const link = await ready();
         const data = JSON.stringify(record);
         // The client sets `Nats-Msg-Id` from msgID (JetStream's deduplication header).
-        const ack = await whileConnected(() => link.js.publish(target, data, { msgID: idempotencyKey, timeout: PUBLISH_TIMEOUT_MS }), link).catch((err: unknown) => {
+        const ack = await whileConnected(
+          () => link.js.publish(target, data, { msgID: idempotencyKey, timeout: PUBLISH_TIMEOUT_MS }),
+          link,
+        ).catch((err: unknown) => {
           const error = natsError(err, `NATS at ${where}: publish to ${target}`, {
             noResponders: `no JetStream stream listens on subject ${target} (create one whose subjects match it, or set the sink's stream option)`,
           });
@@ -107,7 +128,11 @@ export const natsSink = defineSinkType({
           if (error instanceof PermanentError) link.stream = undefined;
           throw error;
         });
-        if (ack.duplicate) attemptLog.debug({ stream: ack.stream, seq: ack.seq, idempotencyKey }, 'nats sink: the stream had this message already');
+        if (ack.duplicate)
+          attemptLog.debug(
+            { stream: ack.stream, seq: ack.seq, idempotencyKey },
+            'nats sink: the stream had this message already',
+          );
       },
       async probe() {
         await ready();

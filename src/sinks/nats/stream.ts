@@ -1,5 +1,5 @@
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
-import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { type NatsConnection, nanos } from '@nats-io/transport-node';
 
 /**
  * The nats sink's `stream` option (contract section 9): a stream that exists is used as it is, with its own

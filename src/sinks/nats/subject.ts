@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
-import { compileTextTemplate, templateParts, type TextTemplate } from '../shared/template.js';
+import { compileTextTemplate, type TextTemplate, templateParts } from '../shared/template.js';
 
 /**
  * The `subject` option of the nats sink (contract section 9): a template, `callhook.calls.{{ hook }}` by default,
@@ -46,7 +46,8 @@ export function publishSubjectProblem(subject: string): string | undefined {
   if (/\s/.test(subject)) return 'holds whitespace';
   const tokens = subject.split('.');
   if (tokens.some((token) => token === '')) return 'has an empty token (a leading, trailing or doubled dot)';
-  if (tokens.some((token) => token === '*' || token === '>')) return 'has a wildcard token (* or >), which one can only subscribe to';
+  if (tokens.some((token) => token === '*' || token === '>'))
+    return 'has a wildcard token (* or >), which one can only subscribe to';
   return undefined;
 }
 
@@ -64,7 +65,10 @@ export const subjectSchema = z
     const { texts, paths } = templateParts(text);
     const other = paths.find((path) => !SUBJECT_ROOTS.includes(path));
     if (other !== undefined) {
-      ctx.addIssue({ code: 'custom', message: `{{ ${other} }} may render text that is no subject token (spaces, dots); a subject may name ${SUBJECT_ROOTS.join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `{{ ${other} }} may render text that is no subject token (spaces, dots); a subject may name ${SUBJECT_ROOTS.join(', ')}`,
+      });
       return z.NEVER;
     }
     // The text around the placeholders must make a subject whatever they render: try it with a plain token.
@@ -75,7 +79,10 @@ export const subjectSchema = z
     }
     const wholeTokens = paths.every((_, i) => {
       const [before, after] = [texts[i]!, texts[i + 1]!];
-      return (before === '' ? i === 0 : before.endsWith('.')) && (after === '' ? i === paths.length - 1 : after.startsWith('.'));
+      return (
+        (before === '' ? i === 0 : before.endsWith('.')) &&
+        (after === '' ? i === paths.length - 1 : after.startsWith('.'))
+      );
     });
     const placeholders = paths.map((path) => [path, compileTextTemplate(`{{ ${path} }}`)] as const);
     const empty = (record: CallRecord) => placeholders.find(([, value]) => value(record) === '')?.[0];

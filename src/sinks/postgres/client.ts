@@ -6,7 +6,11 @@ import pg from 'pg';
  * kept until release. A connection that failed, or whose delivery was given up (the attempt's time-out, shutdown),
  * is closed rather than returned: the pool opens a fresh one, cheaper than doubt about what the old one is in.
  */
-export async function onClient<T>(pool: pg.Pool, signal: AbortSignal | undefined, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function onClient<T>(
+  pool: pg.Pool,
+  signal: AbortSignal | undefined,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   signal?.throwIfAborted();
   const client = await pool.connect();
   let broken: Error | undefined;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compileMap, mapSchema, type CompiledMap } from '../shared/template.js';
+import { type CompiledMap, compileMap, mapSchema } from '../shared/template.js';
 
 /**
  * The options of the `postgres` sink (contract section 9), checked once at start-up: `url` (the deployment's
@@ -16,7 +16,10 @@ export const REVISION_COLUMN = 'revision';
  * a lone placeholder, so a value keeps its JSON type and jsonb columns get the JSON itself.
  */
 export const DEFAULT_COLUMNS: Readonly<Record<string, string>> = Object.fromEntries(
-  ['id', 'hook', 'dedup_key', 'received_at', 'source', 'revision', 'data', 'extra', 'problems'].map((field) => [field, `{{ ${field} }}`]),
+  ['id', 'hook', 'dedup_key', 'received_at', 'source', 'revision', 'data', 'extra', 'problems'].map((field) => [
+    field,
+    `{{ ${field} }}`,
+  ]),
 );
 
 /**
@@ -28,8 +31,10 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_IDENTIFIER_BYTES = 63;
 
 function identifierProblem(name: string): string | undefined {
-  if (!IDENTIFIER.test(name)) return `"${name}" is not a plain SQL identifier (letters, digits and _, not starting with a digit)`;
-  if (Buffer.byteLength(name) > MAX_IDENTIFIER_BYTES) return `"${name}" is longer than ${MAX_IDENTIFIER_BYTES} bytes, which PostgreSQL would cut`;
+  if (!IDENTIFIER.test(name))
+    return `"${name}" is not a plain SQL identifier (letters, digits and _, not starting with a digit)`;
+  if (Buffer.byteLength(name) > MAX_IDENTIFIER_BYTES)
+    return `"${name}" is longer than ${MAX_IDENTIFIER_BYTES} bytes, which PostgreSQL would cut`;
   return undefined;
 }
 
@@ -75,17 +80,39 @@ export const postgresOptions = rawOptions.transform((options, ctx): PostgresOpti
   if (given === undefined) {
     // callhook's own table has `id` as its primary key: another key would name a column it never made unique.
     if (keyColumn !== undefined && keyColumn !== DEFAULT_KEY_COLUMN) {
-      ctx.addIssue({ code: 'custom', path: ['key_column'], message: `key_column can only be "${DEFAULT_KEY_COLUMN}" without columns: callhook's own table is keyed by the record's id` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['key_column'],
+        message: `key_column can only be "${DEFAULT_KEY_COLUMN}" without columns: callhook's own table is keyed by the record's id`,
+      });
       return z.NEVER;
     }
-    return { url, table, keyColumn: DEFAULT_KEY_COLUMN, columns: compileMap(DEFAULT_COLUMNS), ownTable: true, replacesOnRevision: true };
+    return {
+      url,
+      table,
+      keyColumn: DEFAULT_KEY_COLUMN,
+      columns: compileMap(DEFAULT_COLUMNS),
+      ownTable: true,
+      replacesOnRevision: true,
+    };
   }
   const key = keyColumn ?? DEFAULT_KEY_COLUMN;
   if (!given.targets.includes(key)) {
     // A key left to the column's default (a serial, a fresh uuid) differs on every repeat: ON CONFLICT would
     // never meet one, and section 9 promises one row per delivery, always.
-    ctx.addIssue({ code: 'custom', path: ['columns'], message: `columns must map the key column "${key}" (key_column), whose value makes a repeat meet its row` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['columns'],
+      message: `columns must map the key column "${key}" (key_column), whose value makes a repeat meet its row`,
+    });
     return z.NEVER;
   }
-  return { url, table, keyColumn: key, columns: given, ownTable: false, replacesOnRevision: given.targets.includes(REVISION_COLUMN) && key !== REVISION_COLUMN };
+  return {
+    url,
+    table,
+    keyColumn: key,
+    columns: given,
+    ownTable: false,
+    replacesOnRevision: given.targets.includes(REVISION_COLUMN) && key !== REVISION_COLUMN,
+  };
 });

@@ -14,13 +14,29 @@ const log = pino({ level: 'silent' });
 const url = serviceUrl('postgres');
 
 const record = (over: Partial<CallRecord> = {}): CallRecord => ({
-  id: '019a0000-0000-7000-8000-000000000001', hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook', revision: 1, data: { first_name: 'Asha', phone_number: '+919812345678', call_duration: 184 }, extra: { campaign: 'diwali' }, problems: [],
+  id: '019a0000-0000-7000-8000-000000000001',
+  hook: 'end-of-call',
+  dedup_key: 'call_id:c1',
+  received_at: '2026-11-21T10:00:00.000Z',
+  source: 'webhook',
+  revision: 1,
+  data: { first_name: 'Asha', phone_number: '+919812345678', call_duration: 184 },
+  extra: { campaign: 'diwali' },
+  problems: [],
   ...over,
 });
 const keyOf = (r: CallRecord) => `${r.id}:pg${r.revision > 1 ? `:r${r.revision}` : ''}`;
-const context = (r: CallRecord, signal = new AbortController().signal) => ({ attempt: 1, idempotencyKey: keyOf(r), signal, log });
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail('resolved'), (err: unknown) => err as Error);
+const context = (r: CallRecord, signal = new AbortController().signal) => ({
+  attempt: 1,
+  idempotencyKey: keyOf(r),
+  signal,
+  log,
+});
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail('resolved'),
+    (err: unknown) => err as Error,
+  );
 /** The option path and message, as the registry prints them at start-up. */
 const problem = (options: Record<string, unknown>) => {
   const issue = postgresSink.options.safeParse(options).error?.issues[0];
@@ -30,16 +46,38 @@ const problem = (options: Record<string, unknown>) => {
 describe('postgres sink options', () => {
   it('default to callhook_calls keyed by id, the record as its columns, a higher revision replacing the row', () => {
     const options = postgresSink.options.parse({});
-    expect(options).toMatchObject({ url: undefined, table: 'callhook_calls', keyColumn: 'id', ownTable: true, replacesOnRevision: true });
-    expect(options.columns.targets).toEqual(['id', 'hook', 'dedup_key', 'received_at', 'source', 'revision', 'data', 'extra', 'problems']);
+    expect(options).toMatchObject({
+      url: undefined,
+      table: 'callhook_calls',
+      keyColumn: 'id',
+      ownTable: true,
+      replacesOnRevision: true,
+    });
+    expect(options.columns.targets).toEqual([
+      'id',
+      'hook',
+      'dedup_key',
+      'received_at',
+      'source',
+      'revision',
+      'data',
+      'extra',
+      'problems',
+    ]);
   });
 
   it('refuse a name that is not a plain identifier, naming the option', () => {
-    expect(problem({ table: 'calls; DROP TABLE calls' })).toMatch(/^table: "calls; DROP TABLE calls" is not a plain SQL identifier/);
+    expect(problem({ table: 'calls; DROP TABLE calls' })).toMatch(
+      /^table: "calls; DROP TABLE calls" is not a plain SQL identifier/,
+    );
     expect(problem({ table: 'public.calls' })).toMatch(/^table: .*not a plain SQL identifier/);
     expect(problem({ table: 'x'.repeat(64) })).toMatch(/^table: .*longer than 63 bytes/);
-    expect(problem({ columns: { id: '{{ id }}', 'first name': '{{ first_name }}' } })).toMatch(/^columns\.first name: column "first name" is not a plain SQL identifier/);
-    expect(problem({ columns: { 'call"id': '{{ id }}' }, key_column: 'call"id' })).toMatch(/^(columns\.call"id|key_column): .*not a plain SQL identifier/);
+    expect(problem({ columns: { id: '{{ id }}', 'first name': '{{ first_name }}' } })).toMatch(
+      /^columns\.first name: column "first name" is not a plain SQL identifier/,
+    );
+    expect(problem({ columns: { 'call"id': '{{ id }}' }, key_column: 'call"id' })).toMatch(
+      /^(columns\.call"id|key_column): .*not a plain SQL identifier/,
+    );
   });
 
   it('refuse a url that is not PostgreSQL, without echoing it', () => {
@@ -47,19 +85,31 @@ describe('postgres sink options', () => {
   });
 
   it('refuse columns that leave out the key, and a key other than id for callhook’s own table', () => {
-    expect(problem({ columns: { phone: '{{ phone_number }}' } })).toMatch(/^columns: columns must map the key column "id"/);
-    expect(problem({ columns: { call_id: '{{ id }}' }, key_column: 'id' })).toMatch(/^columns: columns must map the key column "id"/);
+    expect(problem({ columns: { phone: '{{ phone_number }}' } })).toMatch(
+      /^columns: columns must map the key column "id"/,
+    );
+    expect(problem({ columns: { call_id: '{{ id }}' }, key_column: 'id' })).toMatch(
+      /^columns: columns must map the key column "id"/,
+    );
     expect(problem({ key_column: 'dedup_key' })).toMatch(/^key_column: key_column can only be "id" without columns/);
-    expect(problem({ columns: { id: '{{ id }}', phone: '{{ nope.x }}' } })).toMatch(/^columns\.phone: \{\{ nope\.x \}\}: unknown root "nope"/);
+    expect(problem({ columns: { id: '{{ id }}', phone: '{{ nope.x }}' } })).toMatch(
+      /^columns\.phone: \{\{ nope\.x \}\}: unknown root "nope"/,
+    );
   });
 
   it('replace on a higher revision with columns only when the map has a revision column', () => {
-    expect(postgresSink.options.parse({ columns: { id: '{{ id }}' } })).toMatchObject({ ownTable: false, replacesOnRevision: false });
-    expect(postgresSink.options.parse({ columns: { id: '{{ id }}', revision: '{{ revision }}' } })).toMatchObject({ replacesOnRevision: true });
+    expect(postgresSink.options.parse({ columns: { id: '{{ id }}' } })).toMatchObject({
+      ownTable: false,
+      replacesOnRevision: false,
+    });
+    expect(postgresSink.options.parse({ columns: { id: '{{ id }}', revision: '{{ revision }}' } })).toMatchObject({
+      replacesOnRevision: true,
+    });
   });
 
   it('refuse at start-up a sink with neither url nor DATABASE_URL, naming the option', () => {
-    const create = () => postgresSink.create(postgresSink.options.parse({}), { name: 'warehouse', dataDir: '/nonexistent', log });
+    const create = () =>
+      postgresSink.create(postgresSink.options.parse({}), { name: 'warehouse', dataDir: '/nonexistent', log });
     expect(create).toThrow('sink "warehouse" (postgres): url is not set, and there is no DATABASE_URL');
     // A ConfigError is a mistake in the config, which stops start-up (registry.ts), not an outage waited out.
     expect(create).toThrow(ConfigError);
@@ -78,24 +128,48 @@ describe('postgres sink options', () => {
 });
 
 describe('postgres errors', () => {
-  const serverError = (code: string, message: string, detail?: string) => Object.assign(new pg.DatabaseError(message, 0, 'error'), { code, detail });
+  const serverError = (code: string, message: string, detail?: string) =>
+    Object.assign(new pg.DatabaseError(message, 0, 'error'), { code, detail });
 
   it('are permanent for what the statement itself did wrong: a constraint, a type, a missing table, a refused login', () => {
     for (const code of ['23505', '23502', '23514', '22P02', '22001', '42P01', '42703', '42501', '28P01', '3D000']) {
       expect(deliveryError(serverError(code, 'refused'), 'db:5432'), code).toBeInstanceOf(PermanentError);
     }
-    expect(deliveryError(serverError('23505', 'duplicate key value violates unique constraint "calls_email_key"', 'Key (email)=(a@b.c) already exists.'), 'db:5432').message).toBe(
+    expect(
+      deliveryError(
+        serverError(
+          '23505',
+          'duplicate key value violates unique constraint "calls_email_key"',
+          'Key (email)=(a@b.c) already exists.',
+        ),
+        'db:5432',
+      ).message,
+    ).toBe(
       'postgres db:5432: duplicate key value violates unique constraint "calls_email_key" (SQLSTATE 23505): Key (email)=(a@b.c) already exists.',
     );
   });
 
   it('are retryable for a connection lost or refused, a server shutting down, full or in recovery, a deadlock', () => {
-    for (const code of ['08006', '08001', '57P01', '57P03', '53100', '53300', '40001', '40P01', '25006', '55P03', 'XX000']) {
+    for (const code of [
+      '08006',
+      '08001',
+      '57P01',
+      '57P03',
+      '53100',
+      '53300',
+      '40001',
+      '40P01',
+      '25006',
+      '55P03',
+      'XX000',
+    ]) {
       expect(deliveryError(serverError(code, 'later'), 'db:5432'), code).toBeInstanceOf(RetryableError);
     }
     // Node's own codes are no SQLSTATE, even with five letters.
     for (const code of ['ECONNREFUSED', 'ECONNRESET', 'EPIPE']) {
-      expect(deliveryError(Object.assign(new Error(`connect ${code}`), { code }), 'db:5432'), code).toBeInstanceOf(RetryableError);
+      expect(deliveryError(Object.assign(new Error(`connect ${code}`), { code }), 'db:5432'), code).toBeInstanceOf(
+        RetryableError,
+      );
     }
     expect(deliveryError(new Error('Connection terminated unexpectedly'), 'db:5432')).toBeInstanceOf(RetryableError);
   });
@@ -124,8 +198,16 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
   });
 
   /** A sink on this file's database; `name` also names its connections (application_name). */
-  const open = async (options: Record<string, unknown> = {}, { databaseUrl = db.url, name = `pg${++counter}` } = {}) => {
-    const sink = await postgresSink.create(postgresSink.options.parse(options), { name, dataDir: '/nonexistent', log, databaseUrl });
+  const open = async (
+    options: Record<string, unknown> = {},
+    { databaseUrl = db.url, name = `pg${++counter}` } = {},
+  ) => {
+    const sink = await postgresSink.create(postgresSink.options.parse(options), {
+      name,
+      dataDir: '/nonexistent',
+      log,
+      databaseUrl,
+    });
     sinks.push(sink);
     return sink;
   };
@@ -134,16 +216,38 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
 
   it('creates callhook_calls when missing, with the contract’s columns, and writes the record into it', async () => {
     const sink = await open();
-    const r = record({ conflicts_with: undefined, problems: [{ field: 'email_address', code: 'invalid_format', message: 'not an email', value: 'asha@' }] });
+    const r = record({
+      conflicts_with: undefined,
+      problems: [{ field: 'email_address', code: 'invalid_format', message: 'not an email', value: 'asha@' }],
+    });
     await sink.deliver(r, context(r));
-    const columns = await rows(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'callhook_calls' ORDER BY ordinal_position`);
+    const columns = await rows(
+      `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'callhook_calls' ORDER BY ordinal_position`,
+    );
     expect(columns.map((c) => `${c.column_name} ${c.data_type}`)).toEqual([
-      'id uuid', 'hook text', 'dedup_key text', 'received_at timestamp with time zone', 'source text', 'revision integer', 'data jsonb', 'extra jsonb', 'problems jsonb',
+      'id uuid',
+      'hook text',
+      'dedup_key text',
+      'received_at timestamp with time zone',
+      'source text',
+      'revision integer',
+      'data jsonb',
+      'extra jsonb',
+      'problems jsonb',
     ]);
-    const [row] = await rows(`SELECT id, hook, dedup_key, received_at, source, revision, data, extra, problems FROM callhook_calls`);
+    const [row] = await rows(
+      `SELECT id, hook, dedup_key, received_at, source, revision, data, extra, problems FROM callhook_calls`,
+    );
     expect(row).toEqual({
-      id: r.id, hook: 'end-of-call', dedup_key: 'call_id:c1', received_at: new Date(r.received_at), source: 'webhook', revision: 1,
-      data: r.data, extra: r.extra, problems: r.problems,
+      id: r.id,
+      hook: 'end-of-call',
+      dedup_key: 'call_id:c1',
+      received_at: new Date(r.received_at),
+      source: 'webhook',
+      revision: 1,
+      data: r.data,
+      extra: r.extra,
+      problems: r.problems,
     });
   });
 
@@ -153,13 +257,17 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     await sink.deliver(first, context(first));
     // A repeat is the same record; had it changed anyway, it still changes nothing.
     await sink.deliver({ ...first, data: { first_name: 'Someone else' } }, context(first));
-    expect(await rows(`SELECT revision, data->>'first_name' AS name FROM revisions`)).toEqual([{ revision: 1, name: 'Asha' }]);
+    expect(await rows(`SELECT revision, data->>'first_name' AS name FROM revisions`)).toEqual([
+      { revision: 1, name: 'Asha' },
+    ]);
 
     const edited = { ...first, revision: 2, data: { ...first.data, first_name: 'Asha R.' } };
     expect(context(edited).idempotencyKey).toBe(`${first.id}:pg:r2`);
     await sink.deliver(edited, context(edited));
     await sink.deliver(first, context(first));
-    expect(await rows(`SELECT revision, data->>'first_name' AS name FROM revisions`)).toEqual([{ revision: 2, name: 'Asha R.' }]);
+    expect(await rows(`SELECT revision, data->>'first_name' AS name FROM revisions`)).toEqual([
+      { revision: 2, name: 'Asha R.' },
+    ]);
   });
 
   it('takes the table another replica created at the same moment', async () => {
@@ -169,15 +277,23 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     await other.connect();
     try {
       await other.query('BEGIN');
-      await other.query(`CREATE TABLE raced (id uuid PRIMARY KEY, hook text, dedup_key text, received_at timestamptz, source text, revision integer, data jsonb, extra jsonb, problems jsonb)`);
+      await other.query(
+        `CREATE TABLE raced (id uuid PRIMARY KEY, hook text, dedup_key text, received_at timestamptz, source text, revision integer, data jsonb, extra jsonb, problems jsonb)`,
+      );
       const name = `raced_${Math.random().toString(36).slice(2, 8)}`;
-      const replicas = await Promise.all(Array.from({ length: 3 }, (_, i) => open({ table: 'raced' }, { name: `${name}_${i}` })));
-      const delivered = Promise.all(replicas.map((sink, i) => {
-        const r = record({ id: `019a0000-0000-7000-8000-${String(900 + i).padStart(12, '0')}` });
-        return sink.deliver(r, context(r));
-      }));
+      const replicas = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => open({ table: 'raced' }, { name: `${name}_${i}` })),
+      );
+      const delivered = Promise.all(
+        replicas.map((sink, i) => {
+          const r = record({ id: `019a0000-0000-7000-8000-${String(900 + i).padStart(12, '0')}` });
+          return sink.deliver(r, context(r));
+        }),
+      );
       const waiting = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND wait_event_type = 'Lock'`;
-      await until(async () => (await admin.query<{ n: number }>(waiting, [`callhook sink ${name}_%`])).rows[0]!.n === 3);
+      await until(
+        async () => (await admin.query<{ n: number }>(waiting, [`callhook sink ${name}_%`])).rows[0]!.n === 3,
+      );
       await other.query('COMMIT');
       await delivered;
     } finally {
@@ -199,7 +315,9 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     roles.push(role);
     const name = table();
     await admin.query(`CREATE ROLE ${role} LOGIN`);
-    await admin.query(`CREATE TABLE ${name} (id uuid PRIMARY KEY, hook text, dedup_key text, received_at timestamptz, source text, revision integer, data jsonb, extra jsonb, problems jsonb)`);
+    await admin.query(
+      `CREATE TABLE ${name} (id uuid PRIMARY KEY, hook text, dedup_key text, received_at timestamptz, source text, revision integer, data jsonb, extra jsonb, problems jsonb)`,
+    );
     await admin.query(`GRANT SELECT, INSERT, UPDATE ON ${name} TO ${role}`);
     const asRole = new URL(db.url);
     asRole.username = role;
@@ -214,13 +332,34 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
       call_id text PRIMARY KEY, phone text, duration integer, fields jsonb, first jsonb, label text,
       notes text DEFAULT 'none', created_at timestamptz NOT NULL DEFAULT now(), tags text[])`);
     const sink = await open({
-      table: name, key_column: 'call_id',
-      columns: { call_id: '{{ id }}', phone: '{{ phone_number }}', duration: '{{ call_duration }}', fields: '{{ data }}', first: '{{ first_name }}', label: 'Call from {{ first_name }}', notes: '{{ call_summary }}' },
+      table: name,
+      key_column: 'call_id',
+      columns: {
+        call_id: '{{ id }}',
+        phone: '{{ phone_number }}',
+        duration: '{{ call_duration }}',
+        fields: '{{ data }}',
+        first: '{{ first_name }}',
+        label: 'Call from {{ first_name }}',
+        notes: '{{ call_summary }}',
+      },
     });
     const r = record();
     await sink.deliver(r, context(r));
-    const [row] = await rows(`SELECT call_id, phone, duration, fields, first, label, notes, created_at IS NOT NULL AS stamped, tags FROM ${name}`);
-    expect(row).toEqual({ call_id: r.id, phone: '+919812345678', duration: 184, fields: r.data, first: 'Asha', label: 'Call from Asha', notes: 'none', stamped: true, tags: null });
+    const [row] = await rows(
+      `SELECT call_id, phone, duration, fields, first, label, notes, created_at IS NOT NULL AS stamped, tags FROM ${name}`,
+    );
+    expect(row).toEqual({
+      call_id: r.id,
+      phone: '+919812345678',
+      duration: 184,
+      fields: r.data,
+      first: 'Asha',
+      label: 'Call from Asha',
+      notes: 'none',
+      stamped: true,
+      tags: null,
+    });
     // No revision column: a later revision is a repeat as far as this table goes.
     const edited = { ...r, revision: 2, data: { ...r.data, first_name: 'Asha R.' } };
     await sink.deliver(edited, context(edited));
@@ -229,15 +368,22 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
 
   it('with a revision column, replaces the mapped columns with a higher revision and keeps the consumer’s own', async () => {
     const name = table();
-    await admin.query(`CREATE TABLE ${name} (id uuid PRIMARY KEY, revision integer, first_name text, processed_at timestamptz)`);
-    const sink = await open({ table: name, columns: { id: '{{ id }}', revision: '{{ revision }}', first_name: '{{ first_name }}' } });
+    await admin.query(
+      `CREATE TABLE ${name} (id uuid PRIMARY KEY, revision integer, first_name text, processed_at timestamptz)`,
+    );
+    const sink = await open({
+      table: name,
+      columns: { id: '{{ id }}', revision: '{{ revision }}', first_name: '{{ first_name }}' },
+    });
     const r = record();
     await sink.deliver(r, context(r));
     await admin.query(`UPDATE ${name} SET processed_at = '2026-11-21T11:00:00Z'`);
     const edited = { ...r, revision: 2, data: { ...r.data, first_name: 'Asha R.' } };
     await sink.deliver(edited, context(edited));
     await sink.deliver(r, context(r));
-    expect(await rows(`SELECT revision, first_name, processed_at FROM ${name}`)).toEqual([{ revision: 2, first_name: 'Asha R.', processed_at: new Date('2026-11-21T11:00:00Z') }]);
+    expect(await rows(`SELECT revision, first_name, processed_at FROM ${name}`)).toEqual([
+      { revision: 2, first_name: 'Asha R.', processed_at: new Date('2026-11-21T11:00:00Z') },
+    ]);
   });
 
   it('makes every delivery dead while the key column has no unique index, and writes once one is added', async () => {
@@ -247,7 +393,9 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     const sink = await open({ table: name, columns: { id: '{{ id }}', phone: '{{ phone_number }}' } });
     const err = await failure(sink.deliver(record(), context(record())));
     expect(err).toBeInstanceOf(PermanentError);
-    expect(err.message).toBe(`postgres ${hostOf(db.url)}: key_column "id" of table public.${name} must be the primary key or carry a unique index (on that column alone, with no WHERE), so that a delivery made again meets its row`);
+    expect(err.message).toBe(
+      `postgres ${hostOf(db.url)}: key_column "id" of table public.${name} must be the primary key or carry a unique index (on that column alone, with no WHERE), so that a delivery made again meets its row`,
+    );
     expect(await rows(`SELECT * FROM ${name}`)).toEqual([]);
     await admin.query(`CREATE UNIQUE INDEX ON ${name} (id)`);
     await sink.deliver(record(), context(record()));
@@ -256,20 +404,39 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
   });
 
   it('says PostgreSQL’s own words for a missing table, a missing column, a type mismatch and a constraint, all permanent', async () => {
-    const missing = await failure((await open({ table: 'nowhere', columns: { id: '{{ id }}' } })).deliver(record(), context(record())));
+    const missing = await failure(
+      (await open({ table: 'nowhere', columns: { id: '{{ id }}' } })).deliver(record(), context(record())),
+    );
     expect(missing).toBeInstanceOf(PermanentError);
     expect(missing.message).toMatch(/: table public\.nowhere does not exist/);
 
     const name = table();
-    await admin.query(`CREATE TABLE ${name} (id text PRIMARY KEY, duration integer, phone text CHECK (phone LIKE '+1%'))`);
-    const noColumn = await failure((await open({ table: name, columns: { id: '{{ id }}', seconds: '{{ call_duration }}' } })).deliver(record(), context(record())));
+    await admin.query(
+      `CREATE TABLE ${name} (id text PRIMARY KEY, duration integer, phone text CHECK (phone LIKE '+1%'))`,
+    );
+    const noColumn = await failure(
+      (await open({ table: name, columns: { id: '{{ id }}', seconds: '{{ call_duration }}' } })).deliver(
+        record(),
+        context(record()),
+      ),
+    );
     expect(noColumn.message).toMatch(new RegExp(`: column "seconds" of relation "public.${name}" does not exist$`));
 
-    const typed = await failure((await open({ table: name, columns: { id: '{{ id }}', duration: '{{ first_name }}' } })).deliver(record(), context(record())));
+    const typed = await failure(
+      (await open({ table: name, columns: { id: '{{ id }}', duration: '{{ first_name }}' } })).deliver(
+        record(),
+        context(record()),
+      ),
+    );
     expect(typed).toBeInstanceOf(PermanentError);
     expect(typed.message).toMatch(/: invalid input syntax for type integer: "Asha" \(SQLSTATE 22P02\)$/);
 
-    const checked = await failure((await open({ table: name, columns: { id: '{{ id }}', phone: '{{ phone_number }}' } })).deliver(record(), context(record())));
+    const checked = await failure(
+      (await open({ table: name, columns: { id: '{{ id }}', phone: '{{ phone_number }}' } })).deliver(
+        record(),
+        context(record()),
+      ),
+    );
     expect(checked).toBeInstanceOf(PermanentError);
     expect(checked.message).toMatch(/violates check constraint .* \(SQLSTATE 23514\)/);
   });
@@ -287,7 +454,9 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     const sink = await open({ table: 'nul_text' });
     const r = record({ id: '019a0000-0000-7000-8000-0000000000b1', hook: 'a\u0000b', data: { note: 'x\u0000y' } });
     await sink.deliver(r, context(r));
-    expect(await rows(`SELECT hook, data->>'note' AS note FROM nul_text`)).toEqual([{ hook: 'a\uFFFDb', note: 'x\uFFFDy' }]);
+    expect(await rows(`SELECT hook, data->>'note' AS note FROM nul_text`)).toEqual([
+      { hook: 'a\uFFFDb', note: 'x\uFFFDy' },
+    ]);
   });
 
   it('reuses one connection across deliveries and closes its connections in close()', async () => {
@@ -299,7 +468,13 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
       await sink.deliver(r, context(r));
     }
     expect((await rows('SELECT count(*)::int AS n FROM reused'))[0]).toEqual({ n: 20 });
-    const connections = async () => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [application])).rows[0]!.n;
+    const connections = async () =>
+      (
+        await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+          [application],
+        )
+      ).rows[0]!.n;
     expect(await connections()).toBe(1);
     await sink.close!();
     await sink.close!();

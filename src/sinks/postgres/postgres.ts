@@ -31,7 +31,9 @@ export const postgresSink = defineSinkType({
   create(options, { name, log, databaseUrl }) {
     const url = options.url ?? databaseUrl;
     if (url === undefined) {
-      throw new ConfigError(`sink "${name}" (postgres): url is not set, and there is no DATABASE_URL (database_url in the config file) for it to default to`);
+      throw new ConfigError(
+        `sink "${name}" (postgres): url is not set, and there is no DATABASE_URL (database_url in the config file) for it to default to`,
+      );
     }
     const where = hostAndPort(url, { defaultPort: 5432 });
     // Nothing connects here: a database that is down at start-up must not stop start-up (section 9); the pool
@@ -53,7 +55,11 @@ export const postgresSink = defineSinkType({
     // Looked at when the sink first connects, and again after a failure or a change of the table under it. The
     // pool is the sink's connection (it opens, reuses and replaces its own); this is only what was found through it.
     const target = lazyValue(() =>
-      onClient(pool, undefined, (client) => findTarget(client, options, (label) => log.info({ sink: name, table: label }, 'postgres sink created its table'))),
+      onClient(pool, undefined, (client) =>
+        findTarget(client, options, (label) =>
+          log.info({ sink: name, table: label }, 'postgres sink created its table'),
+        ),
+      ),
     );
     let closing: Promise<void> | undefined;
 

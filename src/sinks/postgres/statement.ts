@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { CallRecord } from '../../record.js';
 import { PermanentError } from '../sink.js';
-import { REVISION_COLUMN, type PostgresOptions } from './options.js';
+import { type PostgresOptions, REVISION_COLUMN } from './options.js';
 import type { Target, TargetColumn } from './target.js';
 
 /**
@@ -16,12 +16,18 @@ export interface Statement {
   values: unknown[];
 }
 
-export function statementFor(record: CallRecord, target: Target, options: Pick<PostgresOptions, 'columns' | 'keyColumn' | 'replacesOnRevision'>): Statement {
+export function statementFor(
+  record: CallRecord,
+  target: Target,
+  options: Pick<PostgresOptions, 'columns' | 'keyColumn' | 'replacesOnRevision'>,
+): Statement {
   const { columns, keyColumn, replacesOnRevision } = options;
   const rendered = columns.render(record);
   if (rendered[keyColumn] === undefined || rendered[keyColumn] === null) {
     // Without a key the row would take the column's default, and a repeat would make a second row.
-    throw new PermanentError(`the key column "${keyColumn}" has no value for this record: its template (columns.${keyColumn}) found nothing`);
+    throw new PermanentError(
+      `the key column "${keyColumn}" has no value for this record: its template (columns.${keyColumn}) found nothing`,
+    );
   }
   const values: unknown[] = [];
   // A column whose lone placeholder found nothing takes its default (section 9); DEFAULT in the VALUES list, so
@@ -41,7 +47,10 @@ export function statementFor(record: CallRecord, target: Target, options: Pick<P
     const sets = names.filter((name) => name !== key).map((name) => `${name} = excluded.${name}`);
     onConflict = `ON CONFLICT (${key}) DO UPDATE SET ${sets.join(', ')} WHERE cur.${revision} < excluded.${revision}`;
   }
-  return { text: `INSERT INTO ${target.qualified} AS cur (${names.join(', ')}) VALUES (${slots.join(', ')}) ${onConflict}`, values };
+  return {
+    text: `INSERT INTO ${target.qualified} AS cur (${names.join(', ')}) VALUES (${slots.join(', ')}) ${onConflict}`,
+    values,
+  };
 }
 
 /**
@@ -56,7 +65,8 @@ function parameter(value: unknown, column: TargetColumn): unknown {
   if (column.json) return JSON.stringify(value, withoutNul);
   if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD');
   // pg sends a JavaScript array as an array literal: right for an array column, not for text or anything else.
-  if (Array.isArray(value) && column.array) return value.map((item) => (typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD') : item));
+  if (Array.isArray(value) && column.array)
+    return value.map((item) => (typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD') : item));
   if (typeof value === 'object') return JSON.stringify(value, withoutNul);
   return value;
 }

@@ -68,7 +68,11 @@ const KEY_INDEX = `
  */
 const CREATED_BESIDE = new Set(['42P07', '42710', '23505']);
 
-export async function findTarget(client: pg.ClientBase, options: PostgresOptions, onCreated: (label: string) => void): Promise<Target> {
+export async function findTarget(
+  client: pg.ClientBase,
+  options: PostgresOptions,
+  onCreated: (label: string) => void,
+): Promise<Target> {
   const { table, keyColumn, columns, ownTable } = options;
   // The schema an unqualified CREATE TABLE would use; every statement names it, so the table created, checked
   // and written is one table even when another of the same name sits later on the search_path.
@@ -80,7 +84,10 @@ export async function findTarget(client: pg.ClientBase, options: PostgresOptions
 
   let found = await typesOf(client, qualified);
   if (found.size === 0) {
-    if (!ownTable) throw new PermanentError(`table ${label} does not exist (with columns, callhook writes into a table of yours; names are matched as written, case and all)`);
+    if (!ownTable)
+      throw new PermanentError(
+        `table ${label} does not exist (with columns, callhook writes into a table of yours; names are matched as written, case and all)`,
+      );
     // Created only when missing: CREATE TABLE IF NOT EXISTS asks for the CREATE privilege on the schema even
     // when the table is there, which a role that may only write into it lacks.
     try {
@@ -108,7 +115,10 @@ export async function findTarget(client: pg.ClientBase, options: PostgresOptions
   return { qualified, label, columns: targetColumns };
 }
 
-async function typesOf(client: pg.ClientBase, qualified: string): Promise<Map<string, { type: string; category: string }>> {
+async function typesOf(
+  client: pg.ClientBase,
+  qualified: string,
+): Promise<Map<string, { type: string; category: string }>> {
   const { rows } = await client.query<{ name: string; type: string; category: string }>(COLUMNS, [qualified]);
   return new Map(rows.map((row) => [row.name, { type: row.type, category: row.category }]));
 }

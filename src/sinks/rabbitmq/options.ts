@@ -13,7 +13,9 @@ export const DEFAULT_ROUTING_KEY = 'callhook.{{ hook }}';
 export const MAX_NAME_BYTES = 255;
 
 const name = (option: string) =>
-  z.string().refine((value) => Buffer.byteLength(value) <= MAX_NAME_BYTES, { error: `${option} must be at most ${MAX_NAME_BYTES} bytes (an AMQP short string)` });
+  z.string().refine((value) => Buffer.byteLength(value) <= MAX_NAME_BYTES, {
+    error: `${option} must be at most ${MAX_NAME_BYTES} bytes (an AMQP short string)`,
+  });
 
 /** Never echoes the value: the URL holds the broker's password. */
 const url = z.string().refine((value) => URL.canParse(value) && /^amqps?:$/.test(new URL(value).protocol), {
@@ -28,7 +30,9 @@ const rawOptions = z.strictObject({
   queue: name('queue')
     .min(1, { error: 'queue must not be empty' })
     // RabbitMQ refuses to declare a queue whose name starts with amq. (403 ACCESS_REFUSED): say so at start-up.
-    .refine((value) => !value.startsWith('amq.'), { error: 'queue must not start with "amq.", which RabbitMQ reserves' })
+    .refine((value) => !value.startsWith('amq.'), {
+      error: 'queue must not start with "amq.", which RabbitMQ reserves',
+    })
     .optional(),
 });
 

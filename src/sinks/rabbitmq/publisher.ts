@@ -86,7 +86,10 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
 
   /** One connection and its confirm channel, given up (`connections.drop`) once either one closed. */
   async function open(): Promise<Open> {
-    const connection = await amqp.connect(url, { timeout: CONNECT_TIMEOUT_MS, clientProperties: { connection_name: connectionName } });
+    const connection = await amqp.connect(url, {
+      timeout: CONNECT_TIMEOUT_MS,
+      clientProperties: { connection_name: connectionName },
+    });
     // An 'error' without a listener would throw from the emitter and end the process.
     connection.on('error', (err: Error) => log.warn({ error: brokerText(err) }, 'RabbitMQ connection failed'));
     try {
@@ -168,8 +171,7 @@ export function createPublisher({ url, exchange, queue, connectionName, log }: P
         else if (entry.returned !== undefined) {
           if (queue !== undefined) forgetQueue(state);
           reject(new RetryableError(unroutable(message, entry.returned)));
-        }
-        else resolve();
+        } else resolve();
       };
       try {
         state.channel.publish(
@@ -214,7 +216,8 @@ function asDeliveryError(err: unknown, doing: string): RetryableError | Permanen
 
 /** Node reports a refused connection to a name with several addresses as an AggregateError with no message. */
 function brokerText(err: unknown): string {
-  if (err instanceof AggregateError && err.message === '' && err.errors[0] instanceof Error) return err.errors[0].message;
+  if (err instanceof AggregateError && err.message === '' && err.errors[0] instanceof Error)
+    return err.errors[0].message;
   if (!(err instanceof Error)) return String(err);
   const code = (err as { code?: unknown }).code;
   return err.message === '' && typeof code === 'string' ? code : err.message;

@@ -21,10 +21,19 @@ export const rabbitmqSink = defineSinkType({
         const key = routingKey(record);
         if (Buffer.byteLength(key) > MAX_NAME_BYTES) {
           // The same record renders the same key on every attempt: it can never be published.
-          throw new PermanentError(`routing_key "${routingKeyText}" renders a key longer than ${MAX_NAME_BYTES} bytes for this record, more than AMQP carries`);
+          throw new PermanentError(
+            `routing_key "${routingKeyText}" renders a key longer than ${MAX_NAME_BYTES} bytes for this record, more than AMQP carries`,
+          );
         }
         await publisher.publish(
-          { exchange, routingKey: key, content: Buffer.from(JSON.stringify(record)), messageId: idempotencyKey, attempt, hook: record.hook },
+          {
+            exchange,
+            routingKey: key,
+            content: Buffer.from(JSON.stringify(record)),
+            messageId: idempotencyKey,
+            attempt,
+            hook: record.hook,
+          },
           signal,
         );
       },

@@ -57,7 +57,10 @@ export interface Appended {
 type WithScript = Redis & Record<typeof COMMAND, (...args: (string | number)[]) => Promise<[number, string]>>;
 
 /** Runs the script on a client made with `scripts: APPEND_ONCE_SCRIPTS`. */
-export async function appendOnce(client: Redis, { stream, marker, ttlMs, maxlen, fields }: AppendOnce): Promise<Appended> {
+export async function appendOnce(
+  client: Redis,
+  { stream, marker, ttlMs, maxlen, fields }: AppendOnce,
+): Promise<Appended> {
   const [added, entryId] = await (client as WithScript)[COMMAND](stream, marker, ttlMs, maxlen, ...fields.flat());
   return { added: added === 1, entryId };
 }

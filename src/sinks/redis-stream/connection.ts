@@ -29,7 +29,11 @@ export interface Connection {
   asking?: Promise<boolean>;
 }
 
-export async function openConnection(url: string, where: string, onEnd: (connection: Connection) => void): Promise<Connection> {
+export async function openConnection(
+  url: string,
+  where: string,
+  onEnd: (connection: Connection) => void,
+): Promise<Connection> {
   const client = new Redis(url, {
     // Opened by connect() below, so a connection failure is this delivery's, with its reason.
     lazyConnect: true,
@@ -66,7 +70,9 @@ export async function openConnection(url: string, where: string, onEnd: (connect
  * a PING in time is given up with it.
  */
 export function stillAnswers(connection: Connection): Promise<boolean> {
-  connection.asking ??= answersWithin(connection.client, ANSWER_WITHIN_MS).finally(() => (connection.asking = undefined));
+  connection.asking ??= answersWithin(connection.client, ANSWER_WITHIN_MS).finally(
+    () => (connection.asking = undefined),
+  );
   return connection.asking;
 }
 
@@ -74,7 +80,13 @@ async function answersWithin(client: Redis, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
   try {
-    return await Promise.race([client.ping().then(() => true, () => false), deadline]);
+    return await Promise.race([
+      client.ping().then(
+        () => true,
+        () => false,
+      ),
+      deadline,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -14,14 +14,16 @@ import { PermanentError, RetryableError } from '../sink.js';
  */
 const PERMANENT: Readonly<Record<string, string>> = {
   // The stream's name is taken by a key of another type: nothing is written until it is renamed or deleted.
-  WRONGTYPE: 'the stream\'s key or a marker holds another type of value (rename or delete it, or set another `stream`; then retry the dead deliveries)',
+  WRONGTYPE:
+    "the stream's key or a marker holds another type of value (rename or delete it, or set another `stream`; then retry the dead deliveries)",
   NOAUTH: 'the server wants a password that the url does not give',
-  WRONGPASS: 'the server refused the url\'s user name or password',
-  NOPERM: 'the url\'s user may not run EVAL, GET, XADD and SET on these keys',
+  WRONGPASS: "the server refused the url's user name or password",
+  NOPERM: "the url's user may not run EVAL, GET, XADD and SET on these keys",
   // Redis Cluster: this sink talks to one node, and its script's two keys need one hash slot.
   MOVED: 'the server is a Redis Cluster node, and this sink talks to one Redis',
   ASK: 'the server is a Redis Cluster node, and this sink talks to one Redis',
-  CROSSSLOT: 'the server is a Redis Cluster node: the stream and its markers must share a hash slot (a stream named like {callhook:calls})',
+  CROSSSLOT:
+    'the server is a Redis Cluster node: the stream and its markers must share a hash slot (a stream named like {callhook:calls})',
 };
 
 /** The Redis error code of a reply error (`WRONGTYPE Operation against…`), or undefined for a failure with no reply. */
@@ -42,7 +44,8 @@ export function redisError(err: unknown, where: string, lastError?: Error): Retr
     const said = errorCode(err) !== undefined ? message : lastError!.message;
     return new PermanentError(`${where}: ${PERMANENT[code]}: ${firstLine(said)}`, { cause: err });
   }
-  const why = lastError && lastError.message !== message && isBareClose(message) ? `${message} (${lastError.message})` : message;
+  const why =
+    lastError && lastError.message !== message && isBareClose(message) ? `${message} (${lastError.message})` : message;
   return new RetryableError(`${where}: ${firstLine(why)}`, { cause: err });
 }
 

@@ -15,26 +15,55 @@ import { redisStreamSink } from './redis-stream.js';
 
 const log = pino({ level: 'silent' });
 const record = (id: string, revision = 1): CallRecord => ({
-  id, hook: 'end-of-call', dedup_key: `call_id:${id}`, received_at: '2026-11-21T10:00:00.000Z', source: 'webhook', revision,
-  data: { first_name: 'Asha', call_duration: 184 }, extra: { agent: 'x' }, problems: [],
+  id,
+  hook: 'end-of-call',
+  dedup_key: `call_id:${id}`,
+  received_at: '2026-11-21T10:00:00.000Z',
+  source: 'webhook',
+  revision,
+  data: { first_name: 'Asha', call_duration: 184 },
+  extra: { agent: 'x' },
+  problems: [],
 });
-const context = (rec: CallRecord, signal = new AbortController().signal) => ({ attempt: 1, idempotencyKey: idempotencyKey(rec, 'stream'), signal, log });
-const open = (options: Record<string, unknown>) => redisStreamSink.create(redisStreamSink.options.parse(options), { name: 'stream', dataDir: '/nonexistent', log });
+const context = (rec: CallRecord, signal = new AbortController().signal) => ({
+  attempt: 1,
+  idempotencyKey: idempotencyKey(rec, 'stream'),
+  signal,
+  log,
+});
+const open = (options: Record<string, unknown>) =>
+  redisStreamSink.create(redisStreamSink.options.parse(options), { name: 'stream', dataDir: '/nonexistent', log });
 
 describe('redis-stream options', () => {
-  it('defaults to the contract\'s (section 9): a local Redis, callhook:calls, about a million entries, markers for 7 days', () => {
-    expect(redisStreamSink.options.parse({})).toEqual({ url: 'redis://127.0.0.1:6379', stream: 'callhook:calls', maxlen: 1_000_000, dedup_ttl: 604_800_000 });
-    expect(redisStreamSink.options.parse({ maxlen: 0, dedup_ttl: '1d12h' })).toMatchObject({ maxlen: 0, dedup_ttl: 129_600_000 });
+  it("defaults to the contract's (section 9): a local Redis, callhook:calls, about a million entries, markers for 7 days", () => {
+    expect(redisStreamSink.options.parse({})).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      stream: 'callhook:calls',
+      maxlen: 1_000_000,
+      dedup_ttl: 604_800_000,
+    });
+    expect(redisStreamSink.options.parse({ maxlen: 0, dedup_ttl: '1d12h' })).toMatchObject({
+      maxlen: 0,
+      dedup_ttl: 129_600_000,
+    });
   });
 
   it('refuses a bad option at start-up, naming the sink and the option', async () => {
-    const refusal = (options: Record<string, unknown>) => resolveSinks([{ name: 'events', type: 'redis-stream', ...options }]).then(() => 'accepted', (err: Error) => err.message);
-    expect(await refusal({ url: 'http://127.0.0.1:6379' })).toBe('sinks[0] (events).url: url must be a redis:// or rediss:// URL');
+    const refusal = (options: Record<string, unknown>) =>
+      resolveSinks([{ name: 'events', type: 'redis-stream', ...options }]).then(
+        () => 'accepted',
+        (err: Error) => err.message,
+      );
+    expect(await refusal({ url: 'http://127.0.0.1:6379' })).toBe(
+      'sinks[0] (events).url: url must be a redis:// or rediss:// URL',
+    );
     expect(await refusal({ stream: '' })).toBe('sinks[0] (events).stream: stream must name a key');
     expect(await refusal({ maxlen: -1 })).toBe('sinks[0] (events).maxlen: maxlen must be 0 (keep all) or more');
     expect(await refusal({ maxlen: 10.5 })).toBe('sinks[0] (events).maxlen: maxlen must be a whole number of entries');
     expect(await refusal({ dedup_ttl: '0s' })).toBe('sinks[0] (events).dedup_ttl: dedup_ttl must be longer than 0');
-    expect(await refusal({ dedup_ttl: 'a week' })).toMatch(/^sinks\[0\] \(events\)\.dedup_ttl: "a week" is not a duration/);
+    expect(await refusal({ dedup_ttl: 'a week' })).toMatch(
+      /^sinks\[0\] \(events\)\.dedup_ttl: "a week" is not a duration/,
+    );
     expect(await refusal({ maxlength: 5 })).toBe('sinks[0] (events).maxlength: unknown option');
   });
 
@@ -42,7 +71,11 @@ describe('redis-stream options', () => {
     const warned = async (ttl: string) => {
       const lines: string[] = [];
       const capture = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
-      await redisStreamSink.create(redisStreamSink.options.parse({ dedup_ttl: ttl }), { name: 'stream', dataDir: '/nonexistent', log: capture });
+      await redisStreamSink.create(redisStreamSink.options.parse({ dedup_ttl: ttl }), {
+        name: 'stream',
+        dataDir: '/nonexistent',
+        log: capture,
+      });
       return lines.join('');
     };
     expect(await warned('1h')).toContain('dedup_ttl is shorter than the default retry schedule');
@@ -58,7 +91,11 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
   let n = 0;
   /** A stream of this test's own: test files run at once against one server. */
   const streamName = () => `${prefix}:${++n}`;
-  const entries = async (stream: string) => (await redis.xrange(stream, '-', '+')).map(([entryId, flat]) => ({ entryId, fields: Object.fromEntries(pairs(flat)) }));
+  const entries = async (stream: string) =>
+    (await redis.xrange(stream, '-', '+')).map(([entryId, flat]) => ({
+      entryId,
+      fields: Object.fromEntries(pairs(flat)),
+    }));
 
   beforeAll(() => {
     redis = new Redis(url!);
@@ -77,7 +114,13 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
     await sink.close?.();
     const [entry, ...more] = await entries(stream);
     expect(more).toEqual([]);
-    expect(entry!.fields).toEqual({ id: 'c1', hook: 'end-of-call', revision: '1', idempotency_key: 'c1:stream', record: JSON.stringify(rec) });
+    expect(entry!.fields).toEqual({
+      id: 'c1',
+      hook: 'end-of-call',
+      revision: '1',
+      idempotency_key: 'c1:stream',
+      record: JSON.stringify(rec),
+    });
     expect(JSON.parse(entry!.fields.record!)).toEqual(rec);
     expect(await redis.get(`${stream}:sent:c1:stream`)).toBe(entry!.entryId);
     const ttl = await redis.pttl(`${stream}:sent:c1:stream`);
@@ -97,7 +140,10 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
     await second.deliver(edited, context(edited));
     await second.deliver(edited, context(edited));
     await second.close?.();
-    expect((await entries(stream)).map((e) => [e.fields.idempotency_key, e.fields.revision])).toEqual([['c2:stream', '1'], ['c2:stream:r2', '2']]);
+    expect((await entries(stream)).map((e) => [e.fields.idempotency_key, e.fields.revision])).toEqual([
+      ['c2:stream', '1'],
+      ['c2:stream:r2', '2'],
+    ]);
   });
 
   it('trims approximately to maxlen, and keeps every entry with maxlen 0', async () => {
@@ -120,7 +166,9 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
     const rec = record('c3');
     const err = await sink.deliver(rec, context(rec)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermanentError);
-    expect((err as Error).message).toMatch(/^Redis at [^ ]+: the stream's key or a marker holds another type of value .*WRONGTYPE/);
+    expect((err as Error).message).toMatch(
+      /^Redis at [^ ]+: the stream's key or a marker holds another type of value .*WRONGTYPE/,
+    );
     expect(await redis.exists(`${stream}:sent:c3:stream`)).toBe(0);
     await redis.del(stream);
     await sink.deliver(rec, context(rec)); // an operator's retry of the dead delivery
@@ -128,7 +176,7 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
     expect((await entries(stream)).map((e) => e.fields.id)).toEqual(['c3']);
   });
 
-  it('starts with Redis down, fails each attempt at once as retryable without the url\'s password, and delivers once it is back', async () => {
+  it("starts with Redis down, fails each attempt at once as retryable without the url's password, and delivers once it is back", async () => {
     const proxy = await startTcpProxy(url!, 6379);
     const stream = streamName();
     await proxy.down();
@@ -197,7 +245,10 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
   });
 
   it('gives a refused password up at once: WRONGPASS and NOAUTH are permanent', async () => {
-    for (const answer of ['WRONGPASS invalid username-password pair or user is disabled.', 'NOAUTH Authentication required.']) {
+    for (const answer of [
+      'WRONGPASS invalid username-password pair or user is disabled.',
+      'NOAUTH Authentication required.',
+    ]) {
       const fake = await fakeRedis(answer);
       const port = (fake.address() as { port: number }).port;
       const sink = await open({ url: `redis://default:hunter2-secret@127.0.0.1:${port}`, stream: streamName() });

@@ -6,7 +6,7 @@ import { hostAndPort } from '../shared/address.js';
 import { lazyConnection } from '../shared/lazy-connection.js';
 import { defineSinkType } from '../sink.js';
 import { appendOnce } from './append-once.js';
-import { openConnection, stillAnswers, type Connection } from './connection.js';
+import { type Connection, openConnection, stillAnswers } from './connection.js';
 import { redisError } from './redis-errors.js';
 
 /**
@@ -26,15 +26,24 @@ const DAY_MS = 86_400_000;
  * The longest the default retry schedule can take from the first attempt to the last: every wait at its jitter's
  * upper bound (src/delivery/backoff.ts). A marker that expires sooner lets a late retry add a second entry.
  */
-const DEFAULT_RETRY_SPAN_MS = DEFAULT_RETRY_POLICY.schedule.reduce((sum, wait) => sum + wait * (1 + DEFAULT_RETRY_POLICY.jitter), 0);
+const DEFAULT_RETRY_SPAN_MS = DEFAULT_RETRY_POLICY.schedule.reduce(
+  (sum, wait) => sum + wait * (1 + DEFAULT_RETRY_POLICY.jitter),
+  0,
+);
 
 export const redisStreamSink = defineSinkType({
   // The url's password (user info or a `password` query value) is a secret already, as in every URL (secret-values.ts).
   options: z.strictObject({
-    url: z.url({ protocol: /^rediss?$/, error: 'url must be a redis:// or rediss:// URL' }).default('redis://127.0.0.1:6379'),
+    url: z
+      .url({ protocol: /^rediss?$/, error: 'url must be a redis:// or rediss:// URL' })
+      .default('redis://127.0.0.1:6379'),
     stream: z.string().min(1, { error: 'stream must name a key' }).default('callhook:calls'),
     /** Trimmed approximately (`MAXLEN ~`), which Redis does by whole macro nodes, cheaply; 0 keeps every entry. */
-    maxlen: z.number({ error: 'maxlen must be a whole number of entries' }).int({ error: 'maxlen must be a whole number of entries' }).min(0, { error: 'maxlen must be 0 (keep all) or more' }).default(1_000_000),
+    maxlen: z
+      .number({ error: 'maxlen must be a whole number of entries' })
+      .int({ error: 'maxlen must be a whole number of entries' })
+      .min(0, { error: 'maxlen must be 0 (keep all) or more' })
+      .default(1_000_000),
     dedup_ttl: durationSchema.refine((ms) => ms > 0, { error: 'dedup_ttl must be longer than 0' }).default(7 * DAY_MS),
   }),
   create({ url, stream, maxlen, dedup_ttl: ttlMs }, { name, log }) {
@@ -42,7 +51,10 @@ export const redisStreamSink = defineSinkType({
     const where = `Redis at ${hostAndPort(url, { defaultPort: 6379, defaultHost: '127.0.0.1' })}`;
     if (ttlMs < DEFAULT_RETRY_SPAN_MS) {
       // Only warned: the sink cannot see its own `retry`, which may well be shorter than the default.
-      log.warn({ sink: name, dedupTtlMs: ttlMs, defaultRetrySpanMs: DEFAULT_RETRY_SPAN_MS }, 'dedup_ttl is shorter than the default retry schedule: a retry after it may add a second entry');
+      log.warn(
+        { sink: name, dedupTtlMs: ttlMs, defaultRetrySpanMs: DEFAULT_RETRY_SPAN_MS },
+        'dedup_ttl is shorter than the default retry schedule: a retry after it may add a second entry',
+      );
     }
     const connections = lazyConnection<Connection>({
       open: () => openConnection(url, where, (ended) => void connections.drop(ended)),
@@ -54,7 +66,8 @@ export const redisStreamSink = defineSinkType({
         // An attempt that timed out may be stuck on a connection that answers nothing, which the next attempt must
         // not reuse; or only on a slow reply, and then the deliveries sharing the connection are not to fail with
         // it: it is dropped only when it does not answer a PING either.
-        const giveUp = () => void stillAnswers(connection).then((answers) => (answers ? undefined : connections.drop(connection)));
+        const giveUp = () =>
+          void stillAnswers(connection).then((answers) => (answers ? undefined : connections.drop(connection)));
         signal.addEventListener('abort', giveUp, { once: true });
         try {
           const { added, entryId } = await appendOnce(connection.client, {

@@ -3,7 +3,10 @@
  * user info (or a `password` query value) is a secret (contract section 6). The port is the service's own default
  * when the URL gives none, so that two messages about one server name it alike.
  */
-export function hostAndPort(url: string | URL, { defaultPort, defaultHost = 'localhost' }: { defaultPort: number; defaultHost?: string }): string {
+export function hostAndPort(
+  url: string | URL,
+  { defaultPort, defaultHost = 'localhost' }: { defaultPort: number; defaultHost?: string },
+): string {
   if (typeof url === 'string' && !URL.canParse(url)) return 'an address that is not a URL';
   const { hostname, port } = typeof url === 'string' ? new URL(url) : url;
   return `${hostname || defaultHost}:${port || defaultPort}`;

@@ -26,5 +26,8 @@ export function mostRecentlyUpdated<T extends { id: string }>(
   const [latest] = sorted;
   if (!latest) return undefined;
   if (sorted.length === 1) return { id: latest.id };
-  return { id: latest.id, note: `${sorted.length} ${what} (${sorted.map((c) => c.id).join(', ')}); updated ${latest.id}, the most recently updated` };
+  return {
+    id: latest.id,
+    note: `${sorted.length} ${what} (${sorted.map((c) => c.id).join(', ')}); updated ${latest.id}, the most recently updated`,
+  };
 }

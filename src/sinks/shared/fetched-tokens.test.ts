@@ -13,7 +13,7 @@ describe('maskFetchedTokens', () => {
     expect([...secrets].sort()).toEqual(['configured-secret-1', 'tok-3', 'tok-4']);
   });
 
-  it('changes the set\'s version on every change, so a masker sees a token that replaced another', () => {
+  it("changes the set's version on every change, so a masker sees a token that replaced another", () => {
     const secrets = new SecretSet();
     const before = secrets.version;
     secrets.add('a');

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startReceiver, type Received, type Receiver } from '../../../test/helpers/receiver.js';
-import { parseRetryAfter, sendRequest } from './http-response.js';
+import { type Received, type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { PermanentError, RetryableError } from '../sink.js';
+import { parseRetryAfter, sendRequest } from './http-response.js';
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -10,18 +10,26 @@ afterEach(async () => {
 });
 
 /** A real receiver on 127.0.0.1 that counts requests and answers as `reply` scripts. */
-async function receiver(reply: (req: Received, res: ServerResponse) => void): Promise<{ url: string; hits: () => number }> {
+async function receiver(
+  reply: (req: Received, res: ServerResponse) => void,
+): Promise<{ url: string; hits: () => number }> {
   const r = await startReceiver(reply);
   receivers.push(r);
   return { url: `${r.url}/hook`, hits: () => r.received.length };
 }
 
-const answer = (status: number, body = '', headers: Record<string, string> = {}) => (_req: Received, res: ServerResponse) => {
-  res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(body);
-};
+const answer =
+  (status: number, body = '', headers: Record<string, string> = {}) =>
+  (_req: Received, res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(body);
+  };
 const post = (url: string, signal = new AbortController().signal, timeoutMs?: number) =>
   sendRequest(url, { method: 'POST', body: '{}' }, { signal, timeoutMs });
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail('resolved'), (err: unknown) => err);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail('resolved'),
+    (err: unknown) => err,
+  );
 
 describe('sendRequest', () => {
   it('resolves with the response on 2xx', async () => {
@@ -31,12 +39,15 @@ describe('sendRequest', () => {
     expect(await response.text()).toBe('created');
   });
 
-  it.each([500, 502, 503, 408, 425, 429])('%i is retryable, with the status and the body in the message', async (status) => {
-    const { url } = await receiver(answer(status, 'try later'));
-    const err = await failure(post(url));
-    expect(err).toBeInstanceOf(RetryableError);
-    expect(err).toMatchObject({ status, retryAfterMs: undefined, message: `HTTP ${status}: try later` });
-  });
+  it.each([500, 502, 503, 408, 425, 429])(
+    '%i is retryable, with the status and the body in the message',
+    async (status) => {
+      const { url } = await receiver(answer(status, 'try later'));
+      const err = await failure(post(url));
+      expect(err).toBeInstanceOf(RetryableError);
+      expect(err).toMatchObject({ status, retryAfterMs: undefined, message: `HTTP ${status}: try later` });
+    },
+  );
 
   it('honours Retry-After in seconds and as an HTTP-date', async () => {
     const seconds = await receiver(answer(429, '', { 'retry-after': '120' }));
@@ -121,7 +132,17 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(value, now)).toBe(ms);
   });
 
-  it.each([null, undefined, '', 'soon', '1.5', '-1', '12 seconds', 'Sat, 21 Nov 2026 10:00:30', '2026-11-21T10:00:30Z'])('ignores %j', (value) => {
+  it.each([
+    null,
+    undefined,
+    '',
+    'soon',
+    '1.5',
+    '-1',
+    '12 seconds',
+    'Sat, 21 Nov 2026 10:00:30',
+    '2026-11-21T10:00:30Z',
+  ])('ignores %j', (value) => {
     expect(parseRetryAfter(value, now)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
-import { describeFetchError } from '../../fetch-error.js';
 import { errorForStatus } from '../../delivery/classify.js';
+import { describeFetchError } from '../../fetch-error.js';
 import { RetryableError } from '../sink.js';
 
 /** An error page can be megabytes; only its start is read, so a receiver cannot hog memory or time. */
@@ -11,7 +11,8 @@ const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
  * The three forms of an HTTP-date (RFC 9110 section 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime
  * forms that recipients must still accept. Checked by shape first because `Date.parse` accepts "12" as a date.
  */
-const IMF_OR_RFC850 = /^(?:[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4}|[A-Z][a-z]{5,8}, \d{2}-[A-Z][a-z]{2}-\d{2}) \d{2}:\d{2}:\d{2} GMT$/;
+const IMF_OR_RFC850 =
+  /^(?:[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4}|[A-Z][a-z]{5,8}, \d{2}-[A-Z][a-z]{2}-\d{2}) \d{2}:\d{2}:\d{2} GMT$/;
 const ASCTIME = /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
 export interface SendOptions {
@@ -31,7 +32,11 @@ export interface SendOptions {
  * Response (the caller consumes or cancels its body); 408, 425, 429, 5xx and network errors throw RetryableError;
  * every other status throws PermanentError. Messages never contain the URL: for some sinks it is the secret.
  */
-export async function sendRequest(url: string, init: RequestInit, { signal, timeoutMs, retryAfterFromHeaders }: SendOptions): Promise<Response> {
+export async function sendRequest(
+  url: string,
+  init: RequestInit,
+  { signal, timeoutMs, retryAfterFromHeaders }: SendOptions,
+): Promise<Response> {
   const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
   const combined = timeout ? AbortSignal.any([signal, timeout]) : signal;
   const aborted = (cause: unknown): unknown => {
@@ -58,7 +63,8 @@ export async function sendRequest(url: string, init: RequestInit, { signal, time
   }
   const message = `HTTP ${status}${excerpt ? `: ${hideUrl(excerpt, url)}` : ''}`;
   const hint = status >= 300 && status < 400 ? ' (redirects are not followed; configure the final URL)' : '';
-  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after')) ?? retryAfterFromHeaders?.(response.headers);
+  const retryAfterMs =
+    parseRetryAfter(response.headers.get('retry-after')) ?? retryAfterFromHeaders?.(response.headers);
   throw errorForStatus(status, message + hint, { retryAfterMs });
 }
 
@@ -94,7 +100,10 @@ async function readExcerpt(response: Response): Promise<string> {
     // Frees the connection without downloading the rest.
     await reader.cancel().catch(() => undefined);
   }
-  const text = new TextDecoder().decode(Buffer.concat(chunks).subarray(0, ERROR_BODY_BYTES)).replace(/\s+/g, ' ').trim();
+  const text = new TextDecoder()
+    .decode(Buffer.concat(chunks).subarray(0, ERROR_BODY_BYTES))
+    .replace(/\s+/g, ' ')
+    .trim();
   // Cut to its length in the attempt's record by the worker, after the secrets are masked (delivery/attempt-error.ts):
   // a secret across the cut would otherwise keep its first half.
   return text;

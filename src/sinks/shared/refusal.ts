@@ -23,7 +23,15 @@ export function parseJson(text: string): unknown {
 }
 
 /** The same error with another message: its class, status and wait kept, the original as its cause. */
-export function reworded(err: RetryableError | PermanentError, message: string, { retryAfterMs }: { retryAfterMs?: number } = {}): RetryableError | PermanentError {
+export function reworded(
+  err: RetryableError | PermanentError,
+  message: string,
+  { retryAfterMs }: { retryAfterMs?: number } = {},
+): RetryableError | PermanentError {
   if (err instanceof PermanentError) return new PermanentError(message, { status: err.status, cause: err });
-  return new RetryableError(message, { status: err.status, retryAfterMs: err.retryAfterMs ?? retryAfterMs, cause: err });
+  return new RetryableError(message, {
+    status: err.status,
+    retryAfterMs: err.retryAfterMs ?? retryAfterMs,
+    cause: err,
+  });
 }

@@ -7,10 +7,13 @@ import { z } from 'zod';
  * is no http(s) URL at all.
  */
 export function serviceUrl(option: string, invalid = `${option} must be an https:// URL`) {
-  return z.url({ protocol: /^https?$/, error: invalid }).refine((value) => {
-    // zod runs this check even after the URL check failed; that failure is the one worth reporting.
-    if (!URL.canParse(value)) return true;
-    const { protocol, hostname } = new URL(value);
-    return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
-  }, { error: `${option} must be https:// (plain http only to localhost)` });
+  return z.url({ protocol: /^https?$/, error: invalid }).refine(
+    (value) => {
+      // zod runs this check even after the URL check failed; that failure is the one worth reporting.
+      if (!URL.canParse(value)) return true;
+      const { protocol, hostname } = new URL(value);
+      return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
+    },
+    { error: `${option} must be https:// (plain http only to localhost)` },
+  );
 }

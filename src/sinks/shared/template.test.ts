@@ -21,7 +21,9 @@ describe('map templates (contract section 9)', () => {
     expect(compileTemplate('{{ problems }}')(record)).toEqual(record.problems);
     expect(compileTemplate('{{ extra.tags }}')(record)).toEqual(['a', 'b']);
     expect(compileTemplate('{{ conflicts_with }}')(record)).toBeUndefined();
-    expect(compileMap({ duration: '{{ call_duration }}', other: '{{ data.nowhere }}' }).render(record)).toEqual({ duration: 184 });
+    expect(compileMap({ duration: '{{ call_duration }}', other: '{{ data.nowhere }}' }).render(record)).toEqual({
+      duration: 184,
+    });
   });
 
   it('writes text where a template has other text, a missing value as empty text', () => {
@@ -32,7 +34,10 @@ describe('map templates (contract section 9)', () => {
   });
 
   it('takes a template apart into the text around its placeholders and the paths they name', () => {
-    expect(templateParts('callhook.{{hook}}.{{ data.call_outcome }}')).toEqual({ texts: ['callhook.', '.', ''], paths: ['hook', 'data.call_outcome'] });
+    expect(templateParts('callhook.{{hook}}.{{ data.call_outcome }}')).toEqual({
+      texts: ['callhook.', '.', ''],
+      paths: ['hook', 'data.call_outcome'],
+    });
     expect(templateParts('plain')).toEqual({ texts: ['plain'], paths: [] });
   });
 
@@ -48,7 +53,10 @@ describe('map templates (contract section 9)', () => {
     expect(compileTemplate('{{ toString }}')(record)).toBeUndefined();
     expect(compileTemplate('{{ data.__proto__ }}')(record)).toBeUndefined();
     expect(compileMap({ note: '{{ extra.constructor }}', id: '{{ id }}' }).render(record)).toEqual({ id: record.id });
-    const withKey = { ...record, extra: JSON.parse('{"constructor":"plain data","__proto__":"also"}') as Record<string, unknown> };
+    const withKey = {
+      ...record,
+      extra: JSON.parse('{"constructor":"plain data","__proto__":"also"}') as Record<string, unknown>,
+    };
     expect(compileTemplate('{{ constructor }}')(withKey)).toBe('plain data');
     expect(compileTemplate('{{ extra.__proto__ }}')(withKey)).toBe('also');
   });
@@ -58,7 +66,10 @@ describe('map templates (contract section 9)', () => {
     expect(() => compileTemplate('{{ hook.name }}')).toThrow('hook has no fields');
     const parsed = mapSchema.safeParse({ ok: '{{ id }}', contact: 'x {{ caller.name }}' });
     expect(parsed.success).toBe(false);
-    expect(parsed.error!.issues[0]).toMatchObject({ path: ['contact'], message: expect.stringContaining('unknown root "caller"') });
+    expect(parsed.error!.issues[0]).toMatchObject({
+      path: ['contact'],
+      message: expect.stringContaining('unknown root "caller"'),
+    });
     expect(templateSchema.safeParse('calls.{{ nope.x }}').success).toBe(false);
     expect(mapSchema.parse({ id: '{{ id }}', when: '{{ received_at }}' }).targets).toEqual(['id', 'when']);
   });

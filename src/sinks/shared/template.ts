@@ -8,7 +8,19 @@ import type { CallRecord } from '../../record.js';
  */
 
 /** The record's own fields a template may name; `data.<field>` and `extra.<field>` name one field of those. */
-const ROOTS = ['id', 'hook', 'dedup_key', 'received_at', 'source', 'revision', 'platform', 'conflicts_with', 'problems', 'data', 'extra'] as const;
+const ROOTS = [
+  'id',
+  'hook',
+  'dedup_key',
+  'received_at',
+  'source',
+  'revision',
+  'platform',
+  'conflicts_with',
+  'problems',
+  'data',
+  'extra',
+] as const;
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const FIELD = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
@@ -31,7 +43,8 @@ function lookup(path: string): Lookup {
     if (rest !== undefined) throw new Error(`{{ ${path} }}: ${root} has no fields`);
     return (record) => (record as unknown as Record<string, unknown>)[root];
   }
-  if (rest !== undefined || !FIELD.test(path)) throw new Error(`{{ ${path} }}: unknown root "${root}" (known: ${ROOTS.join(', ')}, or a bare field name)`);
+  if (rest !== undefined || !FIELD.test(path))
+    throw new Error(`{{ ${path} }}: unknown root "${root}" (known: ${ROOTS.join(', ')}, or a bare field name)`);
   // A bare name is a field: declared (data) first, then as received (extra).
   return (record) => own(record.data, path) ?? own(record.extra, path);
 }
@@ -41,7 +54,9 @@ function lookup(path: string): Lookup {
  * what every object inherits (contract section 3: such keys are plain data).
  */
 function own(fields: unknown, name: string): unknown {
-  return fields !== null && typeof fields === 'object' && Object.hasOwn(fields, name) ? (fields as Record<string, unknown>)[name] : undefined;
+  return fields !== null && typeof fields === 'object' && Object.hasOwn(fields, name)
+    ? (fields as Record<string, unknown>)[name]
+    : undefined;
 }
 
 export function compileTemplate(text: string): Template {

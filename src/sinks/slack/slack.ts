@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
 import { sendRequest } from '../shared/http-response.js';
-import { caller, text, truncate as cutText } from '../shared/record-fields.js';
+import { caller, truncate as cutText, text } from '../shared/record-fields.js';
 import { defineSinkType } from '../sink.js';
 
 /** Block Kit limits (https://api.slack.com/reference/block-kit/blocks): longer text makes Slack refuse the whole message. */
@@ -18,15 +18,20 @@ const SENTIMENT_EMOJI: Readonly<Record<string, string>> = {
 };
 
 /** The webhook URL is itself the credential, so only https leaves the machine; plain http is for a local fake. */
-const webhookUrl = z.url({
-  protocol: /^https?$/,
-  error: 'webhook_url must be an https:// Slack incoming webhook URL',
-}).refine((value) => {
-  // zod runs this check even after the URL check failed; that failure is the one worth reporting.
-  if (!URL.canParse(value)) return true;
-  const { protocol, hostname } = new URL(value);
-  return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
-}, { error: 'webhook_url must be https:// (plain http only to localhost)' });
+const webhookUrl = z
+  .url({
+    protocol: /^https?$/,
+    error: 'webhook_url must be an https:// Slack incoming webhook URL',
+  })
+  .refine(
+    (value) => {
+      // zod runs this check even after the URL check failed; that failure is the one worth reporting.
+      if (!URL.canParse(value)) return true;
+      const { protocol, hostname } = new URL(value);
+      return protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
+    },
+    { error: 'webhook_url must be https:// (plain http only to localhost)' },
+  );
 
 /** Posts a readable summary of each call to a Slack channel through an incoming webhook. */
 export const slackSink = defineSinkType({
@@ -36,7 +41,10 @@ export const slackSink = defineSinkType({
     // Honoured only by legacy webhooks; a Slack app's webhook always posts as the app to its own channel.
     channel: z.string().min(1, { error: 'channel must not be empty' }).optional(),
     username: z.string().min(1, { error: 'username must not be empty' }).optional(),
-    icon_emoji: z.string().regex(/^:[a-z0-9_+'-]+:$/, { error: 'icon_emoji must look like :telephone_receiver:' }).optional(),
+    icon_emoji: z
+      .string()
+      .regex(/^:[a-z0-9_+'-]+:$/, { error: 'icon_emoji must look like :telephone_receiver:' })
+      .optional(),
   }),
   create({ webhook_url: url, channel, username, icon_emoji }) {
     return {
@@ -60,7 +68,10 @@ export function slackMessage(record: CallRecord): { text: string; blocks: unknow
   const emoji = (sentiment && SENTIMENT_EMOJI[sentiment.toLowerCase()]) ?? ':grey_question:';
   const who = name && phone ? `${name} (${phone})` : (name ?? phone ?? 'unknown caller');
 
-  const field = (label: string, text: string) => ({ type: 'mrkdwn', text: truncate(`*${label}*\n${escape(text)}`, FIELD_TEXT) });
+  const field = (label: string, text: string) => ({
+    type: 'mrkdwn',
+    text: truncate(`*${label}*\n${escape(text)}`, FIELD_TEXT),
+  });
   const blocks: unknown[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(`📞 ${who}`, HEADER_TEXT), emoji: true } },
     {
@@ -81,7 +92,10 @@ export function slackMessage(record: CallRecord): { text: string; blocks: unknow
     const lines = record.problems.map((p) => `• \`${escape(p.field)}\` ${escape(p.code)}: ${escape(p.message)}`);
     blocks.push(section(`:warning: *Problems*\n${lines.join('\n')}`));
   }
-  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escape(`${record.hook} · ${record.id} · ${record.received_at}`) }] });
+  blocks.push({
+    type: 'context',
+    elements: [{ type: 'mrkdwn', text: escape(`${record.hook} · ${record.id} · ${record.received_at}`) }],
+  });
   return { text: truncate(escape(`Call from ${who}: ${outcome}`), FALLBACK_TEXT), blocks };
 }
 

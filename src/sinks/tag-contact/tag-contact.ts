@@ -1,8 +1,8 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CallingServiceError, createClient, type TagContactRequest } from '../../client/index.js';
-import type { CallRecord } from '../../record.js';
 import { errorForStatus } from '../../delivery/classify.js';
+import type { CallRecord } from '../../record.js';
 import { parseRetryAfter } from '../shared/http-response.js';
 import { samePhone } from '../shared/phone.js';
 import { text as fieldText, truncate } from '../shared/record-fields.js';
@@ -23,8 +23,15 @@ export const tagContactSink = defineSinkType({
   defaults: { concurrency: 1 },
   secretOptions: ['api_key'],
   options: z.strictObject({
-    api_url: z.url({ protocol: /^https?$/, error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1' })
-      .refine((url) => !URL.canParse(url) || new URL(url).pathname.replace(/\/+$/, '').endsWith('/api/v1'), 'api_url must end in /api/v1 (spec section 9)'),
+    api_url: z
+      .url({
+        protocol: /^https?$/,
+        error: 'api_url must be the http(s) base URL of the calling service, ending in /api/v1',
+      })
+      .refine(
+        (url) => !URL.canParse(url) || new URL(url).pathname.replace(/\/+$/, '').endsWith('/api/v1'),
+        'api_url must end in /api/v1 (spec section 9)',
+      ),
     api_key: text,
     tag_id: text,
     job_title: text.optional(),

@@ -1,6 +1,6 @@
 import { sendRequest } from '../shared/http-response.js';
-import { PermanentError } from '../sink.js';
 import { parseJson } from '../shared/refusal.js';
+import { PermanentError } from '../sink.js';
 import { crmError, refusal, zohoError, zohoRetryAfter } from './reply.js';
 import type { TokenSource } from './token.js';
 
@@ -24,7 +24,11 @@ export interface ZohoReply<T> {
 }
 
 export interface ZohoClient {
-  request<T>(method: Method, path: string, options?: { query?: Record<string, string>; body?: unknown }): Promise<ZohoReply<T>>;
+  request<T>(
+    method: Method,
+    path: string,
+    options?: { query?: Record<string, string>; body?: unknown },
+  ): Promise<ZohoReply<T>>;
 }
 
 export interface ClientOptions {
@@ -36,10 +40,18 @@ export interface ClientOptions {
 export function zohoClient({ apiUrl, tokens, signal }: ClientOptions): ZohoClient {
   const base = apiUrl.replace(/\/+$/, '');
   return {
-    async request<T>(method: Method, path: string, { query, body }: { query?: Record<string, string>; body?: unknown } = {}): Promise<ZohoReply<T>> {
+    async request<T>(
+      method: Method,
+      path: string,
+      { query, body }: { query?: Record<string, string>; body?: unknown } = {},
+    ): Promise<ZohoReply<T>> {
       const url = `${base}${path}${query ? `?${new URLSearchParams(query)}` : ''}`;
       const send = (token: string) => {
-        const headers: Record<string, string> = { authorization: `Zoho-oauthtoken ${token}`, accept: 'application/json', 'user-agent': 'callhook' };
+        const headers: Record<string, string> = {
+          authorization: `Zoho-oauthtoken ${token}`,
+          accept: 'application/json',
+          'user-agent': 'callhook',
+        };
         if (body !== undefined) headers['content-type'] = 'application/json';
         const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
         return sendRequest(url, init, { signal, retryAfterFromHeaders: zohoRetryAfter });

@@ -1,11 +1,11 @@
 import type { CallRecord } from '../../record.js';
+import { type FoundContact, mostRecentlyUpdated } from '../shared/contact-choice.js';
 import { phoneSpellings, samePhone } from '../shared/phone.js';
 import { caller } from '../shared/record-fields.js';
 import type { CompiledMap } from '../shared/template.js';
 import { PermanentError } from '../sink.js';
 import type { ZohoClient } from './client.js';
-import { resultId, type ActionReply } from './reply.js';
-import { mostRecentlyUpdated, type FoundContact } from '../shared/contact-choice.js';
+import { type ActionReply, resultId } from './reply.js';
 
 export type { FoundContact };
 
@@ -42,8 +42,16 @@ export function contactFields(record: CallRecord, map: CompiledMap | undefined):
  * and fields marked unique, so it is `Email` alone: Phone is neither in a Zoho org as it comes, and a phone is
  * matched by a search instead, which also finds it written another way.
  */
-export async function upsertByEmail(client: ZohoClient, module: Module, email: string, fields: Fields): Promise<FoundContact> {
-  const upsert = (data: Fields) => client.request<ActionReply>('POST', `/crm/v6/${module}/upsert`, { body: { data: [data], duplicate_check_fields: ['Email'] } });
+export async function upsertByEmail(
+  client: ZohoClient,
+  module: Module,
+  email: string,
+  fields: Fields,
+): Promise<FoundContact> {
+  const upsert = (data: Fields) =>
+    client.request<ActionReply>('POST', `/crm/v6/${module}/upsert`, {
+      body: { data: [data], duplicate_check_fields: ['Email'] },
+    });
   const data = { ...fields, Email: fields.Email ?? email };
   try {
     return { id: resultId((await upsert(data)).body, `the ${singular(module)}`) };
@@ -62,21 +70,45 @@ export async function upsertByEmail(client: ZohoClient, module: Module, email: s
  * Mobile at once, what comes back is checked against the record's number, and of several the most recently
  * modified is taken.
  */
-export async function findByPhone(client: ZohoClient, module: Module, phone: string): Promise<FoundContact | undefined> {
+export async function findByPhone(
+  client: ZohoClient,
+  module: Module,
+  phone: string,
+): Promise<FoundContact | undefined> {
   const { spellings } = phoneSpellings(phone);
-  const criteria = spellings.flatMap((spelling) => ['Phone', 'Mobile'].map((field) => `(${field}:equals:${spelling.replace(/[\\(),]/g, '\\$&')})`));
-  const reply = await client.request<{ data?: ZohoRecord[] }>('GET', `/crm/v6/${module}/search`, { query: { criteria: `(${criteria.join('or')})` } });
-  const matches = (reply.body?.data ?? []).filter((r) => samePhone(r.Phone ?? undefined, phone) || samePhone(r.Mobile ?? undefined, phone));
+  const criteria = spellings.flatMap((spelling) =>
+    ['Phone', 'Mobile'].map((field) => `(${field}:equals:${spelling.replace(/[\\(),]/g, '\\$&')})`),
+  );
+  const reply = await client.request<{ data?: ZohoRecord[] }>('GET', `/crm/v6/${module}/search`, {
+    query: { criteria: `(${criteria.join('or')})` },
+  });
+  const matches = (reply.body?.data ?? []).filter(
+    (r) => samePhone(r.Phone ?? undefined, phone) || samePhone(r.Mobile ?? undefined, phone),
+  );
   return mostRecentlyUpdated(matches, (r) => r.Modified_Time, `Zoho CRM ${module} have ${phone}`);
 }
 
 /** `PUT /crm/v6/<module>` with the id, or `POST /crm/v6/<module>` for a caller Zoho does not know yet. */
-export async function updateOrCreate(client: ZohoClient, module: Module, found: FoundContact | undefined, fields: Fields): Promise<FoundContact> {
+export async function updateOrCreate(
+  client: ZohoClient,
+  module: Module,
+  found: FoundContact | undefined,
+  fields: Fields,
+): Promise<FoundContact> {
   if (found) {
-    resultId((await client.request<ActionReply>('PUT', `/crm/v6/${module}`, { body: { data: [{ ...fields, id: found.id }] } })).body, `the ${singular(module)}`);
+    resultId(
+      (await client.request<ActionReply>('PUT', `/crm/v6/${module}`, { body: { data: [{ ...fields, id: found.id }] } }))
+        .body,
+      `the ${singular(module)}`,
+    );
     return found;
   }
-  return { id: resultId((await client.request<ActionReply>('POST', `/crm/v6/${module}`, { body: { data: [withLastName(fields)] } })).body, `the ${singular(module)}`) };
+  return {
+    id: resultId(
+      (await client.request<ActionReply>('POST', `/crm/v6/${module}`, { body: { data: [withLastName(fields)] } })).body,
+      `the ${singular(module)}`,
+    ),
+  };
 }
 
 /**
@@ -93,7 +125,6 @@ function withLastName(fields: Fields): Fields {
 function missingLastName(err: unknown): boolean {
   return err instanceof PermanentError && /MANDATORY_NOT_FOUND\b.*\(Last_Name\)/.test(err.message);
 }
-
 
 function singular(module: Module): string {
   return module === 'Leads' ? 'lead' : 'contact';

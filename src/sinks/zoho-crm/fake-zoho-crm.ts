@@ -66,7 +66,17 @@ export interface FakeZohoCrm {
 }
 
 /** The fields of Contacts and Leads a test may write; anything else is INVALID_DATA, as an unknown API name is. */
-const FIELDS = new Set(['First_Name', 'Last_Name', 'Email', 'Phone', 'Mobile', 'Description', 'Lead_Source', 'Company', 'Title']);
+const FIELDS = new Set([
+  'First_Name',
+  'Last_Name',
+  'Email',
+  'Phone',
+  'Mobile',
+  'Description',
+  'Lead_Source',
+  'Company',
+  'Title',
+]);
 /** System-defined duplicate check fields of Contacts and Leads (upsert-records.html); no field is marked unique here. */
 const UNIQUE = new Set(['Email']);
 
@@ -112,17 +122,19 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
       return id;
     },
     notesOf: (parentId) => notes.filter((n) => (n.Parent_Id as { id: string }).id === parentId),
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 
   /** Answers one request: [status, body] (no body for a 204). */
   function handle(request: FakeRequest): [number, unknown] {
     const { method, path, query, headers, body } = request;
     if (path === '/oauth/v2/token') return token(method, body as URLSearchParams | undefined, headers);
-    if (!path.startsWith('/crm/v6/')) return [404, error('INVALID_URL_PATTERN', 'Please check if the URL trying to access is a correct one')];
+    if (!path.startsWith('/crm/v6/'))
+      return [404, error('INVALID_URL_PATTERN', 'Please check if the URL trying to access is a correct one')];
     const auth = /^Zoho-oauthtoken (\S+)$/.exec(headers.authorization ?? '');
     if (!auth) return [401, error('AUTHENTICATION_FAILURE', 'Authentication failed')];
     if (!tokens.has(auth[1]!)) return [401, error('INVALID_TOKEN', 'invalid oauth token')];
@@ -146,29 +158,57 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
 
   /** https://www.zoho.com/crm/developer/docs/api/v6/refresh.html; refused grants answer 200 with `error`, as Zoho does. */
   function token(method: string, form: URLSearchParams | undefined, headers: IncomingHttpHeaders): [number, unknown] {
-    if (method !== 'POST' || !String(headers['content-type']).startsWith('application/x-www-form-urlencoded') || !form) return [400, { error: 'invalid_request' }];
+    if (method !== 'POST' || !String(headers['content-type']).startsWith('application/x-www-form-urlencoded') || !form)
+      return [400, { error: 'invalid_request' }];
     if (throttled > 0) {
       throttled--;
-      return [400, { error_description: 'You have made too many requests continuously. Please try again after some time.', error: 'Access Denied', status: 'failure' }];
+      return [
+        400,
+        {
+          error_description: 'You have made too many requests continuously. Please try again after some time.',
+          error: 'Access Denied',
+          status: 'failure',
+        },
+      ];
     }
     if (form.get('grant_type') !== 'refresh_token') return [200, { error: 'unsupported_grant_type' }];
-    if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) return [200, { error: 'invalid_client' }];
+    if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret)
+      return [200, { error: 'invalid_client' }];
     if (form.get('refresh_token') !== refreshToken || revoked) return [200, { error: 'invalid_code' }];
     const access = `1000.${randomBytes(16).toString('hex')}.${randomBytes(16).toString('hex')}`;
     tokens.add(access);
     fake.granted.push(access);
-    return [200, { access_token: access, scope: 'ZohoCRM.modules.ALL', api_domain: fake.url, token_type: 'Bearer', expires_in: fake.expiresIn }];
+    return [
+      200,
+      {
+        access_token: access,
+        scope: 'ZohoCRM.modules.ALL',
+        api_domain: fake.url,
+        token_type: 'Bearer',
+        expires_in: fake.expiresIn,
+      },
+    ];
   }
 
   /** `{ data: [one object] }`, every key a known field API name: else Zoho's 400 (insert-records.html). */
   function oneRecord(body: unknown, allowed: Set<string>): Row | [number, unknown] {
     const data = (body as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data) || data.length !== 1 || data[0] === null || typeof data[0] !== 'object' || Array.isArray(data[0])) {
+    if (
+      !Array.isArray(data) ||
+      data.length !== 1 ||
+      data[0] === null ||
+      typeof data[0] !== 'object' ||
+      Array.isArray(data[0])
+    ) {
       return [400, error('INVALID_DATA', 'invalid data', { expected_data_type: 'jsonarray', api_name: 'data' })];
     }
     const row = data[0] as Row;
     const unknown = Object.keys(row).find((key) => !allowed.has(key));
-    if (unknown !== undefined) return [400, recordError('INVALID_DATA', 'invalid data', { api_name: unknown, json_path: `$.data[0].${unknown}` })];
+    if (unknown !== undefined)
+      return [
+        400,
+        recordError('INVALID_DATA', 'invalid data', { api_name: unknown, json_path: `$.data[0].${unknown}` }),
+      ];
     return row;
   }
 
@@ -183,11 +223,33 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
   }
 
   function success(row: Row, action: 'insert' | 'update', extra: Row = {}): unknown {
-    const details = { Modified_Time: row.Modified_Time, Created_Time: row.Created_Time, id: row.id, Modified_By: { name: 'Test', id: '1' }, Created_By: { name: 'Test', id: '1' } };
-    return { data: [{ code: 'SUCCESS', ...extra, details, message: action === 'insert' ? 'record added' : 'record updated', status: 'success' }] };
+    const details = {
+      Modified_Time: row.Modified_Time,
+      Created_Time: row.Created_Time,
+      id: row.id,
+      Modified_By: { name: 'Test', id: '1' },
+      Created_By: { name: 'Test', id: '1' },
+    };
+    return {
+      data: [
+        {
+          code: 'SUCCESS',
+          ...extra,
+          details,
+          message: action === 'insert' ? 'record added' : 'record updated',
+          status: 'success',
+        },
+      ],
+    };
   }
 
-  const missingLastName = [400, recordError('MANDATORY_NOT_FOUND', 'required field not found', { api_name: 'Last_Name', json_path: '$.data[0].Last_Name' })] as [number, unknown];
+  const missingLastName = [
+    400,
+    recordError('MANDATORY_NOT_FOUND', 'required field not found', {
+      api_name: 'Last_Name',
+      json_path: '$.data[0].Last_Name',
+    }),
+  ] as [number, unknown];
 
   /** https://www.zoho.com/crm/developer/docs/api/v6/upsert-records.html */
   function upsert(module: FakeModule, body: unknown): [number, unknown] {
@@ -198,10 +260,19 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
       return [400, error('INVALID_DATA', 'the field is not a unique field', { api_name: 'duplicate_check_fields' })];
     }
     const email = typeof row.Email === 'string' ? row.Email.toLowerCase() : undefined;
-    const existing = email === undefined ? undefined : records[module].find((r) => typeof r.Email === 'string' && r.Email.toLowerCase() === email);
+    const existing =
+      email === undefined
+        ? undefined
+        : records[module].find((r) => typeof r.Email === 'string' && r.Email.toLowerCase() === email);
     if (!existing && !row.Last_Name) return missingLastName;
     const written = write(module, existing, row);
-    return [existing ? 200 : 201, success(written, existing ? 'update' : 'insert', { duplicate_field: existing ? 'Email' : null, action: existing ? 'update' : 'insert' })];
+    return [
+      existing ? 200 : 201,
+      success(written, existing ? 'update' : 'insert', {
+        duplicate_field: existing ? 'Email' : null,
+        action: existing ? 'update' : 'insert',
+      }),
+    ];
   }
 
   function insert(module: FakeModule, body: unknown): [number, unknown] {
@@ -214,7 +285,8 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
   function update(module: FakeModule, body: unknown): [number, unknown] {
     const row = oneRecord(body, new Set([...FIELDS, 'id']));
     if (Array.isArray(row)) return row;
-    if (typeof row.id !== 'string') return [400, recordError('MANDATORY_NOT_FOUND', 'required field not found', { api_name: 'id' })];
+    if (typeof row.id !== 'string')
+      return [400, recordError('MANDATORY_NOT_FOUND', 'required field not found', { api_name: 'id' })];
     const existing = records[module].find((r) => r.id === row.id);
     if (!existing) return [400, recordError('INVALID_DATA', 'the id given seems to be invalid', { api_name: 'id' })];
     const { id: _, ...fields } = row;
@@ -232,32 +304,52 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
       const condition = String.raw`\((\w+):equals:((?:\\.|[^()\\])+)\)`;
       const whole = new RegExp(String.raw`^\(?${condition}(?:or${condition})*\)?$`);
       if (!whole.test(criteria)) return [400, error('INVALID_QUERY', 'invalid query formed', { reason: 'criteria' })];
-      const conditions = [...criteria.matchAll(new RegExp(condition, 'g'))].map((m) => [m[1]!, m[2]!.replace(/\\(.)/g, '$1')] as const);
+      const conditions = [...criteria.matchAll(new RegExp(condition, 'g'))].map(
+        (m) => [m[1]!, m[2]!.replace(/\\(.)/g, '$1')] as const,
+      );
       if (conditions.length > 10) return [400, error('LIMIT_EXCEEDED', 'the maximum criteria count is 10')];
       const unknown = conditions.find(([field]) => !FIELDS.has(field));
       if (unknown) return [400, error('INVALID_QUERY', 'invalid query formed', { api_name: unknown[0] })];
       matches = records[module].filter((r) => conditions.some(([field, value]) => r[field] === value));
     } else if (query.get('email') !== null) {
-      matches = records[module].filter((r) => typeof r.Email === 'string' && r.Email.toLowerCase() === query.get('email')!.toLowerCase());
+      matches = records[module].filter(
+        (r) => typeof r.Email === 'string' && r.Email.toLowerCase() === query.get('email')!.toLowerCase(),
+      );
     } else {
       return [400, error('REQUIRED_PARAM_MISSING', 'One of the expected parameter is missing', { param: 'criteria' })];
     }
     if (matches.length === 0) return [204, undefined];
-    return [200, { data: matches.map((r) => ({ ...r })), info: { per_page: 200, count: matches.length, page: 1, more_records: false } }];
+    return [
+      200,
+      {
+        data: matches.map((r) => ({ ...r })),
+        info: { per_page: 200, count: matches.length, page: 1, more_records: false },
+      },
+    ];
   }
 
   /** https://www.zoho.com/crm/developer/docs/api/v6/get-related-records.html: `fields` required, 204 when none. */
   function listNotes(module: FakeModule, parentId: string, query: URLSearchParams): [number, unknown] {
     const fields = query.get('fields');
-    if (!fields) return [400, error('REQUIRED_PARAM_MISSING', 'One of the expected parameter is missing', { param: 'fields' })];
-    if (!records[module].some((r) => r.id === parentId)) return [400, error('INVALID_DATA', 'the related id given seems to be invalid', { api_name: 'id' })];
+    if (!fields)
+      return [400, error('REQUIRED_PARAM_MISSING', 'One of the expected parameter is missing', { param: 'fields' })];
+    if (!records[module].some((r) => r.id === parentId))
+      return [400, error('INVALID_DATA', 'the related id given seems to be invalid', { api_name: 'id' })];
     const perPage = Number(query.get('per_page') ?? 200);
     const page = Number(query.get('page') ?? 1);
-    const all = fake.notesOf(parentId).filter((n) => (n.Parent_Id as { module: { api_name: string } }).module.api_name === module);
+    const all = fake
+      .notesOf(parentId)
+      .filter((n) => (n.Parent_Id as { module: { api_name: string } }).module.api_name === module);
     const slice = all.slice((page - 1) * perPage, page * perPage);
     if (slice.length === 0) return [204, undefined];
     const wanted = ['id', ...fields.split(',')];
-    return [200, { data: slice.map((n) => Object.fromEntries(wanted.map((f) => [f, n[f] ?? null]))), info: { per_page: perPage, count: slice.length, page, more_records: page * perPage < all.length } }];
+    return [
+      200,
+      {
+        data: slice.map((n) => Object.fromEntries(wanted.map((f) => [f, n[f] ?? null]))),
+        info: { per_page: perPage, count: slice.length, page, more_records: page * perPage < all.length },
+      },
+    ];
   }
 
   /** https://www.zoho.com/crm/developer/docs/api/v6/create-notes.html: `Parent_Id` is `{ module: { api_name }, id }`. */
@@ -266,10 +358,20 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
     if (Array.isArray(row)) return row;
     const parent = row.Parent_Id as { module?: { api_name?: unknown }; id?: unknown } | undefined;
     const module = parent?.module?.api_name;
-    if (typeof row.Note_Content !== 'string' || row.Note_Content === '') return [400, recordError('MANDATORY_NOT_FOUND', 'required field not found', { api_name: 'Note_Content' })];
-    if ((module !== 'Contacts' && module !== 'Leads') || typeof parent?.id !== 'string') return [400, recordError('INVALID_DATA', 'invalid data', { api_name: 'Parent_Id' })];
-    if (!records[module].some((r) => r.id === parent.id)) return [400, recordError('INVALID_DATA', 'the related id given seems to be invalid', { api_name: 'Parent_Id' })];
-    const note = { id: newId(), Note_Title: row.Note_Title ?? null, Note_Content: row.Note_Content, Parent_Id: { module: { api_name: module }, id: parent.id }, Created_Time: zohoTime(), Modified_Time: zohoTime() };
+    if (typeof row.Note_Content !== 'string' || row.Note_Content === '')
+      return [400, recordError('MANDATORY_NOT_FOUND', 'required field not found', { api_name: 'Note_Content' })];
+    if ((module !== 'Contacts' && module !== 'Leads') || typeof parent?.id !== 'string')
+      return [400, recordError('INVALID_DATA', 'invalid data', { api_name: 'Parent_Id' })];
+    if (!records[module].some((r) => r.id === parent.id))
+      return [400, recordError('INVALID_DATA', 'the related id given seems to be invalid', { api_name: 'Parent_Id' })];
+    const note = {
+      id: newId(),
+      Note_Title: row.Note_Title ?? null,
+      Note_Content: row.Note_Content,
+      Parent_Id: { module: { api_name: module }, id: parent.id },
+      Created_Time: zohoTime(),
+      Modified_Time: zohoTime(),
+    };
     notes.push(note);
     return [201, success(note, 'insert')];
   }
@@ -291,15 +393,30 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const text = Buffer.concat(chunks).toString('utf8');
       const type = String(req.headers['content-type'] ?? '');
-      const body = text === '' ? undefined : type.startsWith('application/x-www-form-urlencoded') ? new URLSearchParams(text) : parseBody(text);
-      const request: FakeRequest = { method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body, at: Date.now() };
+      const body =
+        text === ''
+          ? undefined
+          : type.startsWith('application/x-www-form-urlencoded')
+            ? new URLSearchParams(text)
+            : parseBody(text);
+      const request: FakeRequest = {
+        method: req.method ?? '',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+        at: Date.now(),
+      };
       requests.push(request);
-      const pending = failures.find((f) => f.times > 0 && (f.failure.match ?? ((r: FakeRequest) => r.path.startsWith('/crm/')))(request));
+      const pending = failures.find(
+        (f) => f.times > 0 && (f.failure.match ?? ((r: FakeRequest) => r.path.startsWith('/crm/')))(request),
+      );
       if (pending) pending.times--;
       const failure = pending?.failure;
       if (failure && !failure.lost) {
         const headers = typeof failure.headers === 'function' ? failure.headers(request) : failure.headers;
-        const body = typeof failure.body === 'function' ? (failure.body as (r: FakeRequest) => unknown)(request) : failure.body;
+        const body =
+          typeof failure.body === 'function' ? (failure.body as (r: FakeRequest) => unknown)(request) : failure.body;
         return reply(res, failure.status ?? 500, body ?? error('INTERNAL_ERROR', 'Internal Server Error'), headers);
       }
       const [status, answer] = handle(request);

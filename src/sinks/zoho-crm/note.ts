@@ -2,7 +2,7 @@ import type { CallRecord } from '../../record.js';
 import { text, truncate } from '../shared/record-fields.js';
 import type { ZohoClient } from './client.js';
 import type { Module } from './contact.js';
-import { resultId, type ActionReply } from './reply.js';
+import { type ActionReply, resultId } from './reply.js';
 
 /**
  * The call as a note on the contact or lead (contract section 10; https://www.zoho.com/crm/developer/docs/api/v6/create-notes.html).
@@ -52,12 +52,21 @@ export function noteContent(record: CallRecord): string {
  * The note already made for this record: `GET /crm/v6/<module>/<id>/Notes` with `fields` (which the related-records
  * API requires since v4), page by page; 204 when the record has no notes.
  */
-export async function findNote(client: ZohoClient, module: Module, parentId: string, record: CallRecord): Promise<FoundNote | undefined> {
+export async function findNote(
+  client: ZohoClient,
+  module: Module,
+  parentId: string,
+  record: CallRecord,
+): Promise<FoundNote | undefined> {
   const title = noteTitle(record);
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const reply = await client.request<{ data?: NoteRow[]; info?: { more_records?: boolean } }>('GET', `/crm/v6/${module}/${encodeURIComponent(parentId)}/Notes`, {
-      query: { fields: 'Note_Title,Note_Content', per_page: String(PER_PAGE), page: String(page) },
-    });
+    const reply = await client.request<{ data?: NoteRow[]; info?: { more_records?: boolean } }>(
+      'GET',
+      `/crm/v6/${module}/${encodeURIComponent(parentId)}/Notes`,
+      {
+        query: { fields: 'Note_Title,Note_Content', per_page: String(PER_PAGE), page: String(page) },
+      },
+    );
     const found = reply.body?.data?.find((note) => note.Note_Title === title);
     if (found) return { id: found.id, revision: revisionOf(found.Note_Content) };
     if (!reply.body?.info?.more_records) return undefined;
@@ -66,15 +75,34 @@ export async function findNote(client: ZohoClient, module: Module, parentId: str
 }
 
 /** `POST /crm/v6/Notes` with `Parent_Id` naming the record and its module (the v6 shape, an object since v4). */
-export async function createNote(client: ZohoClient, module: Module, parentId: string, record: CallRecord): Promise<string> {
-  const note = { Note_Title: noteTitle(record), Note_Content: noteContent(record), Parent_Id: { module: { api_name: module }, id: parentId } };
-  return resultId((await client.request<ActionReply>('POST', '/crm/v6/Notes', { body: { data: [note] } })).body, 'the note');
+export async function createNote(
+  client: ZohoClient,
+  module: Module,
+  parentId: string,
+  record: CallRecord,
+): Promise<string> {
+  const note = {
+    Note_Title: noteTitle(record),
+    Note_Content: noteContent(record),
+    Parent_Id: { module: { api_name: module }, id: parentId },
+  };
+  return resultId(
+    (await client.request<ActionReply>('POST', '/crm/v6/Notes', { body: { data: [note] } })).body,
+    'the note',
+  );
 }
 
 /** `PUT /crm/v6/Notes/<id>` (https://www.zoho.com/crm/developer/docs/api/v6/update-notes.html): title and content, its only writable fields. */
 export async function updateNote(client: ZohoClient, noteId: string, record: CallRecord): Promise<void> {
   const note = { Note_Title: noteTitle(record), Note_Content: noteContent(record) };
-  resultId((await client.request<ActionReply>('PUT', `/crm/v6/Notes/${encodeURIComponent(noteId)}`, { body: { data: [note] } })).body, 'the note');
+  resultId(
+    (
+      await client.request<ActionReply>('PUT', `/crm/v6/Notes/${encodeURIComponent(noteId)}`, {
+        body: { data: [note] },
+      })
+    ).body,
+    'the note',
+  );
 }
 
 function revisionOf(content: string | null | undefined): number {

@@ -46,14 +46,19 @@ export function zohoError(body: unknown): ZohoError | undefined {
 /** `INVALID_DATA: invalid data (Foo)`: Zoho's code, its message, and the field or parameter it names. */
 export function describe(error: ZohoError): string {
   const where = error.details?.api_name ?? error.details?.param;
-  return [error.code, error.message && `: ${error.message}`, typeof where === 'string' && ` (${where})`].filter(Boolean).join('');
+  return [error.code, error.message && `: ${error.message}`, typeof where === 'string' && ` (${where})`]
+    .filter(Boolean)
+    .join('');
 }
 
 /** A refused CRM request as the worker's error: its status kept (429 pauses the sink), its words Zoho's. */
 export function crmError(what: string, refused: Refusal, cause: unknown): RetryableError | PermanentError {
   const error = zohoError(refused.body);
   const said = error ? describe(error) : (cause as Error).message.replace(/^HTTP \d+: ?/, '');
-  return errorForStatus(refused.status, `Zoho CRM ${what}: HTTP ${refused.status}${said ? ` ${said}` : ''}`, { retryAfterMs: refused.retryAfterMs, cause });
+  return errorForStatus(refused.status, `Zoho CRM ${what}: HTTP ${refused.status}${said ? ` ${said}` : ''}`, {
+    retryAfterMs: refused.retryAfterMs,
+    cause,
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sendRequest } from '../shared/http-response.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { parseJson } from '../shared/refusal.js';
+import { PermanentError, RetryableError } from '../sink.js';
 import { refusal } from './reply.js';
 
 /**
@@ -47,17 +47,40 @@ interface TokenReply {
   error_description?: unknown;
 }
 
-export function zohoTokens({ tokenUrl, clientId, clientSecret, refreshToken, onToken, now = Date.now }: TokenOptions): TokenSource {
+export function zohoTokens({
+  tokenUrl,
+  clientId,
+  clientSecret,
+  refreshToken,
+  onToken,
+  now = Date.now,
+}: TokenOptions): TokenSource {
   let kept: { token: string; expiresAt: number } | undefined;
   let inFlight: Promise<string> | undefined;
 
   async function request(): Promise<string> {
-    const body = new URLSearchParams({ refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret, grant_type: 'refresh_token' });
-    const init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'callhook' }, body };
+    const body = new URLSearchParams({
+      refresh_token: refreshToken,
+      client_id: clientId,
+      client_secret: clientSecret,
+      grant_type: 'refresh_token',
+    });
+    const init = {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        'user-agent': 'callhook',
+      },
+      body,
+    };
     let status: number | undefined;
     let reply: TokenReply;
     try {
-      const response = await sendRequest(tokenUrl, init, { signal: new AbortController().signal, timeoutMs: TOKEN_TIMEOUT_MS });
+      const response = await sendRequest(tokenUrl, init, {
+        signal: new AbortController().signal,
+        timeoutMs: TOKEN_TIMEOUT_MS,
+      });
       status = response.status;
       reply = (parseJson(await response.text()) ?? {}) as TokenReply;
     } catch (err) {
@@ -105,11 +128,14 @@ function tokenError(reply: TokenReply, status: number | undefined): Error {
   const description = typeof reply.error_description === 'string' ? reply.error_description : undefined;
   const said = [code, description].filter(Boolean).join(': ') || 'no access_token in the reply';
   const message = `Zoho Accounts refused the access token request: ${said}`;
-  if (code !== undefined && PERMANENT.has(code)) return new PermanentError(message, { status: status !== undefined && status >= 400 ? status : undefined });
+  if (code !== undefined && PERMANENT.has(code))
+    return new PermanentError(message, { status: status !== undefined && status >= 400 ? status : undefined });
   // "Access Denied: You have made too many requests continuously": Zoho throttles token requests. Every delivery needs
   // a token, so it is a rate limit of the whole sink (contract section 9), waiting the worker's back-off step.
   const throttled = code === 'Access Denied' || /too many requests/i.test(description ?? '');
-  return new RetryableError(message, { status: throttled ? 429 : status !== undefined && status >= 400 ? status : undefined });
+  return new RetryableError(message, {
+    status: throttled ? 429 : status !== undefined && status >= 400 ? status : undefined,
+  });
 }
 
 /** The shared request, given up by this one delivery when its own signal fires (the others still wait for it). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maskFetchedTokens } from '../shared/fetched-tokens.js';
 import { caller } from '../shared/record-fields.js';
 import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema } from '../shared/template.js';
@@ -7,7 +8,6 @@ import { zohoClient } from './client.js';
 import { contactFields, findByPhone, updateOrCreate, upsertByEmail } from './contact.js';
 import { createNote, findNote, updateNote } from './note.js';
 import { zohoTokens } from './token.js';
-import { maskFetchedTokens } from '../shared/fetched-tokens.js';
 
 /**
  * Zoho CRM (contract section 10): the caller as a contact (or a lead), found by email, else by phone, updated or
@@ -15,7 +15,11 @@ import { maskFetchedTokens } from '../shared/fetched-tokens.js';
  * call rewrites its note. The access token comes from the refresh-token grant and is shared by every delivery.
  */
 
-const text = (option: string) => z.string({ error: `${option} is required` }).trim().min(1, { error: `${option} must not be empty` });
+const text = (option: string) =>
+  z
+    .string({ error: `${option} is required` })
+    .trim()
+    .min(1, { error: `${option} must not be empty` });
 
 export const zohoCrmSink = defineSinkType({
   defaults: {
@@ -42,15 +46,26 @@ export const zohoCrmSink = defineSinkType({
     map: mapSchema.optional(),
   }),
   create({ client_id, client_secret, refresh_token, module, token_url, api_url, map }, context) {
-    const tokens = zohoTokens({ tokenUrl: token_url, clientId: client_id, clientSecret: client_secret, refreshToken: refresh_token, onToken: maskFetchedTokens(context.secret) });
+    const tokens = zohoTokens({
+      tokenUrl: token_url,
+      clientId: client_id,
+      clientSecret: client_secret,
+      refreshToken: refresh_token,
+      onToken: maskFetchedTokens(context.secret),
+    });
     return {
       async deliver(record, { signal }) {
         const { email, phone } = caller(record);
         // No address and no number in E.164: nothing to find the caller by, nor to tell a new contact apart later.
-        if (!email && !phone) throw new PermanentError('the record has neither email_address nor a valid phone_number: no way to find or create the caller in Zoho CRM');
+        if (!email && !phone)
+          throw new PermanentError(
+            'the record has neither email_address nor a valid phone_number: no way to find or create the caller in Zoho CRM',
+          );
         const client = zohoClient({ apiUrl: api_url, tokens, signal });
         const fields = contactFields(record, map);
-        const contact = email ? await upsertByEmail(client, module, email, fields) : await updateOrCreate(client, module, await findByPhone(client, module, phone!), fields);
+        const contact = email
+          ? await upsertByEmail(client, module, email, fields)
+          : await updateOrCreate(client, module, await findByPhone(client, module, phone!), fields);
         const note = await findNote(client, module, contact.id, record);
         if (!note) await createNote(client, module, contact.id, record);
         else if (record.revision > note.revision) await updateNote(client, note.id, record);

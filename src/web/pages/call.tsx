@@ -1,5 +1,5 @@
-import { Hono, type Context } from 'hono';
-import { receiptJson, type ReceiptJson } from '../../admin/receipts.js';
+import { type Context, Hono } from 'hono';
+import { type ReceiptJson, receiptJson } from '../../admin/receipts.js';
 import type { Problem } from '../../record.js';
 import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/admin-queries.js';
 import { CardTable, Note, Pre, Tag, Time } from '../components.js';
@@ -17,7 +17,13 @@ export function callPage(ctx: WebContext): Hono {
     .get('/:id', async (c) => {
       const id = c.req.param('id');
       const { receipts, deliveries, attempts, edits, ...call } = await ctx.calls.showCall(id);
-      const view = ctx.shown({ call, receipts: receipts.map((r) => receiptJson(r, ctx.maskBody)), deliveries, attempts, edits });
+      const view = ctx.shown({
+        call,
+        receipts: receipts.map((r) => receiptJson(r, ctx.maskBody)),
+        deliveries,
+        attempts,
+        edits,
+      });
       return c.render(<Call ctx={ctx} {...view} done={doneMessage(c)} />, { title: `Call ${id}`, section: 'calls' });
     })
     .post('/:id/redeliver', async (c) => {
@@ -50,7 +56,9 @@ function doneMessage(c: Context): string | undefined {
     case 'reviewed':
       return 'Marked reviewed: the call leaves the review queue.';
     case 'redelivered':
-      return n === 0 ? 'Nothing to redeliver: the deliveries asked for are pending or in flight already.' : `Redelivery scheduled: ${deliveries}.`;
+      return n === 0
+        ? 'Nothing to redeliver: the deliveries asked for are pending or in flight already.'
+        : `Redelivery scheduled: ${deliveries}.`;
     case 'released':
       return `Released to ${n} ${n === 1 ? 'sink' : 'sinks'}.`;
     case 'ingested':
@@ -70,7 +78,15 @@ interface CallView {
   edits: CallEdit[];
 }
 
-function Call({ ctx, call: { record, status, raw, duplicates }, receipts, deliveries, attempts, edits, done }: CallView & { ctx: WebContext; done?: string }) {
+function Call({
+  ctx,
+  call: { record, status, raw, duplicates },
+  receipts,
+  deliveries,
+  attempts,
+  edits,
+  done,
+}: CallView & { ctx: WebContext; done?: string }) {
   const reviewed = edits.some((e) => e.reviewed && e.revision === record.revision);
   const hook = ctx.hooks.get(record.hook);
   const declared = hook?.config.parameters.map((p) => p.identifier) ?? [];
@@ -165,7 +181,9 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
                 {required.has(field) && <span class="muted req"> (required)</span>}
               </span>
             </th>
-            <td data-label="Value">{field in record.data ? String(record.data[field]) : <span class="muted">—</span>}</td>
+            <td data-label="Value">
+              {field in record.data ? String(record.data[field]) : <span class="muted">—</span>}
+            </td>
             <td data-label="Problems">
               {problemsOf(field).length > 0 && (
                 <div>
@@ -180,10 +198,18 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
       </CardTable>
 
       <h2>Edits</h2>
-      {edits.length === 0 ? <p class="muted">Not edited: the record is as received.</p> : <EditHistory ctx={ctx} edits={edits} />}
+      {edits.length === 0 ? (
+        <p class="muted">Not edited: the record is as received.</p>
+      ) : (
+        <EditHistory ctx={ctx} edits={edits} />
+      )}
 
       <h2>Extra</h2>
-      {Object.keys(record.extra).length === 0 ? <p class="muted">No undeclared fields.</p> : <Pre value={record.extra} label="Extra fields" />}
+      {Object.keys(record.extra).length === 0 ? (
+        <p class="muted">No undeclared fields.</p>
+      ) : (
+        <Pre value={record.extra} label="Extra fields" />
+      )}
 
       <h2>Raw request</h2>
       <p class="muted">
@@ -193,7 +219,17 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
       <Pre value={raw.body} label="Raw request body" />
 
       <h2>Receipts</h2>
-      <CardTable label="Receipts" columns={['Received', 'Outcome', { text: 'Status', num: true }, 'Content type', { text: 'Bytes', num: true }, 'Body or error']}>
+      <CardTable
+        label="Receipts"
+        columns={[
+          'Received',
+          'Outcome',
+          { text: 'Status', num: true },
+          'Content type',
+          { text: 'Bytes', num: true },
+          'Body or error',
+        ]}
+      >
         {receipts.map((r) => (
           <tr>
             <td data-label="Received">
@@ -209,13 +245,13 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
             </td>
             <td data-label="Body or error">
               <div>
-              {r.error && <div class="problem">{r.error}</div>}
-              {(r.rawBody ?? r.rawBodyBase64) !== undefined && (
-                <details>
-                  <summary>{r.rawBody !== undefined ? 'Body as received' : 'Body as received (base64)'}</summary>
-                  <Pre value={r.rawBody ?? r.rawBodyBase64} label={`Body of receipt ${r.id}`} />
-                </details>
-              )}
+                {r.error && <div class="problem">{r.error}</div>}
+                {(r.rawBody ?? r.rawBodyBase64) !== undefined && (
+                  <details>
+                    <summary>{r.rawBody !== undefined ? 'Body as received' : 'Body as received (base64)'}</summary>
+                    <Pre value={r.rawBody ?? r.rawBodyBase64} label={`Body of receipt ${r.id}`} />
+                  </details>
+                )}
               </div>
             </td>
           </tr>
@@ -223,7 +259,11 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
       </CardTable>
 
       <h2>Deliveries</h2>
-      {deliveries.length === 0 && <p class="muted">No delivery{status === 'held' ? ': a held call goes to its sinks when it is released.' : '.'}</p>}
+      {deliveries.length === 0 && (
+        <p class="muted">
+          No delivery{status === 'held' ? ': a held call goes to its sinks when it is released.' : '.'}
+        </p>
+      )}
       {deliveries.map((d) => (
         <Delivery ctx={ctx} delivery={d} attempts={attempts.filter((a) => a.deliveryId === d.id)} />
       ))}
@@ -232,7 +272,8 @@ function Call({ ctx, call: { record, status, raw, duplicates }, receipts, delive
 }
 
 function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
-  const shown = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+  const shown = (value: unknown) =>
+    value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value);
   return (
     <CardTable label="Edits" columns={['When', 'Revision', 'Field', 'Before', 'After']}>
       {edits.flatMap((edit) =>
@@ -265,19 +306,31 @@ function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
 }
 
 function queryText(query: Record<string, string | string[]>): string {
-  return new URLSearchParams(Object.entries(query).flatMap(([k, v]): [string, string][] => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))).toString();
+  return new URLSearchParams(
+    Object.entries(query).flatMap(([k, v]): [string, string][] => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]])),
+  ).toString();
 }
 
 function ProblemText({ problem }: { problem: Problem }) {
   return (
     <div class="problem">
       <Tag kind="bad">{problem.code}</Tag> {problem.message}
-      {problem.value !== undefined && <> (received: {typeof problem.value === 'string' ? problem.value : JSON.stringify(problem.value)})</>}
+      {problem.value !== undefined && (
+        <> (received: {typeof problem.value === 'string' ? problem.value : JSON.stringify(problem.value)})</>
+      )}
     </div>
   );
 }
 
-function Delivery({ ctx, delivery: d, attempts }: { ctx: WebContext; delivery: DeliveryInfo; attempts: AttemptInfo[] }) {
+function Delivery({
+  ctx,
+  delivery: d,
+  attempts,
+}: {
+  ctx: WebContext;
+  delivery: DeliveryInfo;
+  attempts: AttemptInfo[];
+}) {
   return (
     <section class="card" aria-label={`Delivery to ${d.sink}`}>
       <h3>
@@ -300,7 +353,17 @@ function Delivery({ ctx, delivery: d, attempts }: { ctx: WebContext; delivery: D
         </form>
       )}
       {attempts.length > 0 && (
-        <CardTable label={`Attempts of the delivery to ${d.sink}`} columns={[{ text: '#', num: true }, 'Started', { text: 'ms', num: true }, 'Outcome', { text: 'HTTP', num: true }, 'Error or note']}>
+        <CardTable
+          label={`Attempts of the delivery to ${d.sink}`}
+          columns={[
+            { text: '#', num: true },
+            'Started',
+            { text: 'ms', num: true },
+            'Outcome',
+            { text: 'HTTP', num: true },
+            'Error or note',
+          ]}
+        >
           {attempts.map((a) => (
             <tr>
               <td data-label="#" class="num">
@@ -312,7 +375,15 @@ function Delivery({ ctx, delivery: d, attempts }: { ctx: WebContext; delivery: D
               <td data-label="ms" class="num">
                 {a.durationMs}
               </td>
-              <td data-label="Outcome">{a.outcome === 'ok' ? <Tag kind="ok">ok</Tag> : a.outcome === 'retry' ? <Tag kind="warn">retry</Tag> : <Tag kind="bad">dead</Tag>}</td>
+              <td data-label="Outcome">
+                {a.outcome === 'ok' ? (
+                  <Tag kind="ok">ok</Tag>
+                ) : a.outcome === 'retry' ? (
+                  <Tag kind="warn">retry</Tag>
+                ) : (
+                  <Tag kind="bad">dead</Tag>
+                )}
+              </td>
               <td data-label="HTTP" class="num">
                 {a.httpStatus ?? ''}
               </td>

@@ -22,22 +22,51 @@ export function callsPage(ctx: WebContext): Hono {
     }
     const { query, error } = storeQuery(ctx, given);
     const { calls, next } = error ? { calls: [], next: null } : await ctx.calls.listCalls(query);
-    return c.render(<Calls ctx={ctx} given={given} calls={ctx.shown(calls)} next={next} error={error} />, { title: 'Calls', section: 'calls' });
+    return c.render(<Calls ctx={ctx} given={given} calls={ctx.shown(calls)} next={next} error={error} />, {
+      title: 'Calls',
+      section: 'calls',
+    });
   });
 }
 
 function storeQuery(ctx: WebContext, given: Filters): { query: CallsQuery; error?: string } {
   const from = given.from === undefined ? undefined : ctx.clock.dayStart(given.from);
   const to = given.to === undefined ? undefined : ctx.clock.dayStart(given.to) && ctx.clock.dayStart(nextDay(given.to));
-  if ((given.from !== undefined && !from) || (given.to !== undefined && !to)) return { query: { limit: PAGE }, error: 'A date is a day as YYYY-MM-DD.' };
-  if (given.status !== undefined && given.status !== 'accepted' && given.status !== 'held') return { query: { limit: PAGE }, error: 'Status is accepted or held.' };
+  if ((given.from !== undefined && !from) || (given.to !== undefined && !to))
+    return { query: { limit: PAGE }, error: 'A date is a day as YYYY-MM-DD.' };
+  if (given.status !== undefined && given.status !== 'accepted' && given.status !== 'held')
+    return { query: { limit: PAGE }, error: 'Status is accepted or held.' };
   // The phone is read as the admin API reads it (admin/calls.ts): any spelling of the number finds its calls.
   return {
-    query: { text: given.q, hook: given.hook, status: given.status, outcome: given.outcome, sentiment: given.sentiment, phone: given.phone, from, to, after: given.after, order: 'desc', limit: PAGE },
+    query: {
+      text: given.q,
+      hook: given.hook,
+      status: given.status,
+      outcome: given.outcome,
+      sentiment: given.sentiment,
+      phone: given.phone,
+      from,
+      to,
+      after: given.after,
+      order: 'desc',
+      limit: PAGE,
+    },
   };
 }
 
-function Calls({ ctx, given, calls, next, error }: { ctx: WebContext; given: Filters; calls: StoredCall[]; next: string | null; error?: string }) {
+function Calls({
+  ctx,
+  given,
+  calls,
+  next,
+  error,
+}: {
+  ctx: WebContext;
+  given: Filters;
+  calls: StoredCall[];
+  next: string | null;
+  error?: string;
+}) {
   const hooks = [...ctx.hooks.values()].filter((h) => h.config.kind === 'end-of-call').map((h) => h.config.name);
   return (
     <>
@@ -108,7 +137,9 @@ export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: Store
   return (
     <CardTable label={label} columns={['Received', 'Caller', 'Phone', 'Outcome', 'Sentiment', 'Summary', 'Status']}>
       {calls.map(({ record, status }) => {
-        const name = [record.data.first_name, record.data.last_name].filter((v) => v !== undefined && v !== '').join(' ');
+        const name = [record.data.first_name, record.data.last_name]
+          .filter((v) => v !== undefined && v !== '')
+          .join(' ');
         return (
           <tr>
             <td data-label="Received">
@@ -118,7 +149,9 @@ export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: Store
               {record.hook !== 'end-of-call' && <div class="muted">{record.hook}</div>}
             </td>
             <td data-label="Caller">{name || <span class="muted">unknown</span>}</td>
-            <td data-label="Phone" class="nowrap">{String(record.data.phone_number ?? '')}</td>
+            <td data-label="Phone" class="nowrap">
+              {String(record.data.phone_number ?? '')}
+            </td>
             <td data-label="Outcome">{String(record.data.call_outcome ?? '')}</td>
             <td data-label="Sentiment">{String(record.data.sentiment_analysis ?? '')}</td>
             <td data-label="Summary">{summary(record.data.call_summary)}</td>

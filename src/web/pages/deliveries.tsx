@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import { deliveryOperations } from '../../admin/deliveries.js';
 import { CallhookError } from '../../errors.js';
 import type { DeliveryInfo } from '../../store/admin-queries.js';
@@ -26,26 +26,51 @@ export function deliveriesPage(ctx: WebContext): Hono {
   };
   // The admin API's operations (admin/deliveries.ts): what a retry takes and resets is decided there, once.
   const operations = deliveryOperations({ store: ctx.store, notify: ctx.notify, sinkNames: ctx.sinkNames });
-  const retryable = (value: unknown) => ((RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined);
+  const retryable = (value: unknown) =>
+    (RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined;
 
   return new Hono()
     .get('/', async (c) => {
       const { state, sink } = filters(c);
       const after = Number(c.req.query('after'));
-      const { deliveries, next } = await operations.listDeliveries({ state, sink, limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
-      const n = Number(c.req.query('retried'));
-      const done = Number.isSafeInteger(n) && n >= 0 ? `Retried ${n} ${n === 1 ? 'delivery' : 'deliveries'}.` : undefined;
-      return c.render(<Deliveries ctx={ctx} state={state} sink={sink} deliveries={ctx.shown(deliveries)} next={next} first={c.req.query('after') === undefined} done={done} />, {
-        title: 'Deliveries',
-        section: 'deliveries',
+      const { deliveries, next } = await operations.listDeliveries({
+        state,
+        sink,
+        limit: PAGE,
+        after: Number.isSafeInteger(after) && after > 0 ? after : undefined,
       });
+      const n = Number(c.req.query('retried'));
+      const done =
+        Number.isSafeInteger(n) && n >= 0 ? `Retried ${n} ${n === 1 ? 'delivery' : 'deliveries'}.` : undefined;
+      return c.render(
+        <Deliveries
+          ctx={ctx}
+          state={state}
+          sink={sink}
+          deliveries={ctx.shown(deliveries)}
+          next={next}
+          first={c.req.query('after') === undefined}
+          done={done}
+        />,
+        {
+          title: 'Deliveries',
+          section: 'deliveries',
+        },
+      );
     })
     .get('/retry', async (c) => {
       const { state, sink } = filters(c);
       const which = retryable(state ?? 'dead');
-      if (!which) return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`, 303);
+      if (!which)
+        return c.redirect(
+          `/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`,
+          303,
+        );
       const count = await operations.countRetryable({ state: which, sink });
-      return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, { title: 'Retry deliveries', section: 'deliveries' });
+      return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, {
+        title: 'Retry deliveries',
+        section: 'deliveries',
+      });
     })
     .post('/retry', async (c) => {
       const form = await c.req.parseBody();
@@ -53,13 +78,17 @@ export function deliveriesPage(ctx: WebContext): Hono {
       const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
       if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
       const { retried } = await operations.retryDeliveries({ state, sink });
-      return c.redirect(`/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`, 303);
+      return c.redirect(
+        `/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`,
+        303,
+      );
     })
     .post('/:id/retry', async (c) => {
       const { retried } = await operations.retryDelivery(c.req.param('id'));
       const back = (await c.req.parseBody()).back;
       // Only back to a page of the dashboard: the field is the form's, but a form can be forged.
-      if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back)) return c.redirect(`${back}?done=retried&n=${retried}`, 303);
+      if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back))
+        return c.redirect(`${back}?done=retried&n=${retried}`, 303);
       return c.redirect(`/ui/deliveries?retried=${retried}`, 303);
     });
 }
@@ -69,7 +98,15 @@ export function DeliveryState({ state }: { state: State }) {
   return <Tag kind={kind}>{state === 'in_flight' ? 'in flight' : state}</Tag>;
 }
 
-function Deliveries(props: { ctx: WebContext; state?: State; sink?: string; deliveries: DeliveryInfo[]; next: number | null; first: boolean; done?: string }) {
+function Deliveries(props: {
+  ctx: WebContext;
+  state?: State;
+  sink?: string;
+  deliveries: DeliveryInfo[];
+  next: number | null;
+  first: boolean;
+  done?: string;
+}) {
   const { ctx, state, sink, deliveries, done } = props;
   const retryState = state === undefined || state === 'dead' ? 'dead' : state === 'pending' ? 'pending' : undefined;
   const retryQuery = new URLSearchParams({ state: retryState ?? 'dead', ...(sink && { sink }) });
@@ -114,7 +151,10 @@ function Deliveries(props: { ctx: WebContext; state?: State; sink?: string; deli
       {deliveries.length === 0 ? (
         <Note kind="info">No delivery matches.</Note>
       ) : (
-        <CardTable label="Deliveries" columns={['Call', 'Sink', 'State', { text: 'Attempts', num: true }, 'Last change', 'Last error', 'Action']}>
+        <CardTable
+          label="Deliveries"
+          columns={['Call', 'Sink', 'State', { text: 'Attempts', num: true }, 'Last change', 'Last error', 'Action']}
+        >
           {deliveries.map((d) => (
             <tr>
               <td data-label="Call">
@@ -159,11 +199,14 @@ function ConfirmRetry({ state, sink, count }: { state: 'dead' | 'pending'; sink?
     <>
       <h1>Retry deliveries</h1>
       {count === 0 ? (
-        <Note kind="info">There are no {state} deliveries{sink ? ` to ${sink}` : ''} to retry.</Note>
+        <Note kind="info">
+          There are no {state} deliveries{sink ? ` to ${sink}` : ''} to retry.
+        </Note>
       ) : (
         <form method="post" action="/ui/deliveries/retry" class="card">
           <p>
-            This retries <strong>{what}</strong>: each is sent again now, with a fresh count of attempts (the attempts made so far stay in each call's history).
+            This retries <strong>{what}</strong>: each is sent again now, with a fresh count of attempts (the attempts
+            made so far stay in each call's history).
           </p>
           <input type="hidden" name="state" value={state} />
           {sink && <input type="hidden" name="sink" value={sink} />}

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { editableFields, type EditableField, type EditValue } from '../../admin/edit-rules.js';
+import { type EditableField, type EditValue, editableFields } from '../../admin/edit-rules.js';
 import { CallhookError } from '../../errors.js';
 import type { CallRecord } from '../../record.js';
 import type { CallStatus } from '../../store/calls.js';
@@ -16,7 +16,11 @@ import type { WebContext } from '../context.js';
 export function editPage(ctx: WebContext): Hono {
   const fieldsOf = (record: CallRecord) => {
     const hook = ctx.hooks.get(record.hook);
-    if (!hook) throw new CallhookError('CONFLICT', `call ${record.id} is of the hook ${record.hook}, which is not configured: its parameters are unknown`);
+    if (!hook)
+      throw new CallhookError(
+        'CONFLICT',
+        `call ${record.id} is of the hook ${record.hook}, which is not configured: its parameters are unknown`,
+      );
     return editableFields(record, hook.parameters);
   };
 
@@ -44,11 +48,17 @@ export function editPage(ctx: WebContext): Hono {
       const then = form.then;
       if (then === 'release') {
         const { sinks } = await ctx.calls.releaseCall(id);
-        return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=edited-released&n=${sinks.length}&fields=${changed}`, 303);
+        return c.redirect(
+          `/ui/calls/${encodeURIComponent(id)}?done=edited-released&n=${sinks.length}&fields=${changed}`,
+          303,
+        );
       }
       if (then === 'redeliver') {
         const { scheduled } = await ctx.calls.redeliverCall(id);
-        return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=edited-redelivered&n=${scheduled}&fields=${changed}`, 303);
+        return c.redirect(
+          `/ui/calls/${encodeURIComponent(id)}?done=edited-redelivered&n=${scheduled}&fields=${changed}`,
+          303,
+        );
       }
       return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=edited&fields=${changed}`, 303);
     })
@@ -71,7 +81,8 @@ function Edit({ record, status, fields }: { record: CallRecord; status: CallStat
     <>
       <h1>Edit call {name ? `from ${name}` : record.id}</h1>
       <p class="muted">
-        Revision {record.revision}. Each value is normalised as at intake when it is saved, and its problem recomputed; the raw request never changes. <a href={`/ui/calls/${encodeURIComponent(record.id)}`}>Back to the call</a>
+        Revision {record.revision}. Each value is normalised as at intake when it is saved, and its problem recomputed;
+        the raw request never changes. <a href={`/ui/calls/${encodeURIComponent(record.id)}`}>Back to the call</a>
       </p>
       <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/edit`} class="card">
         <div class="form-fields">
@@ -86,7 +97,13 @@ function Edit({ record, status, fields }: { record: CallRecord; status: CallStat
                   {field.parameter.required && <span class="muted"> (required)</span>}
                 </label>
                 {prefilled(field).length > 60 ? (
-                  <textarea id={id} name={`field.${field.parameter.identifier}`} rows={3} aria-describedby={about} aria-invalid={invalid}>
+                  <textarea
+                    id={id}
+                    name={`field.${field.parameter.identifier}`}
+                    rows={3}
+                    aria-describedby={about}
+                    aria-invalid={invalid}
+                  >
                     {prefilled(field)}
                   </textarea>
                 ) : (
@@ -123,7 +140,9 @@ function Edit({ record, status, fields }: { record: CallRecord; status: CallStat
           )}
         </div>
       </form>
-      {fields.length === 0 && <Note kind="info">The call's hook declares no parameters: there is nothing to edit.</Note>}
+      {fields.length === 0 && (
+        <Note kind="info">The call's hook declares no parameters: there is nothing to edit.</Note>
+      )}
     </>
   );
 }

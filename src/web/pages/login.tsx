@@ -13,7 +13,10 @@ export function Login({ error }: { error?: string }) {
         </div>
         <button type="submit">Sign in</button>
       </form>
-      <p class="muted">The admin token is the one the admin API takes: CALLHOOK_ADMIN_TOKEN, or the one serve printed when it generated it.</p>
+      <p class="muted">
+        The admin token is the one the admin API takes: CALLHOOK_ADMIN_TOKEN, or the one serve printed when it generated
+        it.
+      </p>
     </div>
   );
 }

@@ -5,15 +5,23 @@ import type { ReconcileRun } from '../../store/reconcile-run.js';
 import { BarChart, topBars } from '../charts.js';
 import { CardTable, Note, Scroll, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
-import { overviewCounter, type OverviewCounts } from '../overview-counts.js';
+import { type OverviewCounts, overviewCounter } from '../overview-counts.js';
 import { age } from '../time.js';
 
 /** `/ui`: what came in lately, what became of it, and whether the sinks and the store keep up (contract section 11). */
 export function overviewPage(ctx: WebContext): Hono {
   const counts = overviewCounter(ctx.store);
   return new Hono().get('/', async (c) => {
-    const [figures, sinks, store, run] = await Promise.all([counts(), listSinks(ctx.sinks), storeState(ctx), lastRun(ctx)]);
-    return c.render(<Overview ctx={ctx} figures={ctx.shown(figures)} sinks={ctx.shown(sinks)} store={store} run={ctx.shown(run)} />, { title: 'Overview', section: 'overview' });
+    const [figures, sinks, store, run] = await Promise.all([
+      counts(),
+      listSinks(ctx.sinks),
+      storeState(ctx),
+      lastRun(ctx),
+    ]);
+    return c.render(
+      <Overview ctx={ctx} figures={ctx.shown(figures)} sinks={ctx.shown(sinks)} store={store} run={ctx.shown(run)} />,
+      { title: 'Overview', section: 'overview' },
+    );
   });
 }
 
@@ -38,7 +46,19 @@ async function lastRun({ store, log }: WebContext): Promise<ReconcileRun | undef
   }
 }
 
-function Overview({ ctx, figures, sinks, store, run }: { ctx: WebContext; figures: OverviewCounts; sinks: SinkView[]; store: 'ok' | 'failing'; run: ReconcileRun | undefined | 'failing' }) {
+function Overview({
+  ctx,
+  figures,
+  sinks,
+  store,
+  run,
+}: {
+  ctx: WebContext;
+  figures: OverviewCounts;
+  sinks: SinkView[];
+  store: 'ok' | 'failing';
+  run: ReconcileRun | undefined | 'failing';
+}) {
   const { day, week } = figures;
   const rows = [
     ['Accepted', 'accepted'],
@@ -51,19 +71,40 @@ function Overview({ ctx, figures, sinks, store, run }: { ctx: WebContext; figure
     <>
       <h1>Overview</h1>
       <h2>Calls received</h2>
-      {figures.capped && <Note kind="info">More calls arrived this week than the page counts: the figures cover the newest {figures.cap.toLocaleString('en')}.</Note>}
+      {figures.capped && (
+        <Note kind="info">
+          More calls arrived this week than the page counts: the figures cover the newest{' '}
+          {figures.cap.toLocaleString('en')}.
+        </Note>
+      )}
       <div class="grid charts">
         <div class="card">
-          <BarChart id="outcome-day" title={`Last 24 hours by outcome (${day.outcomes.length})`} bars={topBars(day.outcomes)} />
+          <BarChart
+            id="outcome-day"
+            title={`Last 24 hours by outcome (${day.outcomes.length})`}
+            bars={topBars(day.outcomes)}
+          />
         </div>
         <div class="card">
-          <BarChart id="outcome-week" title={`Last 7 days by outcome (${week.outcomes.length})`} bars={topBars(week.outcomes)} />
+          <BarChart
+            id="outcome-week"
+            title={`Last 7 days by outcome (${week.outcomes.length})`}
+            bars={topBars(week.outcomes)}
+          />
         </div>
         <div class="card">
-          <BarChart id="sentiment-day" title={`Last 24 hours by sentiment (${day.sentiments.length})`} bars={topBars(day.sentiments)} />
+          <BarChart
+            id="sentiment-day"
+            title={`Last 24 hours by sentiment (${day.sentiments.length})`}
+            bars={topBars(day.sentiments)}
+          />
         </div>
         <div class="card">
-          <BarChart id="sentiment-week" title={`Last 7 days by sentiment (${week.sentiments.length})`} bars={topBars(week.sentiments)} />
+          <BarChart
+            id="sentiment-week"
+            title={`Last 7 days by sentiment (${week.sentiments.length})`}
+            bars={topBars(week.sentiments)}
+          />
         </div>
       </div>
 
@@ -100,20 +141,31 @@ function Overview({ ctx, figures, sinks, store, run }: { ctx: WebContext; figure
       </Scroll>
 
       <h2>Sinks</h2>
-      <CardTable label="Sinks" columns={['Sink', { text: 'Pending', num: true }, { text: 'Dead', num: true }, 'Oldest pending', 'State']}>
+      <CardTable
+        label="Sinks"
+        columns={['Sink', { text: 'Pending', num: true }, { text: 'Dead', num: true }, 'Oldest pending', 'State']}
+      >
         {sinks.map((sink) => (
           <tr>
             <th scope="row" data-label="Sink">
               <span>
-                <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a> <span class="muted">{sink.type}</span>
+                <a href={`/ui/deliveries?sink=${encodeURIComponent(sink.name)}`}>{sink.name}</a>{' '}
+                <span class="muted">{sink.type}</span>
               </span>
             </th>
             <td data-label="Pending" class="num">
               {sink.deliveries.pending + sink.deliveries.in_flight}
             </td>
             <td data-label="Dead" class="num">
-              {sink.deliveries.dead > 0 ? <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a> : 0}</td>
-            <td data-label="Oldest pending">{sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+              {sink.deliveries.dead > 0 ? (
+                <a href={`/ui/deliveries?state=dead&sink=${encodeURIComponent(sink.name)}`}>{sink.deliveries.dead}</a>
+              ) : (
+                0
+              )}
+            </td>
+            <td data-label="Oldest pending">
+              {sink.deliveries.pending > 0 ? age(sink.oldest_pending_age_seconds) : <span class="muted">none</span>}
+            </td>
             <td data-label="State">
               <div>
                 <SinkState sink={sink} />
@@ -145,7 +197,8 @@ function Overview({ ctx, figures, sinks, store, run }: { ctx: WebContext; figure
         </div>
       </dl>
       <p class="muted">
-        Counted <Time at={figures.countedAt} clock={ctx.clock} />. Only the last reconcile run is kept; the log has each run's summary.
+        Counted <Time at={figures.countedAt} clock={ctx.clock} />. Only the last reconcile run is kept; the log has each
+        run's summary.
       </p>
     </>
   );
@@ -157,7 +210,8 @@ function LastReconcileRun({ run, ctx }: { run: ReconcileRun | undefined | 'faili
   if (run === undefined) return <span class="muted">never run</span>;
   return (
     <>
-      <Time at={run.finishedAt} clock={ctx.clock} /> {run.errors > 0 ? <Tag kind="bad">failed</Tag> : <Tag kind="ok">finished</Tag>}
+      <Time at={run.finishedAt} clock={ctx.clock} />{' '}
+      {run.errors > 0 ? <Tag kind="bad">failed</Tag> : <Tag kind="ok">finished</Tag>}
       {run.dryRun && (
         <>
           {' '}
@@ -166,10 +220,13 @@ function LastReconcileRun({ run, ctx }: { run: ReconcileRun | undefined | 'faili
       )}
       <br />
       <span class="muted">
-        {run.dryRun ? `${run.stored} would be stored` : `${run.stored} stored`}, {run.alreadyReceived} already received, of {run.calls} {run.calls === 1 ? 'call' : 'calls'} found in{' '}
-        {run.campaigns} {run.campaigns === 1 ? 'campaign' : 'campaigns'}
-        {run.deferred > 0 && `; ${run.deferred} left for the next run`}; {run.errors} {run.errors === 1 ? 'error' : 'errors'}
-        {run.since !== null && ` (campaigns since ${run.since})`}; {run.trigger === 'serve' ? 'scheduled' : 'callhook reconcile'}
+        {run.dryRun ? `${run.stored} would be stored` : `${run.stored} stored`}, {run.alreadyReceived} already received,
+        of {run.calls} {run.calls === 1 ? 'call' : 'calls'} found in {run.campaigns}{' '}
+        {run.campaigns === 1 ? 'campaign' : 'campaigns'}
+        {run.deferred > 0 && `; ${run.deferred} left for the next run`}; {run.errors}{' '}
+        {run.errors === 1 ? 'error' : 'errors'}
+        {run.since !== null && ` (campaigns since ${run.since})`};{' '}
+        {run.trigger === 'serve' ? 'scheduled' : 'callhook reconcile'}
       </span>
       {run.error !== null && (
         <>
@@ -184,7 +241,11 @@ function LastReconcileRun({ run, ctx }: { run: ReconcileRun | undefined | 'faili
 export function SinkState({ sink }: { sink: SinkView }) {
   return (
     <>
-      {sink.paused ? <Tag kind="warn">paused{sink.paused_by === 'config' ? ' (config)' : ''}</Tag> : <Tag kind="ok">running</Tag>}
+      {sink.paused ? (
+        <Tag kind="warn">paused{sink.paused_by === 'config' ? ' (config)' : ''}</Tag>
+      ) : (
+        <Tag kind="ok">running</Tag>
+      )}
       {sink.rate_limited_until !== null && (
         <>
           {' '}

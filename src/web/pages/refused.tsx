@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { ingestReceipt, listReceipts, receiptJson, type ReceiptJson } from '../../admin/receipts.js';
+import { ingestReceipt, listReceipts, type ReceiptJson, receiptJson } from '../../admin/receipts.js';
 import { Note, Pager, Pre, Scroll, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 
@@ -15,10 +15,19 @@ export function refusedPage(ctx: WebContext): Hono {
     .get('/', async (c) => {
       const hook = c.req.query('hook') || undefined;
       const after = Number(c.req.query('after'));
-      const page = await listReceipts(ctx.receipts, { outcome: 'rejected', hook, order: 'desc', limit: PAGE, after: Number.isSafeInteger(after) && after > 0 ? after : undefined });
+      const page = await listReceipts(ctx.receipts, {
+        outcome: 'rejected',
+        hook,
+        order: 'desc',
+        limit: PAGE,
+        after: Number.isSafeInteger(after) && after > 0 ? after : undefined,
+      });
       const receipts = ctx.shown(page.receipts.map((r) => receiptJson(r, ctx.maskBody)));
       const { next } = page;
-      return c.render(<Refused receipts={receipts} ctx={ctx} hook={hook} next={next} first={c.req.query('after') === undefined} />, { title: 'Refused requests', section: 'refused' });
+      return c.render(
+        <Refused receipts={receipts} ctx={ctx} hook={hook} next={next} first={c.req.query('after') === undefined} />,
+        { title: 'Refused requests', section: 'refused' },
+      );
     })
     .post('/:id/ingest', async (c) => {
       const id = c.req.param('id');
@@ -32,13 +41,25 @@ export function refusedPage(ctx: WebContext): Hono {
     });
 }
 
-function Refused({ ctx, receipts, hook, next, first }: { ctx: WebContext; receipts: ReceiptJson[]; hook?: string; next: number | null; first: boolean }) {
+function Refused({
+  ctx,
+  receipts,
+  hook,
+  next,
+  first,
+}: {
+  ctx: WebContext;
+  receipts: ReceiptJson[];
+  hook?: string;
+  next: number | null;
+  first: boolean;
+}) {
   return (
     <>
       <h1>Refused requests</h1>
       <p class="muted">
-        Requests that passed the key check but were refused (a body that could not be read, a content type not taken). The sender never retries: fix the body if need be, and ingest it. The call is stored
-        with source "recovered".
+        Requests that passed the key check but were refused (a body that could not be read, a content type not taken).
+        The sender never retries: fix the body if need be, and ingest it. The call is stored with source "recovered".
       </p>
       {receipts.length === 0 && <Note kind="info">No refused request{hook ? ` on ${hook}` : ''}.</Note>}
       {receipts.map((r) => (
@@ -78,7 +99,9 @@ function Refused({ ctx, receipts, hook, next, first }: { ctx: WebContext; receip
             <>
               <p class="muted">The body is not UTF-8 text; as received, in base64:</p>
               <Pre value={r.rawBodyBase64} label={`Body of request ${r.id}, base64`} />
-              <p class="muted">Ingest it with the admin API or the CLI (`callhook receipts ingest {r.id}`), which take bytes.</p>
+              <p class="muted">
+                Ingest it with the admin API or the CLI (`callhook receipts ingest {r.id}`), which take bytes.
+              </p>
             </>
           ) : r.rawBody === undefined ? (
             <p class="muted">No body was kept (refused before it was read).</p>

@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import { listSinks, pauseSink, type SinkView } from '../../admin/sinks.js';
 import { CardTable, Note, Time } from '../components.js';
 import type { WebContext } from '../context.js';
@@ -23,7 +23,10 @@ export function sinksPage(ctx: WebContext): Hono {
       const sinks = ctx.shown(await listSinks(ctx.sinks));
       const done = c.req.query('done');
       const sink = sinks.find((s) => s.name === c.req.query('sink'))?.name;
-      const message = sink && (done === 'paused' || done === 'resumed') ? `${done === 'paused' ? 'Paused' : 'Resumed'} ${sink}.` : undefined;
+      const message =
+        sink && (done === 'paused' || done === 'resumed')
+          ? `${done === 'paused' ? 'Paused' : 'Resumed'} ${sink}.`
+          : undefined;
       return c.render(<Sinks ctx={ctx} sinks={sinks} done={message} />, { title: 'Sinks', section: 'sinks' });
     })
     .post('/:name/pause', act(true))
@@ -43,13 +46,27 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
     <>
       <h1>Sinks</h1>
       {done && <Note kind="ok">{done}</Note>}
-      <p class="muted">A paused sink keeps its deliveries waiting, on every replica and across restarts, until it is resumed.</p>
-      <CardTable label="Sinks" columns={['Sink', 'State', ...COUNTS.map(([, text]) => ({ text, num: true as const })), 'Oldest pending', 'Last success', 'Last error', 'Action']}>
+      <p class="muted">
+        A paused sink keeps its deliveries waiting, on every replica and across restarts, until it is resumed.
+      </p>
+      <CardTable
+        label="Sinks"
+        columns={[
+          'Sink',
+          'State',
+          ...COUNTS.map(([, text]) => ({ text, num: true as const })),
+          'Oldest pending',
+          'Last success',
+          'Last error',
+          'Action',
+        ]}
+      >
         {sinks.map((s) => (
           <tr>
             <th scope="row" data-label="Sink">
               <span>
-                <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a> <span class="muted">{s.type}</span>
+                <a href={`/ui/deliveries?sink=${encodeURIComponent(s.name)}`}>{s.name}</a>{' '}
+                <span class="muted">{s.type}</span>
               </span>
             </th>
             <td data-label="State">
@@ -67,7 +84,9 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
                 {s.deliveries[state]}
               </td>
             ))}
-            <td data-label="Oldest pending">{s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}</td>
+            <td data-label="Oldest pending">
+              {s.deliveries.pending > 0 ? age(s.oldest_pending_age_seconds) : <span class="muted">none</span>}
+            </td>
             <td data-label="Last success">
               <Time at={s.last_success_at} clock={ctx.clock} />
             </td>
@@ -84,8 +103,16 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
               )}
             </td>
             <td data-label="Action">
-              <form class="inline" method="post" action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}>
-                <button type="submit" class={s.paused ? '' : 'secondary'} aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}>
+              <form
+                class="inline"
+                method="post"
+                action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}
+              >
+                <button
+                  type="submit"
+                  class={s.paused ? '' : 'secondary'}
+                  aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}
+                >
                   {s.paused ? 'Resume' : 'Pause'}
                 </button>
               </form>
