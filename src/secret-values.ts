@@ -1,4 +1,4 @@
-import type { Config, FilledValue } from './config.js';
+import type { Config } from './config.js';
 import type { SinkSpec } from './sinks/registry.js';
 
 /**
@@ -145,7 +145,7 @@ function safeDecode(text: string): string {
 
 function walk(value: unknown, path: Path, visit: (value: string, path: Path) => void): void {
   if (typeof value === 'string') visit(value, path);
-  else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i], visit));
+  else if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, [...path, i], visit);
   else if (value !== null && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) walk(v, [...path, k], visit);
 }

@@ -17,7 +17,7 @@ const page = readFileSync('docs/custom-sinks.md', 'utf8');
 
 function block(heading: string, language: string): string {
   const section = page.slice(page.indexOf(`## ${heading}`));
-  const match = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section);
+  const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section);
   if (!match) throw new Error(`no ${language} block under "${heading}" in docs/custom-sinks.md`);
   return match[1]!;
 }

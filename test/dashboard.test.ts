@@ -131,7 +131,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
   });
 
   it('sets the session cookie with the contract flags, and never the token in it', async () => {
-    const cookies = await context.cookies(server.url + '/ui');
+    const cookies = await context.cookies(`${server.url}/ui`);
     expect(cookies).toHaveLength(1);
     const [cookie] = cookies;
     expect(cookie).toMatchObject({
@@ -339,7 +339,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
   });
 
   it('refuses a POST from another origin, or from a null one, with 403', async () => {
-    const [cookie] = await context.cookies(server.url + '/ui');
+    const [cookie] = await context.cookies(`${server.url}/ui`);
     for (const origin of ['https://evil.example', 'null', `${server.url.replace('127.0.0.1', 'localhost')}`]) {
       const res = await fetch(`${server.url}/ui/sinks/crm/pause`, {
         method: 'POST',
@@ -362,13 +362,13 @@ describe('dashboard', { timeout: 180_000 }, () => {
   });
 
   it('signs out: the overview then asks to sign in, and the old cookie opens nothing', async () => {
-    const [cookie] = await context.cookies(server.url + '/ui');
+    const [cookie] = await context.cookies(`${server.url}/ui`);
     await page.goto(`${server.url}/ui`);
     await Promise.all([
       page.waitForURL(`${server.url}/ui/login`),
       page.getByRole('button', { name: 'Sign out' }).click(),
     ]);
-    expect(await context.cookies(server.url + '/ui')).toHaveLength(0);
+    expect(await context.cookies(`${server.url}/ui`)).toHaveLength(0);
     await page.goto(`${server.url}/ui`);
     expect(page.url()).toBe(`${server.url}/ui/login`);
     const replayed = await fetch(`${server.url}/ui`, {

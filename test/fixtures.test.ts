@@ -105,14 +105,17 @@ describe('callhook replay of fixtures/', () => {
     const record = await stored(id);
     expect(Object.keys(record.extra).sort(), file).toEqual(['__proto__', 'call_id', 'constructor', 'meta']);
     expect(Object.hasOwn(record.extra, '__proto__')).toBe(true);
-    expect(record.extra['__proto__']).toEqual({ is_admin: true, first_name: 'Mallory' });
-    expect(record.extra['constructor']).toEqual({ prototype: { polluted: true } });
-    const meta = record.extra['meta'] as Record<string, unknown>;
+    expect(Object.getOwnPropertyDescriptor(record.extra, '__proto__')?.value).toEqual({
+      is_admin: true,
+      first_name: 'Mallory',
+    });
+    expect(record.extra.constructor).toEqual({ prototype: { polluted: true } });
+    const meta = record.extra.meta as Record<string, unknown>;
     expect(Object.hasOwn(meta, '__proto__')).toBe(true);
-    expect(meta['__proto__']).toEqual({ nested: 1 });
-    expect(record.data['first_name']).toBe('Asha');
-    expect(({} as Record<string, unknown>)['is_admin']).toBeUndefined();
-    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptor(meta, '__proto__')?.value).toEqual({ nested: 1 });
+    expect(record.data.first_name).toBe('Asha');
+    expect(({} as Record<string, unknown>).is_admin).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('passes again when the whole set is replayed against the same receiver ({{run}} isolation)', async () => {

@@ -275,7 +275,7 @@ describe('the requests simulate plans', () => {
 
 describe('simulate records failures as the sender would', () => {
   it('one attempt each: a non-2xx is a failure with its status and body, a late reply a time-out', async () => {
-    const receiver = await startReceiver((req, res, n) => {
+    const receiver = await startReceiver((_req, res, n) => {
       if (n % 2 === 0) return; // never answers
       res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":500,"message":"boom"}');
     });

@@ -9,9 +9,6 @@ import { commitData, commitInput, unique } from './helpers/store-inputs.js';
 export function storeCallsContract(name: string, open: () => Promise<Store>): void {
   describe(`${name} store listCalls filters`, () => {
     let a: Store;
-    beforeAll(async () => {
-      a = await open();
-    });
     afterAll(async () => {
       await a?.close();
     });
@@ -25,6 +22,7 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
     let r: string[] = [];
     // In a year no other test writes in, so a date range without a hook finds exactly these calls.
     beforeAll(async () => {
+      a = await open();
       r = [
         await call(
           hook,

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { newId } from '../../src/ids.js';
@@ -103,7 +103,7 @@ export function backlogCounter(file: string): () => Promise<number> {
   let partial = '';
   let seen = 0;
   return async () => {
-    let handle;
+    let handle: FileHandle | undefined;
     try {
       handle = await open(file, 'r');
     } catch {

@@ -41,10 +41,9 @@ function paddedFields(): Record<string, string> {
   const fields = { ...FIELDS, call_summary: SUMMARY };
   const size = Buffer.byteLength(jsonBody('bench-xxxxxxxx-0000000', fields));
   const missing = Math.max(0, TARGET_JSON_BYTES - size);
-  fields.call_summary =
-    SUMMARY.repeat(1 + Math.ceil(missing / SUMMARY.length))
-      .slice(0, SUMMARY.length + missing)
-      .trimEnd() + '.';
+  fields.call_summary = `${SUMMARY.repeat(1 + Math.ceil(missing / SUMMARY.length))
+    .slice(0, SUMMARY.length + missing)
+    .trimEnd()}.`;
   return fields;
 }
 

@@ -44,7 +44,7 @@ export function applyEdit(
     const before = stateOf(record.data, record.problems, field);
     const after = stateOf(fresh.data, fresh.problems, field);
     if (before.code === after.code && sameValue(before, after)) continue;
-    fields.push([field, { ...valueOf(before, 'before'), ...valueOf(after, 'after') }]);
+    fields.push([field, { ...sideOf(before, 'before'), ...sideOf(after, 'after') }]);
   }
   if (fields.length === 0) return { record, edit: undefined };
 
@@ -104,5 +104,4 @@ function stateOf(data: Record<string, Scalar>, problems: readonly Problem[], fie
 const sameValue = (x: FieldState, y: FieldState) =>
   x.has === y.has && (!x.has || canonicalJson(x.value) === canonicalJson(y.value));
 
-const valueOf = (state: FieldState, side: 'before' | 'after'): FieldChange =>
-  state.has ? { [side]: state.value } : {};
+const sideOf = (state: FieldState, side: 'before' | 'after'): FieldChange => (state.has ? { [side]: state.value } : {});

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.js';
+import { type Config, loadConfig } from '../config.js';
 import { secretValues, urlSecrets } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
@@ -30,7 +30,7 @@ export async function maskedForCli(
     if ((flag === '--config' || flag === '-c') && value) configPath = value;
     secrets.push(...urlSecrets(inline ?? arg));
   }
-  let config;
+  let config: Config;
   try {
     config = loadConfig(env, configPath);
   } catch {

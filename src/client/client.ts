@@ -95,6 +95,7 @@ export function createClient({
     if (req.check) req = { ...req, body: requestBody(req.check, req.body) };
     for (let attempt = 0; ; attempt++) {
       try {
+        // biome-ignore lint/suspicious/noConfusingVoidType: a request with no reply schema resolves to nothing.
         return (await once(req, signal)) as S extends z.ZodType ? z.output<S> : void;
       } catch (err) {
         const retryable = err instanceof CallingServiceError && (err.status === 0 || err.status >= 500);

@@ -284,7 +284,9 @@ describe('delivery worker', () => {
           held.set(r.id, () => (held.delete(r.id), now--, delivered.push(r.id), resolve()));
         }),
     };
-    const releaseOldest = (n: number) => [...held.values()].slice(0, n).forEach((release) => release());
+    const releaseOldest = (n: number) => {
+      for (const release of [...held.values()].slice(0, n)) release();
+    };
     for (let i = 0; i < 20; i++) await commit(store, `r${String(i).padStart(2, '0')}`, ['s']);
     const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 3 }), log });
     worker.start();

@@ -12,10 +12,10 @@ import type { BodyLimits } from './parse-body.js';
  * without its final delimiter — gives undefined, and busboy reads the body as before, with its own errors.
  */
 
-const CRLF_CRLF = Buffer.from('\r\n\r\n');
 /** RFC 2046 section 5.1.1: 1 to 70 characters from a set of printable ASCII. */
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 /** A name of visible characters, spaces and UTF-8 text: a control character is a malformed header to busboy. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the pattern refuses.
 const DISPOSITION = /^content-disposition:[ \t]*form-data;[ \t]*name="([^"\\\x00-\x1f\x7f]+)"[ \t]*$/i;
 /** fatal: a body that is not UTF-8 anywhere is left to busboy, which says which part. ignoreBOM: kept as text. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

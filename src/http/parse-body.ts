@@ -193,6 +193,7 @@ async function parseMultipart(
   if (plain) return groupFields(plain);
   const read = (charset: string) => readParts(bytes, mime.toString(), charset, allowFiles, limits);
   const asBytes = await read('latin1');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is all of ASCII, controls included.
   const nonAscii = (text: string | undefined) => text !== undefined && /[^\x00-\x7f]/.test(text);
   const needsSecondRead = asBytes.some((p) => nonAscii(p.name) || nonAscii(p.value) || nonAscii(p.file?.filename));
   const asUtf8 = needsSecondRead ? await read('utf8') : asBytes;

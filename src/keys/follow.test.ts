@@ -30,7 +30,9 @@ function following() {
 }
 
 const running: Following[] = [];
-afterEach(() => running.splice(0).forEach((f) => f.stop()));
+afterEach(() => {
+  for (const f of running.splice(0)) f.stop();
+});
 
 const until = async (probe: () => boolean) => {
   const deadline = Date.now() + 3_000;
@@ -114,7 +116,7 @@ describe('following a key file', () => {
 
   it('stops polling when stopped', async () => {
     const { dataDir, ring } = following();
-    running.splice(0).forEach((f) => f.stop());
+    for (const f of running.splice(0)) f.stop();
     writeKeyFile(dataDir, API_KEYS_FILE, [SECOND]);
     await polls(5);
     expect(ring.keys).toEqual([FIRST]);

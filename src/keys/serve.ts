@@ -52,7 +52,9 @@ export async function serveKeys(
     following.push(followKeys(ring, place, { log, what, everyMs }));
     return { ring, made: made === undefined ? undefined : { key: made, where: place.where } };
   };
-  const stop = () => following.forEach((f) => f.stop());
+  const stop = () => {
+    for (const f of following) f.stop();
+  };
   try {
     let webhook: KeyRing | undefined;
     if (config.apiKeys.length === 0) {

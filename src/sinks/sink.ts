@@ -26,6 +26,7 @@ export interface DeliveryResult {
 }
 
 export interface Sink {
+  // biome-ignore lint/suspicious/noConfusingVoidType: most sinks' deliver is an async function that returns nothing.
   deliver(record: CallRecord, context: DeliveryContext): Promise<void | DeliveryResult>;
   /**
    * Reaches the sink's service once, as a delivery would (connects, finds its table, stream or queue), and throws

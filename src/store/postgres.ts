@@ -5,7 +5,7 @@ import type { CommitInput, CommitResult, Receipt } from './calls.js';
 import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
 import { postgresAdmin } from './postgres-admin.js';
 import { createCommitBatcher } from './postgres-batch.js';
-import { inTransaction, pgText, withClient } from './postgres-client.js';
+import { inTransaction, pgText } from './postgres-client.js';
 import { postgresKeptKeys } from './postgres-kept-keys.js';
 import { postgresPurge } from './postgres-purge.js';
 import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';

@@ -46,7 +46,7 @@ export function createWriteBatcher(db: Database.Database, onFlush?: (size: numbe
       return;
     }
     onFlush?.(batch.length);
-    batch.forEach((pending, i) => pending.resolve(values[i]));
+    for (const [i, pending] of batch.entries()) pending.resolve(values[i]);
   }
 
   function settleAlone({ work, resolve, reject }: Pending): void {

@@ -30,6 +30,7 @@ export function Pre({ value, label }: { value: unknown; label: string }) {
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   // A scrolling region is reachable by keyboard, and named for a screen reader.
   return (
+    // biome-ignore lint/a11y/useAriaPropsSupportedByRole: a focusable scrolling region needs a name; axe checks the page.
     <pre tabindex={0} aria-label={label}>
       {text}
     </pre>
@@ -39,6 +40,7 @@ export function Pre({ value, label }: { value: unknown; label: string }) {
 /** A table in a box that scrolls sideways on a narrow screen, so the page itself never does. */
 export function Scroll({ label, children }: { label: string; children?: Child }) {
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a scrolling box is a region, not a <section> of the document outline.
     <div class="scroll" role="region" aria-label={label} tabindex={0}>
       {children}
     </div>
@@ -103,7 +105,7 @@ export function Pager({
     const text = params.toString();
     return text === '' ? path : `${path}?${text}`;
   };
-  if (next === null && first) return <></>;
+  if (next === null && first) return null;
   return (
     <nav class="pager" aria-label="Pages">
       {!first && <a href={href()}>First page</a>}
@@ -115,5 +117,5 @@ export function Pager({
 /** What a form that acts leaves on the page it redirects to: a fixed sentence chosen by code, never text from the URL. */
 export function Done({ messages, code }: { messages: Record<string, string>; code: string | undefined }) {
   const message = code === undefined ? undefined : messages[code];
-  return message === undefined ? <></> : <Note kind="ok">{message}</Note>;
+  return message === undefined ? null : <Note kind="ok">{message}</Note>;
 }

@@ -9,7 +9,7 @@ export interface PageProps {
 }
 
 declare module 'hono' {
-  // biome-ignore lint/style/useShorthandFunctionType: merging into Hono's own ContextRenderer takes an interface.
+  // Merging into Hono's own ContextRenderer takes an interface (biome.jsonc lets this file keep it).
   interface ContextRenderer {
     (content: string | Promise<string>, props: PageProps): Response | Promise<Response>;
   }

@@ -116,7 +116,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     ) {
       return oauthError(res, 400, 'invalid_grant', 'Invalid JWT Signature.');
     }
-    if (claims!.aud !== base + '/token')
+    if (claims!.aud !== `${base}/token`)
       return oauthError(
         res,
         400,
@@ -219,7 +219,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
         return apiError(res, 400, 'INVALID_ARGUMENT', `Invalid value at 'insert_data_option', "${insert}"`);
       // The table is found from the range's first cell down; rows are added after its last row.
       const first = sheet.length + 1;
-      body.values.forEach((row, i) => (sheet[first - 1 + i] = row.map(read)));
+      for (const [i, row] of body.values.entries()) sheet[first - 1 + i] = row.map(read);
       const width = Math.max(...body.values.map((row) => row.length));
       return json(res, 200, {
         spreadsheetId: id,
@@ -253,7 +253,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
       );
     body.values.forEach((row, i) => {
       const target = (sheet[r1 - 1 + i] ??= []);
-      row.forEach((value, j) => (target[c1 - 1 + j] = read(value)));
+      for (const [j, value] of row.entries()) target[c1 - 1 + j] = read(value);
     });
     return json(res, 200, {
       spreadsheetId: id,
@@ -346,7 +346,9 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     cells: (id, sheet) => spreadsheets.get(id)!.sheets.get(sheet)!,
     tokenLifetime: (seconds) => void (lifetime = seconds),
     grantScope: (scope) => void (grantedScope = scope),
-    revokeTokens: () => tokens.forEach((token) => (token.revoked = true)),
+    revokeTokens: () => {
+      for (const token of tokens.values()) token.revoked = true;
+    },
     failNext(failure, { on, times = 1, retryAfter } = {}) {
       for (let i = 0; i < times; i++) failures.push({ failure, on, retryAfter });
     },

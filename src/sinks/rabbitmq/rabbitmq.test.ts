@@ -224,10 +224,10 @@ describe.skipIf(!url)('rabbitmq sink', () => {
     expect((failed as Error).message).toMatch(/nack/i);
     // Room again: the retry is confirmed, and the queue holds each message once.
     const first = await channel.get(queue, { noAck: true });
-    expect(first && first.properties.messageId).toBe(`${r1.id}:rabbit`);
+    expect(first === false ? undefined : first.properties.messageId).toBe(`${r1.id}:rabbit`);
     await sink.deliver(r2, context(r2, { attempt: 2 }));
     const second = await channel.get(queue, { noAck: true });
-    expect(second && second.properties.messageId).toBe(`${r2.id}:rabbit`);
+    expect(second === false ? undefined : second.properties.messageId).toBe(`${r2.id}:rabbit`);
     expect(await channel.get(queue, { noAck: true })).toBe(false);
   });
 

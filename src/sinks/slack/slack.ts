@@ -70,7 +70,7 @@ export function slackMessage(record: CallRecord): { text: string; blocks: unknow
 
   const field = (label: string, text: string) => ({
     type: 'mrkdwn',
-    text: truncate(`*${label}*\n${escape(text)}`, FIELD_TEXT),
+    text: truncate(`*${label}*\n${escapeMrkdwn(text)}`, FIELD_TEXT),
   });
   const blocks: unknown[] = [
     { type: 'header', text: { type: 'plain_text', text: truncate(`📞 ${who}`, HEADER_TEXT), emoji: true } },
@@ -78,25 +78,27 @@ export function slackMessage(record: CallRecord): { text: string; blocks: unknow
       type: 'section',
       fields: [
         field('Outcome', outcome),
-        { type: 'mrkdwn', text: truncate(`*Sentiment*\n${emoji} ${escape(sentiment ?? 'unknown')}`, FIELD_TEXT) },
+        { type: 'mrkdwn', text: truncate(`*Sentiment*\n${emoji} ${escapeMrkdwn(sentiment ?? 'unknown')}`, FIELD_TEXT) },
         field('Caller', name ?? 'unknown'),
         field('Phone', phone ?? 'unknown'),
       ],
     },
   ];
   const summary = value('call_summary');
-  if (summary) blocks.push(section(`*Summary*\n${escape(summary)}`));
+  if (summary) blocks.push(section(`*Summary*\n${escapeMrkdwn(summary)}`));
   const recording = recordingLink(value('recording_url'));
   if (recording) blocks.push(section(`:studio_microphone: <${recording}|Listen to the recording>`));
   if (record.problems.length > 0) {
-    const lines = record.problems.map((p) => `• \`${escape(p.field)}\` ${escape(p.code)}: ${escape(p.message)}`);
+    const lines = record.problems.map(
+      (p) => `• \`${escapeMrkdwn(p.field)}\` ${escapeMrkdwn(p.code)}: ${escapeMrkdwn(p.message)}`,
+    );
     blocks.push(section(`:warning: *Problems*\n${lines.join('\n')}`));
   }
   blocks.push({
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: escape(`${record.hook} · ${record.id} · ${record.received_at}`) }],
+    elements: [{ type: 'mrkdwn', text: escapeMrkdwn(`${record.hook} · ${record.id} · ${record.received_at}`) }],
   });
-  return { text: truncate(escape(`Call from ${who}: ${outcome}`), FALLBACK_TEXT), blocks };
+  return { text: truncate(escapeMrkdwn(`Call from ${who}: ${outcome}`), FALLBACK_TEXT), blocks };
 }
 
 function section(text: string) {
@@ -107,11 +109,11 @@ function section(text: string) {
  * Callers' words reach mrkdwn, where `<!channel>` would ping everyone: Slack asks for &, < and > to be escaped
  * (https://api.slack.com/reference/surfaces/formatting#escaping).
  */
-function escape(text: string): string {
+function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** Cut as every sink cuts (record-fields.ts), and never inside an entity escape() made. */
+/** Cut as every sink cuts (record-fields.ts), and never inside an entity escapeMrkdwn() made. */
 function truncate(value: string, max: number): string {
   const cut = cutText(value, max);
   return cut === value ? value : cut.replace(/&[a-z]{0,4}…$/, '…');

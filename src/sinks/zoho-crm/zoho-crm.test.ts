@@ -163,7 +163,7 @@ describe('zoho-crm sink: the caller and the call', () => {
     expect(zoho.notes).toHaveLength(1);
     await sink.deliver({ ...call, revision: 2, data: { ...call.data, call_outcome: 'order cancelled' } }, context());
     expect(zoho.notes).toHaveLength(1);
-    expect(zoho.notes[0]!.Note_Content).toMatch(/^Outcome: order cancelled\n[^]*revision 2$/);
+    expect(zoho.notes[0]!.Note_Content).toMatch(/^Outcome: order cancelled\n[\s\S]*revision 2$/);
     await sink.deliver(call, context());
     expect(zoho.notes[0]!.Note_Content).toMatch(/^Outcome: order cancelled/);
     expect(apiRequests().filter((r) => r.path.startsWith('/crm/v6/Notes'))).toHaveLength(2);

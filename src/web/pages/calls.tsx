@@ -71,6 +71,7 @@ function Calls({
   return (
     <>
       <h1>Calls</h1>
+      {/* biome-ignore lint/a11y/useSemanticElements: the <search> element is too new for some browsers operators use. */}
       <form class="filters card" method="get" action="/ui/calls" role="search" aria-label="Filter calls">
         <div>
           <label for="q">Search text</label>
