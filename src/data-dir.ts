@@ -14,7 +14,7 @@ export const FILE_MODE = 0o600;
 
 /**
  * The files callhook writes in the data dir: the SQLite database (store/open.ts) and every file SQLite puts beside
- * it (-wal, -shm, -journal, the serve lock of store/sqlite-serve-lock.ts and its own), the kept keys and a
+ * it (-wal, -shm, -journal, the serve lock of store/sqlite/serve-lock.ts and its own), the kept keys and a
  * temporary file a killed write left (keys/file.ts), and the default `jsonl` file (sinks/jsonl.ts). Nothing else
  * there is touched: an operator's own files (a config kept beside the data) keep the mode the operator gave them.
  */

@@ -3,7 +3,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../src/store/open.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { callhook, callhookOnTerminal, callhookPiped } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
 import {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { appOn } from './helpers/app.js';
 import { ADMIN, KEY, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, webhookKey } from '../src/cli/context.js';
 import { loadConfig } from '../src/config.js';
 import { readKeyFile } from '../src/keys/file.js';
-import { postgresKeptKeys } from '../src/store/postgres-kept-keys.js';
+import { postgresKeptKeys } from '../src/store/postgres/kept-keys.js';
 import { callhook } from './helpers/cli.js';
 import { KEY, post, sampleCall, spawnServer, startServer, type TestServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';

@@ -3,14 +3,14 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { contentHash } from '../src/normalize/dedup-key.js';
 import type { CommitInput, CommitResult } from '../src/store/calls.js';
-import { openPostgresStore } from '../src/store/postgres.js';
-import { createCommitBatcher, MAX_BATCH } from '../src/store/postgres-batch.js';
+import { createCommitBatcher, MAX_BATCH } from '../src/store/postgres/batch.js';
+import { openPostgresStore } from '../src/store/postgres/store.js';
 import type { Store } from '../src/store/store.js';
 import { serviceUrl } from './helpers/services.js';
 import { commitInput, unique } from './helpers/store-inputs.js';
 
 /**
- * Group commit on PostgreSQL (src/store/postgres-batch.ts): the calls of one turn of the event loop, committed
+ * Group commit on PostgreSQL (src/store/postgres/batch.ts): the calls of one turn of the event loop, committed
  * together, come out exactly as they would one after the other. Every call below is handed over in one turn
  * (`Promise.all` over calls made synchronously), so each test's calls form one batch.
  */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../src/store/postgres.js';
+import { openPostgresStore } from '../src/store/postgres/store.js';
 import { post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 import { commitInput, unique } from './helpers/store-inputs.js';

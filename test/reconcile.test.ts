@@ -8,7 +8,7 @@ import { reconcile } from '../src/reconcile/reconcile.js';
 import { secondSighting } from '../src/reconcile/schedule.js';
 import type { CallRecord } from '../src/record.js';
 import { parseReconcileRun } from '../src/store/reconcile-run.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { callhook } from './helpers/cli.js';
 import { type FakeService, startFakeService } from './helpers/fake-service.js';
 import {

@@ -8,9 +8,9 @@ import { contentHash } from '../src/normalize/dedup-key.js';
 import type { CallRecord } from '../src/record.js';
 import type { DeliveryStat } from '../src/store/admin-queries.js';
 import type { CommitInput } from '../src/store/calls.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
-import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite-admin.js';
-import { SQLITE_MIGRATIONS } from '../src/store/sqlite-schema.js';
+import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite/admin.js';
+import { SQLITE_MIGRATIONS } from '../src/store/sqlite/schema.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
@@ -143,7 +143,7 @@ describe('sqlite store', () => {
   it('counts the deliveries of a database made before migration 5, and follows the writes of a serve of the version before', async () => {
     const old = join(dir, 'before-5.db');
     const db = new Database(old);
-    db.unsafeMode(true); // migration 4 edits a table's schema text (sqlite.ts's migrate)
+    db.unsafeMode(true); // migration 4 edits a table's schema text (sqlite/store.ts's migrate)
     for (const migration of SQLITE_MIGRATIONS.slice(0, 4)) db.exec(migration);
     db.pragma('user_version = 4');
     const insertCall = db.prepare(
@@ -368,7 +368,7 @@ describe('sqlite store', () => {
   it('edits the calls of a database made before migration 8: the queue finds them, an edit keeps what a repeat is compared with, and a serve of the version before still purges them', async () => {
     const old = join(dir, 'before-8.db');
     const db = new Database(old);
-    db.unsafeMode(true); // migration 4 changes a table's schema text in place (sqlite.ts migrate)
+    db.unsafeMode(true); // migration 4 changes a table's schema text in place (sqlite/store.ts migrate)
     for (const migration of SQLITE_MIGRATIONS.slice(0, 7)) db.exec(migration);
     db.pragma('user_version = 7');
     // Stored before records carried a revision, and before calls had a content hash.
@@ -479,7 +479,7 @@ describe('sqlite store', () => {
     db.close();
     // Each process opens the store, commits one call without a key (which migration 4 allows) and says so.
     const script = `
-      import { openSqliteStore } from './src/store/sqlite.ts';
+      import { openSqliteStore } from './src/store/sqlite/store.ts';
       import { commitInput } from './test/helpers/store-inputs.ts';
       const store = openSqliteStore({ path: process.argv[1] });
       const { outcome } = await store.commitCall(commitInput('h', null, []));

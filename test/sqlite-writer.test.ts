@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { commitInput } from './helpers/store-inputs.js';
 import { catchWarnings } from './helpers/warnings.js';
 import { openThreaded } from './helpers/writer-thread.js';

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { compileHooks } from '../src/intake/pipeline.js';
-import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite.js';
+import { openSqliteStore, sqliteStoreOn } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { appOn } from './helpers/app.js';
 import { KEY, sampleCall, tempDir, until } from './helpers/server.js';

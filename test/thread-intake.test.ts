@@ -7,7 +7,7 @@ import type { WebhookRequest } from '../src/http/request-fields.js';
 import { compileHooks } from '../src/intake/pipeline.js';
 import { createRequestIntake, type RequestOutcome } from '../src/intake/request.js';
 import { resolveSinks } from '../src/sinks/registry.js';
-import { openSqliteStore } from '../src/store/sqlite.js';
+import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { unique } from './helpers/store-inputs.js';
 import { catchWarnings } from './helpers/warnings.js';
 import { openThreaded, type Threaded } from './helpers/writer-thread.js';

@@ -12,7 +12,7 @@ import {
 import type { CallRecord } from '../../src/record.js';
 import type { CommitInput } from '../../src/store/calls.js';
 import { SQLITE_FILE } from '../../src/store/open.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import { callFields } from './bodies.js';
 
 /**

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  * and Ctrl-C all leave nothing running and nothing on disk.
  */
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const API_KEY = 'bench-key-0123456789abcdef';
 const ADMIN_TOKEN = 'bench-admin-0123456789abcdef';
 const START_TIMEOUT_MS = 30_000;

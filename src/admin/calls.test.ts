@@ -3,7 +3,7 @@ import { sampleCall } from '../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
 import { compileHooks, createIntake, type Hook } from '../intake/pipeline.js';
 import type { RawRequest } from '../record.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { type CallOperations, callOperations } from './calls.js';
 import { editableFields } from './edit-rules.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attemptOk, commitInput, unique } from '../../test/helpers/store-inputs.js';
 import { CallhookError } from '../errors.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
 

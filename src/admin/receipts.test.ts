@@ -3,7 +3,7 @@ import { loadConfig } from '../config.js';
 import { CallhookError } from '../errors.js';
 import { compileHooks } from '../intake/pipeline.js';
 import { requestIntake } from '../intake/request.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { correctionOf, ingestReceipt, listReceipts, type ReceiptsDeps, receiptId, showReceipt } from './receipts.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallhookError } from '../errors.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { listSinks, pauseSink, type SinksDeps } from './sinks.js';
 

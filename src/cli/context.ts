@@ -39,7 +39,7 @@ export async function withKeptKeys<T>(
   if (!databaseUrl) return work(keptKeys(name, { dataDir }));
   if (!write) {
     // Loaded only when asked for, so a SQLite deployment never loads the PostgreSQL driver (as store/open.ts).
-    const { withPostgresKeptKeys } = await import('../store/postgres-kept-keys.js');
+    const { withPostgresKeptKeys } = await import('../store/postgres/kept-keys.js');
     return withPostgresKeptKeys(databaseUrl, (store) => work(keptKeys(name, { dataDir, store })));
   }
   const store = await openStore(config);

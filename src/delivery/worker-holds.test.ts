@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { until } from '../../test/helpers/server.js';
 import type { CallRecord } from '../record.js';
 import { RetryableError, type Sink } from '../sinks/sink.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
 import { type AttemptEvent, createDeliveryWorker, type WorkerSink } from './worker.js';

@@ -6,7 +6,7 @@ import { tempDir, until } from '../../test/helpers/server.js';
 import type { CallRecord } from '../record.js';
 import { jsonlSink } from '../sinks/jsonl/jsonl.js';
 import { PermanentError, RetryableError, type Sink } from '../sinks/sink.js';
-import { openSqliteStore } from '../store/sqlite.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
 import { createDeliveryWorker, idempotencyKey, type WorkerSink } from './worker.js';

@@ -1,9 +1,9 @@
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { compileWhen } from '../delivery/filter.js';
-import { groupCommit } from '../store/sqlite-writer.js';
-import { BUSY_TIMEOUT_MS, configureConnection } from '../store/sqlite-writes.js';
-import { answerCalls } from '../store/thread.js';
+import { answerCalls } from '../store/sqlite/thread.js';
+import { groupCommit } from '../store/sqlite/writer.js';
+import { BUSY_TIMEOUT_MS, configureConnection } from '../store/sqlite/writes.js';
 import { compileHooks } from './pipeline.js';
 import { createRequestIntake } from './request.js';
 import type { WriterMessage, WriterSettings } from './thread.js';

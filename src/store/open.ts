@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { openSqliteStore } from './sqlite.js';
-import type { RemoteWrite } from './sqlite-writer.js';
+import { openSqliteStore } from './sqlite/store.js';
+import type { RemoteWrite } from './sqlite/writer.js';
 import type { Store } from './store.js';
 
 export const SQLITE_FILE = 'callhook.db';
@@ -16,7 +16,7 @@ export const sqlitePath = (dataDir: string): string => join(dataDir, SQLITE_FILE
 export async function openStore(config: Pick<Config, 'databaseUrl' | 'dataDir'>, remote?: RemoteWrite): Promise<Store> {
   if (config.databaseUrl) {
     // Loaded only when asked for, so a SQLite deployment never loads the PostgreSQL driver.
-    const { openPostgresStore } = await import('./postgres.js');
+    const { openPostgresStore } = await import('./postgres/store.js');
     return openPostgresStore({ url: config.databaseUrl });
   }
   return openSqliteStore({ path: sqlitePath(config.dataDir), remote });

@@ -1,7 +1,7 @@
 import { type Config, loadConfig } from '../../src/config.js';
 import type { Filter } from '../../src/delivery/filter.js';
 import { type WriterThread, writerThread } from '../../src/intake/thread.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/store.js';
 
 /** A SQLite store written by its writer thread, as `serve` opens it (src/main.ts). */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { ownerOnly } from '../data-dir.js';
+import { ownerOnly } from '../../data-dir.js';
 
 /**
  * Which `callhook serve` processes run on one SQLite file. A serve that starts with deliveries in flight must know

@@ -1,17 +1,17 @@
 import pg from 'pg';
-import { recordContentHash } from '../normalize/dedup-key.js';
-import { type CallRecord, storedRecord } from '../record.js';
-import type { CommitInput, CommitResult, Receipt } from './calls.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
-import { postgresAdmin } from './postgres-admin.js';
-import { createCommitBatcher } from './postgres-batch.js';
-import { inTransaction, pgText } from './postgres-client.js';
-import { postgresKeptKeys } from './postgres-kept-keys.js';
-import { postgresPurge } from './postgres-purge.js';
-import { migratePostgres, SCHEMA_NAME } from './postgres-schema.js';
-import { finishSinkStateSql, heldSql, postgresSinkState } from './postgres-sink-state.js';
-import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
-import type { Store } from './store.js';
+import { recordContentHash } from '../../normalize/dedup-key.js';
+import { type CallRecord, storedRecord } from '../../record.js';
+import type { CommitInput, CommitResult, Receipt } from '../calls.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryState } from '../outbox.js';
+import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from '../reconcile-run.js';
+import type { Store } from '../store.js';
+import { postgresAdmin } from './admin.js';
+import { createCommitBatcher } from './batch.js';
+import { inTransaction, pgText } from './client.js';
+import { postgresKeptKeys } from './kept-keys.js';
+import { postgresPurge } from './purge.js';
+import { migratePostgres, SCHEMA_NAME } from './schema.js';
+import { finishSinkStateSql, heldSql, postgresSinkState } from './sink-state.js';
 
 export interface PostgresStoreOptions {
   /** A `postgres://` connection string (contract section 1: `DATABASE_URL`). */
@@ -73,7 +73,7 @@ export async function openPostgresStore({
 
   return {
     kind: 'postgres',
-    // The calls of one turn share a statement; one that cannot simply insert is committed alone (postgres-batch.ts).
+    // The calls of one turn share a statement; one that cannot simply insert is committed alone (postgres/batch.ts).
     commitCall: createCommitBatcher(pool, (input) => inTransaction(pool, (client) => commit(client, input))),
     recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
     claimDeliveries: (sink, limit, leaseMs, pausedByDefault = false) =>
@@ -134,7 +134,7 @@ export async function openPostgresStore({
 }
 
 /**
- * A call alone, in a transaction of its own: what postgres-batch.ts leaves to it (a repeat of a stored key, an
+ * A call alone, in a transaction of its own: what postgres/batch.ts leaves to it (a repeat of a stored key, an
  * ingest, each call of a batch PostgreSQL refused). Contract section 4. ON CONFLICT waits for a concurrent inserter
  * of the same (hook, dedup_key) to finish; if it committed, the SELECT (a fresh snapshot under READ COMMITTED) finds
  * its row. Only if that row vanished between the two statements (a purge) is the insert tried again. A repeat of

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { KeptKeysStore } from './store.js';
+import type { KeptKeysStore } from '../store.js';
 
 /**
  * Generated keys kept in PostgreSQL's `meta` table, one row per name (`api-keys`, `admin-token`), the keys one a

@@ -1,18 +1,18 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { ownerOnly, prepareDataDir } from '../data-dir.js';
-import type { DeliveryState } from './outbox.js';
-import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from './reconcile-run.js';
-import { heldUntil } from './sink-state.js';
-import { sqliteAdmin } from './sqlite-admin.js';
-import { sqlitePurge } from './sqlite-purge.js';
-import { sqliteReader } from './sqlite-reader.js';
-import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { joinServes, type ServeLock } from './sqlite-serve-lock.js';
-import { sqliteSinkStateReads } from './sqlite-sink-state.js';
-import { type RemoteWrite, sqliteWriter } from './sqlite-writer.js';
-import { BUSY_TIMEOUT_MS, callRow, claimedDelivery, configureConnection, receiptRow } from './sqlite-writes.js';
-import type { Store } from './store.js';
+import { ownerOnly, prepareDataDir } from '../../data-dir.js';
+import type { DeliveryState } from '../outbox.js';
+import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from '../reconcile-run.js';
+import { heldUntil } from '../sink-state.js';
+import type { Store } from '../store.js';
+import { sqliteAdmin } from './admin.js';
+import { sqlitePurge } from './purge.js';
+import { sqliteReader } from './reader.js';
+import { SQLITE_MIGRATIONS } from './schema.js';
+import { joinServes, type ServeLock } from './serve-lock.js';
+import { sqliteSinkStateReads } from './sink-state.js';
+import { type RemoteWrite, sqliteWriter } from './writer.js';
+import { BUSY_TIMEOUT_MS, callRow, claimedDelivery, configureConnection, receiptRow } from './writes.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for tests that need no durability. */
@@ -25,7 +25,7 @@ export interface SqliteStoreOptions {
 
 type Db = Database.Database;
 
-/** Writes on the thread it is given (sqlite-writer.ts), else in place. */
+/** Writes on the thread it is given (sqlite/writer.ts), else in place. */
 export function openSqliteStore({ path, ...options }: SqliteStoreOptions): Store {
   // The data dir holds callers' personal data: readable by its owner only, whoever made it (data-dir.ts).
   if (path !== ':memory:') prepareDataDir(dirname(path));
@@ -112,7 +112,7 @@ export function sqliteStoreOn(
 
 function migrate(db: Db): void {
   if (db.pragma('user_version', { simple: true }) === SQLITE_MIGRATIONS.length) return;
-  // A migration may change a table's schema text in place (sqlite-schema.ts, migration 4), which better-sqlite3's
+  // A migration may change a table's schema text in place (sqlite/schema.ts, migration 4), which better-sqlite3's
   // defensive mode forbids outside unsafe mode; the schema version is then bumped, so every connection (a running
   // serve's included) reads the table anew.
   db.unsafeMode(true);

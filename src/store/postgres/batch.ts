@@ -1,9 +1,9 @@
 import pg from 'pg';
-import type { CommitInput, CommitResult } from './calls.js';
-import { pgText, withClient } from './postgres-client.js';
+import type { CommitInput, CommitResult } from '../calls.js';
+import { pgText, withClient } from './client.js';
 
 /**
- * Group commit for PostgreSQL, as sqlite-batch.ts is for SQLite. A call committed alone is a transaction of three
+ * Group commit for PostgreSQL, as sqlite/batch.ts is for SQLite. A call committed alone is a transaction of three
  * to five round trips holding a pooled connection, and a WAL flush: when a campaign ends and its calls arrive at
  * once, they queue for the pool past the deadline (issue 24: three replicas sharing one PostgreSQL answered 157 to
  * 3,586 of 5,000 simultaneous calls in time, docs/performance.md). So the calls that arrive within one turn of the
@@ -11,7 +11,7 @@ import { pgText, withClient } from './postgres-client.js';
  * that went in, in one round trip and one implicit transaction. A statement is atomic, and its promise settles
  * only at ReadyForQuery, after the COMMIT it implies: no call resolves before it is durable.
  *
- * A call the statement cannot simply insert goes the way of a call alone (postgres.ts `commit`, contract section
+ * A call the statement cannot simply insert goes the way of a call alone (postgres/store.ts `commit`, contract section
  * 4), after the statement: one whose key a stored call already has (a duplicate or a conflict), one that ingests a
  * refused request, and a repeat of a key within the batch, so that the first is the record and the next its
  * duplicate, exactly as if they had come one after the other.

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { PurgeCounts, PurgeOptions } from './maintenance.js';
-import { inChunks } from './sqlite-chunks.js';
+import type { PurgeCounts, PurgeOptions } from '../maintenance.js';
+import { inChunks } from './chunks.js';
 
 /**
  * `callhook purge` on SQLite (contract section 7; Maintenance.purge says what goes and what stays). The rules live in
@@ -49,7 +49,7 @@ export function sqlitePurge(db: Database.Database) {
 
     /**
      * Calls first, then the receipts no call keeps. Each walks its table in rowid order up to the last row old
-     * enough, a chunk (sqlite-chunks.ts) at a time: a chunk looks at a bounded number of rows and deletes those
+     * enough, a chunk (sqlite/chunks.ts) at a time: a chunk looks at a bounded number of rows and deletes those
      * that go, so the calls and receipts that stay (held, owed, refused) are read once, not again by every chunk,
      * and each chunk's transaction decides on the rows it deletes under the write lock.
      */

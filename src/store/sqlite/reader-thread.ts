@@ -1,11 +1,11 @@
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { queryOn, type ReaderCall, type ReaderSettings } from './sqlite-reader.js';
-import { registerTextFunctions } from './sqlite-text.js';
-import { BUSY_TIMEOUT_MS } from './sqlite-writes.js';
+import { queryOn, type ReaderCall, type ReaderSettings } from './reader.js';
+import { registerTextFunctions } from './text.js';
 import { answerCalls } from './thread.js';
+import { BUSY_TIMEOUT_MS } from './writes.js';
 
-/** The SQLite store's reader thread (see sqlite-reader.ts): answers each query with its rows, or its error. */
+/** The SQLite store's reader thread (see sqlite/reader.ts): answers each query with its rows, or its error. */
 
 const { path } = workerData as ReaderSettings;
 const db = new Database(path, { readonly: true, fileMustExist: true });

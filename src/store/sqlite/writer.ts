@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { CommitInput, CommitResult } from './calls.js';
-import { createWriteBatcher } from './sqlite-batch.js';
-import { callRow, lazySync, runWrite, type SqliteWrites, sqliteWrites, type WriteOp } from './sqlite-writes.js';
+import type { CommitInput, CommitResult } from '../calls.js';
+import { createWriteBatcher } from './batch.js';
+import { callRow, lazySync, runWrite, type SqliteWrites, sqliteWrites, type WriteOp } from './writes.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and
@@ -40,7 +40,7 @@ export function sqliteWriter(db: Database.Database, remote?: RemoteWrite): Sqlit
 }
 
 /**
- * The store's writes on one connection through its group commit (sqlite-batch.ts), as typed commits: what the
+ * The store's writes on one connection through its group commit (sqlite/batch.ts), as typed commits: what the
  * writer's thread runs, and what the store runs in place.
  */
 export interface GroupCommit {

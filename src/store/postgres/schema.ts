@@ -4,7 +4,7 @@ import type { ClientBase } from 'pg';
  * PostgreSQL migrations, applied in order; `schema_migrations` holds one row per migration that has run.
  * Append only: a released migration is never edited, a change is a new entry.
  *
- * The tables mirror sqlite-schema.ts, with three deliberate differences:
+ * The tables mirror sqlite/schema.ts, with three deliberate differences:
  * - `record` and `raw` are `json`, not `jsonb`: json keeps the text as written, so sinks get the same key order
  *   from either store, and it accepts `\u0000` in a string, which jsonb refuses (a sender's "\u0000" would
  *   otherwise turn into a 503 forever).
@@ -80,7 +80,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_received ON calls (received_at);
   `,
   // Reconciliation and in-call lookups find calls by the caller's number and by the recording's URL. The
-  // expressions are those of postgres-admin.ts's dataField, character for character, or the planner ignores them.
+  // expressions are those of postgres/admin.ts's dataField, character for character, or the planner ignores them.
   `
   CREATE INDEX calls_phone ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'phone_number'), id);
   CREATE INDEX calls_recording ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'recording_url'), id);

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3';
-import { recordContentHash } from '../normalize/dedup-key.js';
-import { type CallRecord, storedRecord } from '../record.js';
-import type { CommitInput, CommitResult, Receipt } from './calls.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryState } from './outbox.js';
-import { RECONCILE_RUN_KEY } from './reconcile-run.js';
-import { heldUntil } from './sink-state.js';
-import { sqliteSinkStateWrites } from './sqlite-sink-state.js';
+import { recordContentHash } from '../../normalize/dedup-key.js';
+import { type CallRecord, storedRecord } from '../../record.js';
+import type { CommitInput, CommitResult, Receipt } from '../calls.js';
+import type { AttemptResult, ClaimedDelivery, DeliveryState } from '../outbox.js';
+import { RECONCILE_RUN_KEY } from '../reconcile-run.js';
+import { heldUntil } from '../sink-state.js';
+import { sqliteSinkStateWrites } from './sink-state.js';
 
 /**
  * Every write of the request path and of the delivery worker, as plain functions of a connection. They run where
@@ -132,7 +132,7 @@ export function receiptRow(r: Receipt): ReceiptRow {
 export type WriteOp = keyof SqliteWrites;
 
 /**
- * The delivery worker's bookkeeping, which may commit without an fsync of its own (sqlite-batch.ts): undone by a
+ * The delivery worker's bookkeeping, which may commit without an fsync of its own (sqlite/batch.ts): undone by a
  * power cut, a claim or a finished attempt only means the delivery is made again, as at-least-once allows.
  */
 const LAZY_SYNC: ReadonlySet<WriteOp> = new Set<WriteOp>(['claimDeliveries', 'finishAttempt', 'releaseLeases']);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { recordContentHash } from '../normalize/dedup-key.js';
-import { type CallRecord, type RawRequest, storedRecord } from '../record.js';
+import { recordContentHash } from '../../normalize/dedup-key.js';
+import { type CallRecord, type RawRequest, storedRecord } from '../../record.js';
 import type {
   AttemptInfo,
   CallEdit,
@@ -12,10 +12,10 @@ import type {
   PageOrder,
   ReceiptInfo,
   StoredCall,
-} from './admin-queries.js';
-import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
-import { inTransaction, pgText } from './postgres-client.js';
-import type { Store } from './store.js';
+} from '../admin-queries.js';
+import { pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
+import type { Store } from '../store.js';
+import { inTransaction, pgText } from './client.js';
 
 /** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 

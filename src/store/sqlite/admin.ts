@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { recordContentHash } from '../normalize/dedup-key.js';
-import { type CallRecord, type RawRequest, storedRecord } from '../record.js';
+import { recordContentHash } from '../../normalize/dedup-key.js';
+import { type CallRecord, type RawRequest, storedRecord } from '../../record.js';
 import type {
   AttemptInfo,
   CallEdit,
@@ -12,13 +12,13 @@ import type {
   PageOrder,
   ReceiptInfo,
   StoredCall,
-} from './admin-queries.js';
-import { pageLimit, retryState, timeBound, uniqueSinks } from './admin-query.js';
-import { inChunks } from './sqlite-chunks.js';
-import type { SqliteReader } from './sqlite-reader.js';
-import { registerTextFunctions } from './sqlite-text.js';
-import { parseStored } from './sqlite-writes.js';
-import type { Store } from './store.js';
+} from '../admin-queries.js';
+import { pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
+import type { Store } from '../store.js';
+import { inChunks } from './chunks.js';
+import type { SqliteReader } from './reader.js';
+import { registerTextFunctions } from './text.js';
+import { parseStored } from './writes.js';
 
 /** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
 

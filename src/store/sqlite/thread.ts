@@ -1,7 +1,7 @@
 import { parentPort, Worker } from 'node:worker_threads';
 // For its side effect: the process's id state is shared with the threads started here (see ids.ts), so it must
 // exist on this thread before the first of them starts, whatever else this process has loaded by then.
-import '../ids.js';
+import '../../ids.js';
 import { perTurn } from './per-turn.js';
 
 /**

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createWriteBatcher } from './sqlite-batch.js';
+import { createWriteBatcher } from './batch.js';
 
 const open = () => {
   const db = new Database(':memory:');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type SqliteReader, sqliteReader } from './sqlite-reader.js';
+import { type SqliteReader, sqliteReader } from './reader.js';
 
 /** Hundreds of milliseconds of SQLite: long enough that the event loop turns meanwhile only if it runs elsewhere. */
 const SLOW =

@@ -30,7 +30,7 @@ export function sqliteReader(db: Database.Database): SqliteReader {
 
   const thread = threadClient<ReaderCall>({
     thread: 'reader',
-    module: 'sqlite-reader-thread',
+    module: 'reader-thread',
     besides: import.meta.url,
     settings: { path: db.name } satisfies ReaderSettings,
     work: 'reads',

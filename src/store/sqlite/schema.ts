@@ -67,7 +67,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_received ON calls (received_at);
   `,
   // Reconciliation and in-call lookups find calls by the caller's number and by the recording's URL. The
-  // expressions are those of sqlite-admin.ts's dataField, character for character, or the planner ignores them.
+  // expressions are those of sqlite/admin.ts's dataField, character for character, or the planner ignores them.
   `
   CREATE INDEX calls_phone ON calls (CAST(json_extract(record, '$.data.phone_number') AS TEXT), id);
   CREATE INDEX calls_recording ON calls (CAST(json_extract(record, '$.data.recording_url') AS TEXT), id);

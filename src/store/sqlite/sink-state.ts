@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { SinkState } from './sink-state.js';
-import { SUCCESS_EVERY_MS, sinkStateOf } from './sink-state.js';
+import type { SinkState } from '../sink-state.js';
+import { SUCCESS_EVERY_MS, sinkStateOf } from '../sink-state.js';
 
 /**
  * The SQLite store's `sink_state` (migration 6, contract section 9): one row a sink, read by its primary key. The

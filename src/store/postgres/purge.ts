@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import type { PurgeCounts, PurgeOptions } from './maintenance.js';
-import { inTransaction } from './postgres-client.js';
+import type { PurgeCounts, PurgeOptions } from '../maintenance.js';
+import { inTransaction } from './client.js';
 
 /**
  * `callhook purge` on PostgreSQL (contract section 7; Store.purge says what goes and what stays), with the rules
- * written as in sqlite-purge.ts: two predicates, read alike by the dry run's count and by the delete.
+ * written as in sqlite/purge.ts: two predicates, read alike by the dry run's count and by the delete.
  * $1 is the cutoff, $2 whether refused requests not yet ingested go too.
  */
 
@@ -47,7 +47,7 @@ export function postgresPurge(pool: pg.Pool) {
       inTransaction(pool, async (client) => {
         const [cutoff, includeRefused] = params(before, options);
         // The deliveries' counts this purge lowers stay locked until it commits: in a shard no worker writes
-        // (postgres-schema.ts, migration 5), so none waits for the purge to end.
+        // (postgres/schema.ts, migration 5), so none waits for the purge to end.
         await client.query(`SET LOCAL callhook.count_shard = ${PURGE_COUNT_SHARD}`);
         const calls = await client.query(`DELETE FROM calls c WHERE ${CALL_GOES.replaceAll('$1', '$1')}`, [cutoff]);
         const receipts = await client.query(`DELETE FROM receipts r WHERE ${RECEIPT_GOES}`, [cutoff, includeRefused]);
