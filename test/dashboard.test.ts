@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeService } from './fakes/calling-service.js';
 import { launchChromium, newContext, signIn } from './helpers/browser.js';
 import { callhook } from './helpers/cli.js';
-import { startFakeService } from './helpers/fake-service.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import {
   ADMIN,

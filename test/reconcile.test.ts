@@ -9,8 +9,8 @@ import { secondSighting } from '../src/reconcile/schedule.js';
 import type { CallRecord } from '../src/record.js';
 import { parseReconcileRun } from '../src/store/reconcile-run.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { type FakeService, startFakeService } from './fakes/calling-service.js';
 import { callhook } from './helpers/cli.js';
-import { type FakeService, startFakeService } from './helpers/fake-service.js';
 import {
   ADMIN,
   closedPort,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type FakeService, startFakeService } from './helpers/fake-service.js';
+import { type FakeService, startFakeService } from './fakes/calling-service.js';
 import { post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 
 /** The tag-contact sink in a running receiver: every "callback requested" call lands in the follow-up tag. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeService, startFakeService } from '../../test/helpers/fake-service.js';
+import { type FakeService, startFakeService } from '../../test/fakes/calling-service.js';
 import { closedPort } from '../../test/helpers/server.js';
 import { type CallingServiceClient, createClient } from './client.js';
 import { CallingServiceError } from './errors.js';

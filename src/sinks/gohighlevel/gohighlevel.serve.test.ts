@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { type FakeGoHighLevel, startFakeGoHighLevel } from '../../../test/fakes/gohighlevel.js';
 import {
   ADMIN,
   adminApi,
@@ -9,7 +10,6 @@ import {
   until,
 } from '../../../test/helpers/server.js';
 import type { SinkView } from '../../admin/sinks.js';
-import { type FakeGoHighLevel, startFakeGoHighLevel } from './fake-gohighlevel.js';
 
 /**
  * The gohighlevel sink in a running serve against the local HighLevel (contract sections 9 and 10): a 429 with

@@ -1,16 +1,16 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeGoHighLevel, startFakeGoHighLevel } from '../../../test/fakes/gohighlevel.js';
 import type { CallRecord } from '../../record.js';
 import { resolveSinks } from '../registry.js';
 import { parseJson } from '../shared/refusal.js';
 import { PermanentError, RetryableError, type Sink } from '../sink.js';
 import { errorText, ghlRetryAfter } from './client.js';
-import { type FakeGoHighLevel, startFakeGoHighLevel } from './fake-gohighlevel.js';
 import { gohighlevelSink } from './gohighlevel.js';
 import { findNote } from './note.js';
 
 /**
- * The sink against a local HighLevel (fake-gohighlevel.ts): the caller found by email or by a phone written
+ * The sink against a local HighLevel (test/fakes/gohighlevel.ts): the caller found by email or by a phone written
  * differently and updated, or made a contact; one note per call whatever the repeats; an edit rewriting its note;
  * tags added beside the contact's own; and HighLevel's refusals kept in its own words.
  */

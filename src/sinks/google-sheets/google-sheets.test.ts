@@ -1,13 +1,13 @@
 import { generateKeyPairSync, verify } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeGoogle, startFakeGoogle } from '../../../test/fakes/google-sheets.js';
 import type { CallRecord } from '../../record.js';
 import { type HookSummary, PermanentError, RetryableError } from '../sink.js';
-import { type FakeGoogle, startFakeGoogle } from './fake-google-sheets.js';
 import { googleSheetsSink } from './google-sheets.js';
 
 /**
- * The sink against a local fake of Google's token endpoint and the Sheets API (fake-google-sheets.ts): the header
+ * The sink against a local fake of Google's token endpoint and the Sheets API (test/fakes/google-sheets.ts): the header
  * row, one row per call, a repeat and a lost reply that append nothing, an edit that rewrites its row, cells kept
  * as the text they are, and Google's errors read into permanent, retryable and rate-limited ones.
  */

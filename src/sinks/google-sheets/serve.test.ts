@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeGoogle, startFakeGoogle } from '../../../test/fakes/google-sheets.js';
 import {
   ADMIN,
   adminApi,
@@ -13,7 +14,6 @@ import {
   tempDir,
   until,
 } from '../../../test/helpers/server.js';
-import { type FakeGoogle, startFakeGoogle } from './fake-google-sheets.js';
 
 /**
  * The google-sheets sink end to end, in a running serve against the local fake of Google (contract sections 9 and

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeGoogle, startFakeGoogle } from '../../../test/fakes/google-sheets.js';
 import { readServiceAccount } from './credentials.js';
-import { type FakeGoogle, startFakeGoogle } from './fake-google-sheets.js';
 import { serviceAccountTokens } from './token.js';
 
 /** The access token of the service account: one request shared by concurrent callers, kept until near its expiry. */

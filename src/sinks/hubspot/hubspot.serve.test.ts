@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { type FakeHubSpot, startFakeHubSpot } from '../../../test/fakes/hubspot.js';
 import {
   ADMIN,
   adminApi,
@@ -9,7 +10,6 @@ import {
   until,
 } from '../../../test/helpers/server.js';
 import type { SinkView } from '../../admin/sinks.js';
-import { type FakeHubSpot, startFakeHubSpot } from './fake-hubspot.js';
 
 /**
  * The hubspot sink in a running serve against the local HubSpot (contract sections 9 and 10): a 429 with HubSpot's

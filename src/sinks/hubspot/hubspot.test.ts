@@ -1,11 +1,11 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeHubSpot, startFakeHubSpot } from '../../../test/fakes/hubspot.js';
 import type { CallRecord } from '../../record.js';
-import { type FakeHubSpot, startFakeHubSpot } from './fake-hubspot.js';
 import { hubspotSink } from './hubspot.js';
 
 /**
- * The hubspot sink against a local HubSpot (fake-hubspot.ts) that checks every request as HubSpot documents it:
+ * The hubspot sink against a local HubSpot (test/fakes/hubspot.ts) that checks every request as HubSpot documents it:
  * the caller as a contact, found by email or by phone however it was typed, and the call as one call engagement
  * that a repeat never doubles and an edit rewrites (contract section 10, issue 22).
  */

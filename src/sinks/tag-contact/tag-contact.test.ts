@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeService, startFakeService } from '../../../test/helpers/fake-service.js';
+import { type FakeService, startFakeService } from '../../../test/fakes/calling-service.js';
 import type { CallRecord } from '../../record.js';
 import { samePhone } from '../shared/phone.js';
 import { PermanentError, RetryableError } from '../sink.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeZohoCrm, startFakeZohoCrm } from '../../../test/fakes/zoho-crm.js';
 import { adminApi, post, sampleCall, startServer, type TestServer, until } from '../../../test/helpers/server.js';
-import { type FakeZohoCrm, startFakeZohoCrm } from './fake-zoho-crm.js';
 
 /**
  * The zoho-crm sink end to end, through a running serve against the fake Zoho (contract sections 9 and 10): a 429

@@ -2,7 +2,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 
 /**
- * The CRM behind the fake HubSpot (fake-hubspot.ts), for tests only: contacts and calls in memory, with the search,
+ * The CRM behind the fake HubSpot (hubspot.ts), for tests only: contacts and calls in memory, with the search,
  * batch upsert, create, update and default association of HubSpot's documentation, each request's body checked
  * against the documented shape and each property name against the account's properties. An object becomes
  * searchable `indexLagMs` after it is made, as HubSpot's search index lags (https://developers.hubspot.com/docs/api/crm/search).

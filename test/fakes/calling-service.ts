@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { startReceiver } from './receiver.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 /**
  * A local stand-in for the calling service's REST API (spec section 4, rows 1 to 18) on 127.0.0.1, holding its

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fakeCrm, HubSpotError, type HubSpotObject, type ObjectType } from './fake-hubspot-crm.js';
+import { fakeCrm, HubSpotError, type HubSpotObject, type ObjectType } from './hubspot-crm.js';
 
 /**
  * A local stand-in for the HubSpot CRM API, for tests only: exactly the requests the hubspot sink makes, checked as

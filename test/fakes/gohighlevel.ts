@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { type Received, startReceiver } from '../../../test/helpers/receiver.js';
+import { type Received, startReceiver } from '../helpers/receiver.js';
 
 /**
  * A local stand-in for the HighLevel API 2.0 endpoints the sink calls, imported by tests only. It follows the
@@ -26,9 +26,9 @@ import {
   UPDATE_FIELDS,
   UPSERT_FIELDS,
   unprocessable,
-} from './fake-gohighlevel-api.js';
+} from './gohighlevel-api.js';
 
-export type { FakeContact, FakeNote } from './fake-gohighlevel-api.js';
+export type { FakeContact, FakeNote } from './gohighlevel-api.js';
 
 export interface FakeRequest {
   method: string;

@@ -1,5 +1,5 @@
 /**
- * What the fake HighLevel (fake-gohighlevel.ts) checks and answers, from the OpenAPI document
+ * What the fake HighLevel (gohighlevel.ts) checks and answers, from the OpenAPI document
  * (https://github.com/GoHighLevel/highlevel-api-docs apps/contacts.json) and the search guide it links to
  * (https://doc.clickup.com/8631005/d/h/87cpx-158396/6e629989abe7fad): the DTOs' properties, the error bodies
  * (BadRequestDTO `{ statusCode, message }`, UnprocessableDTO `{ statusCode, message: [..], error }`), and the search.

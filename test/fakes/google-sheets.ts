@@ -1,8 +1,8 @@
 import { type KeyObject, randomBytes, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { columnLetters } from './a1.js';
-import { JWT_BEARER, SHEETS_SCOPE } from './token.js';
+import { columnLetters } from '../../src/sinks/google-sheets/a1.js';
+import { JWT_BEARER, SHEETS_SCOPE } from '../../src/sinks/google-sheets/token.js';
 
 /**
  * A local stand-in for Google's token endpoint and the Sheets API v4 `spreadsheets.values` methods the sink calls
