@@ -28,7 +28,10 @@ export interface FakeNote {
   dateAdded: string;
 }
 
-/** UpsertContactDto's properties; UpdateContactDto has the same but `locationId`, `gender` and `companyName`. */
+/**
+ * UpsertContactDto's properties (apps/contacts.json as of May 2026). UpdateContactDto has the same but `locationId`,
+ * `gender`, `companyName` and `createNewIfDuplicateAllowed`: the update refuses those with a 422.
+ */
 export const UPSERT_FIELDS = new Set([
   'firstName',
   'lastName',
@@ -49,12 +52,14 @@ export const UPSERT_FIELDS = new Set([
   'tags',
   'customFields',
   'source',
+  'dateOfBirth',
   'country',
   'companyName',
   'assignedTo',
+  'createNewIfDuplicateAllowed',
 ]);
 export const UPDATE_FIELDS = new Set(
-  [...UPSERT_FIELDS].filter((f) => !['locationId', 'gender', 'companyName'].includes(f)),
+  [...UPSERT_FIELDS].filter((f) => !['locationId', 'gender', 'companyName', 'createNewIfDuplicateAllowed'].includes(f)),
 );
 const TEXT_FIELDS = new Set([
   'firstName',
@@ -75,6 +80,7 @@ const TEXT_FIELDS = new Set([
   'companyName',
   'assignedTo',
 ]);
+const BOOLEAN_FIELDS = new Set(['dnd', 'createNewIfDuplicateAllowed']);
 /** The search guide's filter fields this fake reads; the guide documents more, which it refuses as unknown. */
 const SEARCH_FIELDS = new Set([
   'id',
@@ -122,6 +128,7 @@ export function checkContact(body: unknown, allowed: ReadonlySet<string>): Body 
     if (!allowed.has(field)) messages.push(`property ${field} should not exist`);
     else if (TEXT_FIELDS.has(field) && value !== null && typeof value !== 'string')
       messages.push(`${field} must be a string`);
+    else if (BOOLEAN_FIELDS.has(field) && typeof value !== 'boolean') messages.push(`${field} must be a boolean value`);
     else if (field === 'tags' && !(Array.isArray(value) && value.every((t) => typeof t === 'string')))
       messages.push('each value in tags must be a string');
     else if (field === 'customFields' && !(Array.isArray(value) && value.every(isCustomField)))

@@ -65,8 +65,17 @@ export interface FakeGoHighLevel {
 export interface FakeOptions {
   token?: string;
   locationId?: string;
-  /** The location's "Allow Duplicate Contact" setting: on, the upsert creates a contact every time. */
+  /**
+   * The location's "Allow Duplicate Contact" setting: on, the upsert creates a contact every time unless it is sent
+   * `createNewIfDuplicateAllowed: false`. The document says only a `true` creates; before the flag it said just that
+   * the upsert "will adhere to" the setting, and the fake keeps that stricter reading for a body without the flag.
+   */
   allowDuplicates?: boolean;
+  /**
+   * The location's deduplication preferences: the field the upsert matches on first, and an optional second one
+   * (email, then phone, by default). Of several contacts with the field, the one added first.
+   */
+  duplicateFields?: readonly ('email' | 'phone')[];
   /** "Updates may take a few seconds to appear in the search results": a contact this new is not found by search. */
   searchLagMs?: number;
 }
@@ -75,6 +84,7 @@ export async function startFakeGoHighLevel({
   token = 'pit-0f3c9a71-5b2e-4d8e-9c1a-7e6f5d4c3b2a',
   locationId = 've9EPM428h8vShlRW1KT',
   allowDuplicates = false,
+  duplicateFields = ['email', 'phone'],
   searchLagMs = 0,
 }: FakeOptions = {}): Promise<FakeGoHighLevel> {
   const contacts: FakeContact[] = [];
@@ -117,7 +127,7 @@ export async function startFakeGoHighLevel({
               value: given.field_value,
             });
         }
-      } else if (field !== 'locationId') {
+      } else if (field !== 'locationId' && field !== 'createNewIfDuplicateAllowed') {
         contact[field] = value;
       }
     }
@@ -132,17 +142,19 @@ export async function startFakeGoHighLevel({
     return contact;
   };
 
-  /** The location's "Allow Duplicate Contact" setting: off, it matches email first, then phone (its default order). */
+  /** The contact the upsert updates, by the location's settings (above); none when it creates one. */
   const duplicateOf = (fields: Body) => {
-    if (allowDuplicates) return undefined;
-    const email = typeof fields.email === 'string' ? fields.email.toLowerCase() : undefined;
-    const phone = typeof fields.phone === 'string' ? fields.phone : undefined;
+    if (allowDuplicates && fields.createNewIfDuplicateAllowed !== false) return undefined;
     const mine = contacts.filter((c) => c.locationId === locationId);
-    return (
-      (email && mine.find((c) => c.email?.toLowerCase() === email)) ||
-      (phone && mine.find((c) => c.phone === phone)) ||
-      undefined
-    );
+    for (const field of duplicateFields) {
+      const given = fields[field];
+      if (typeof given !== 'string' || given === '') continue;
+      const same = (have: string | null | undefined) =>
+        field === 'email' ? have?.toLowerCase() === given.toLowerCase() : have === given;
+      const match = mine.find((c) => same(c[field]));
+      if (match) return match;
+    }
+    return undefined;
   };
 
   const search = (body: unknown) => {

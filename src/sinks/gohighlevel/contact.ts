@@ -6,16 +6,56 @@ import type { CompiledMap } from '../shared/template.js';
 import { PermanentError } from '../sink.js';
 import type { GhlClient } from './client.js';
 
-export type { FoundContact };
+/**
+ * The caller as a HighLevel contact (docs/reference.md#crm-sinks). The upsert follows the location's "Allow Duplicate
+ * Contact" setting (https://github.com/GoHighLevel/highlevel-api-docs apps/contacts.json, "Upsert Contact"): with
+ * duplicates allowed it may create a contact every time, and which field it matches on is the location's choice. So
+ * the contact is searched for first, by the record's email, else by its phone, and updated by id when found; the
+ * upsert is left for a caller the search does not know, where the location's own rule still catches a contact the
+ * search index has not caught up with ("updates may take a few seconds to appear in the search results"), and for the
+ * fields the update does not take.
+ */
 
 /**
- * The caller as a HighLevel contact (contract section 10). The upsert follows the location's "Allow Duplicate
- * Contact" setting (https://github.com/GoHighLevel/highlevel-api-docs apps/contacts.json, "Upsert Contact"): with
- * duplicates allowed it creates a contact every time, and which field it matches on is the location's choice. So the
- * contact is searched for first, by the record's email, else by its phone, and updated by id when found; the upsert
- * is left for a caller the search does not know, where the location's own rule still catches a contact the search
- * index has not caught up with ("updates may take a few seconds to appear in the search results").
+ * UpdateContactDto's properties (apps/contacts.json, `PUT /contacts/{contactId}`): UpsertContactDto's but
+ * `locationId`, `gender`, `companyName` and `createNewIfDuplicateAllowed`. HighLevel's validation answers any other
+ * with 422 `property X should not exist`, so a found contact gets the rest through the upsert.
  */
+const UPDATE_TAKES: ReadonlySet<string> = new Set([
+  'firstName',
+  'lastName',
+  'name',
+  'email',
+  'phone',
+  'address1',
+  'city',
+  'state',
+  'postalCode',
+  'website',
+  'timezone',
+  'dnd',
+  'dndSettings',
+  'inboundDndSettings',
+  'tags',
+  'customFields',
+  'source',
+  'dateOfBirth',
+  'country',
+  'assignedTo',
+]);
+
+/** The contact the search chose, with the email and phone HighLevel has for it and how many contacts matched. */
+export interface GhlFoundContact extends FoundContact {
+  email?: string;
+  phone?: string;
+  matched: number;
+}
+
+/** The contact written, and what the attempt should say of it. */
+export interface ContactWritten {
+  id: string;
+  note?: string;
+}
 
 /** `map` targets under `customFields.` name a custom field by its key (`customFields.contact.budget`). */
 export const CUSTOM_FIELD_PREFIX = 'customFields.';
@@ -59,7 +99,7 @@ export async function findContact(
   client: GhlClient,
   locationId: string,
   who: Pick<Caller, 'email' | 'phone'>,
-): Promise<FoundContact | undefined> {
+): Promise<GhlFoundContact | undefined> {
   const by = who.email ? 'email' : 'phone';
   const filter = who.email
     ? { field: 'email', operator: 'eq', value: who.email }
@@ -77,35 +117,88 @@ export async function findContact(
   const matches = (reply.contacts ?? []).filter((c) =>
     who.email ? c.email?.trim().toLowerCase() === who.email.toLowerCase() : samePhone(c.phone ?? undefined, who.phone!),
   );
-  return mostRecentlyUpdated(
+  const chosen = mostRecentlyUpdated(
     matches,
     (c) => c.dateUpdated,
     `GoHighLevel contacts have the ${by} ${who.email ?? who.phone}`,
   );
+  if (!chosen) return undefined;
+  const { email, phone } = matches.find((c) => c.id === chosen.id)!;
+  return {
+    ...chosen,
+    ...dropUndefined({ email: email || undefined, phone: phone || undefined }),
+    matched: matches.length,
+  };
 }
 
 /**
- * `PUT /contacts/{contactId}` for a contact found, with only the fields given (its body, UpdateContactDto, has no
- * `locationId`); `POST /contacts/upsert` with the location for one not found. Either way the contact's id.
+ * `PUT /contacts/{contactId}` for a contact found, with only the fields given that UpdateContactDto takes (it has no
+ * `locationId`), then the others through `updateFound`'s upsert; `POST /contacts/upsert` with the location for one
+ * not found. Either way the contact's id, and what the attempt should say of the fields.
  */
 export async function updateOrUpsert(
   client: GhlClient,
   locationId: string,
-  found: FoundContact | undefined,
+  found: GhlFoundContact | undefined,
   fields: ContactFields,
-): Promise<string> {
-  if (found) {
-    await client.request('PUT', `/contacts/${encodeURIComponent(found.id)}`, fields);
-    return found.id;
-  }
-  const reply = await client.request<{ new?: boolean; contact?: { id?: string } }>('POST', '/contacts/upsert', {
-    ...fields,
-    locationId,
-  });
+): Promise<ContactWritten> {
+  if (found) return updateFound(client, locationId, found, fields);
+  const reply = await upsert(client, { ...fields, locationId });
   const id = reply.contact?.id;
   if (typeof id !== 'string' || id === '')
     throw new PermanentError('GoHighLevel answered the upsert without a contact id');
-  return id;
+  return { id };
+}
+
+/**
+ * The update takes most fields; `companyName` and `gender` only the upsert does, which finds its contact by the
+ * location's deduplication preferences rather than by id. So the upsert carries the contact's own email and phone as
+ * the update left them (whichever field the location matches on, or both, it finds this contact), the fields the
+ * update did not take and nothing else (so it clears nothing the update wrote), and `createNewIfDuplicateAllowed:
+ * false`, which makes it update the duplicate it finds even where the location allows duplicates. When several
+ * contacts have the caller's email or phone, the upsert would choose among them by the location's rule, not ours:
+ * those fields are left out. The attempt's note says so, as it does when the location matched another contact.
+ */
+async function updateFound(
+  client: GhlClient,
+  locationId: string,
+  found: GhlFoundContact,
+  fields: ContactFields,
+): Promise<ContactWritten> {
+  const update: ContactFields = {};
+  const rest: ContactFields = {};
+  for (const [field, value] of Object.entries(fields)) (UPDATE_TAKES.has(field) ? update : rest)[field] = value;
+  await client.request('PUT', `/contacts/${encodeURIComponent(found.id)}`, update);
+  const left = Object.keys(rest);
+  if (left.length === 0) return { id: found.id };
+  const named = left.join(', ');
+  if (found.matched > 1) {
+    const them = left.length === 1 ? 'it' : 'them';
+    return {
+      id: found.id,
+      note: `${named} left out: HighLevel's update does not take ${them}, and its upsert would choose among those contacts by the location's duplicate rule`,
+    };
+  }
+  const reply = await upsert(client, {
+    locationId,
+    ...dropUndefined({ email: fields.email ?? found.email, phone: fields.phone ?? found.phone }),
+    createNewIfDuplicateAllowed: false,
+    ...rest,
+  });
+  const wrote = reply.contact?.id;
+  if (wrote === found.id) return { id: found.id };
+  const where =
+    typeof wrote === 'string' && wrote !== ''
+      ? `${reply.new ? 'a new contact' : 'contact'} ${wrote}`
+      : 'a contact it did not name';
+  return {
+    id: found.id,
+    note: `the upsert wrote ${named} to ${where}, which the location's duplicate rule matched, not to ${found.id}`,
+  };
+}
+
+function upsert(client: GhlClient, body: ContactFields) {
+  return client.request<{ new?: boolean; contact?: { id?: string } }>('POST', '/contacts/upsert', body);
 }
 
 /**

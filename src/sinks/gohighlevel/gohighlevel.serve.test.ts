@@ -14,7 +14,7 @@ import type { SinkView } from '../../admin/sinks.js';
 /**
  * The gohighlevel sink in a running serve against the local HighLevel (contract sections 9 and 10): a 429 with
  * HighLevel's rate-limit headers pauses the whole sink for the window they give, and a revoked token ends the delivery
- * dead with HighLevel's words, the token in no admin reply.
+ * dead with HighLevel's words, the token in no admin reply; a known caller gets a field only the upsert takes.
  */
 
 type Delivery = { sink: string; state: string; attempts: number; callId: string };
@@ -108,6 +108,20 @@ describe('gohighlevel sink in a running serve', () => {
       expect(reply.status).toBe(200);
       expect(await reply.text()).not.toContain(fake.token);
     }
+  });
+
+  it('delivers a known caller with a `map` field only the upsert takes (companyName) at the first attempt, to that one contact', async () => {
+    const fake = await startFakeGoHighLevel({ allowDuplicates: true });
+    fakes.push(fake);
+    const known = fake.addContact({ firstName: 'A.', phone: '+919812345678', city: 'Pune' });
+    const server = await serveWith(fake, { map: { companyName: '{{ company }}' } });
+    const { id } = await (await post(server.url, sampleCall({ company: 'Kettle & Co' }))).json();
+    await until(async () => (await deliveriesOf(server)).some((d) => d.state === 'done'));
+    expect(await attemptsOf(server, id)).toEqual([expect.objectContaining({ attempt: 1, outcome: 'ok', error: null })]);
+    expect(fake.contacts).toEqual([
+      expect.objectContaining({ id: known.id, firstName: 'Asha', city: 'Pune', companyName: 'Kettle & Co' }),
+    ]);
+    expect(fake.notesOf(known.id)).toHaveLength(1);
   });
 
   it('does not start with a sink missing its token, naming the option', async () => {

@@ -264,6 +264,106 @@ describe('gohighlevel sink: the caller and the call', () => {
     });
   });
 
+  it("gives a known caller the `map` fields HighLevel's update does not take (companyName, gender) through the upsert, the rest through the update: one contact, nothing cleared, one note", async () => {
+    for (const allowDuplicates of [false, true]) {
+      await fake.close();
+      fake = await startFakeGoHighLevel({ allowDuplicates });
+      const known = fake.addContact({
+        firstName: 'A.',
+        email: 'Asha@Example.in',
+        phone: '+919800000000',
+        city: 'Pune',
+        companyName: 'Old & Co',
+      });
+      const sink = await open({
+        map: { companyName: '{{ extra.company }}', gender: 'female', source: 'callhook {{ hook }}' },
+      });
+      expect(await sink.deliver(record({}, { extra: { company: 'Kettle & Co' } }), context())).toBeUndefined();
+      expect(calls()).toEqual([
+        'POST /contacts/search',
+        'PUT /contacts/:id',
+        'POST /contacts/upsert',
+        'GET /contacts/:id/notes',
+        'POST /contacts/:id/notes',
+      ]);
+      expect(fake.requests[1]!.body).toEqual({
+        firstName: 'Asha',
+        lastName: 'Verma',
+        email: 'asha@example.in',
+        phone: '+919812345678',
+        source: 'callhook end-of-call',
+      });
+      // The contact's email and phone as the update left them, so the location's rule matches it whichever field it
+      // checks, and the flag keeps a location that allows duplicates from making a second contact.
+      expect(fake.requests[2]!.body).toEqual({
+        locationId: fake.locationId,
+        email: 'asha@example.in',
+        phone: '+919812345678',
+        createNewIfDuplicateAllowed: false,
+        companyName: 'Kettle & Co',
+        gender: 'female',
+      });
+      expect(fake.contacts).toEqual([
+        expect.objectContaining({
+          id: known.id,
+          firstName: 'Asha',
+          lastName: 'Verma',
+          email: 'asha@example.in',
+          phone: '+919812345678',
+          city: 'Pune',
+          source: 'callhook end-of-call',
+          companyName: 'Kettle & Co',
+          gender: 'female',
+        }),
+      ]);
+      expect(fake.notesOf(known.id)).toHaveLength(1);
+    }
+  });
+
+  it('sends the upsert the email a caller found by phone already has, for a location that matches on email alone', async () => {
+    await fake.close();
+    fake = await startFakeGoHighLevel({ duplicateFields: ['email'] });
+    const known = fake.addContact({ email: 'asha@example.in', phone: '098123 45678' });
+    await (await open({ map: { companyName: 'Kettle & Co' } })).deliver(byPhone(), context());
+    expect(fake.requests[2]!.body).toEqual({
+      locationId: fake.locationId,
+      email: 'asha@example.in',
+      phone: '+919812345678',
+      createNewIfDuplicateAllowed: false,
+      companyName: 'Kettle & Co',
+    });
+    expect(fake.contacts).toEqual([expect.objectContaining({ id: known.id, companyName: 'Kettle & Co' })]);
+  });
+
+  it('of several contacts with the number, leaves out the fields only the upsert takes, which would pick among them by its own rule, and says so', async () => {
+    const old = fake.addContact({ phone: '+919812345678', dateUpdated: '2026-01-01T00:00:00.000Z' });
+    const recent = fake.addContact({ phone: '+91 98123 45678', dateUpdated: '2026-06-01T00:00:00.000Z' });
+    const result = await (await open({ map: { companyName: 'Kettle & Co', city: 'Pune' } })).deliver(
+      byPhone(),
+      context(),
+    );
+    expect(result).toEqual({
+      note: `2 GoHighLevel contacts have the phone +919812345678 (${recent.id}, ${old.id}); updated ${recent.id}, the most recently updated; companyName left out: HighLevel's update does not take it, and its upsert would choose among those contacts by the location's duplicate rule`,
+    });
+    expect(calls()).not.toContain('POST /contacts/upsert');
+    expect(fake.contacts.find((c) => c.id === recent.id)).toMatchObject({ city: 'Pune' });
+    expect(fake.contacts.some((c) => 'companyName' in c)).toBe(false);
+    expect(fake.notesOf(recent.id)).toHaveLength(1);
+  });
+
+  it('says so in the attempt when the location matched the upsert to another contact, and notes the call on the one found', async () => {
+    await fake.close();
+    fake = await startFakeGoHighLevel({ allowDuplicates: true, duplicateFields: ['phone', 'email'] });
+    const other = fake.addContact({ firstName: 'Ravi', phone: '+919812345678' });
+    const known = fake.addContact({ email: 'asha@example.in' });
+    const result = await (await open({ map: { companyName: 'Kettle & Co' } })).deliver(record(), context());
+    expect(result).toEqual({
+      note: `the upsert wrote companyName to contact ${other.id}, which the location's duplicate rule matched, not to ${known.id}`,
+    });
+    expect(fake.contacts).toHaveLength(2);
+    expect(fake.notesOf(known.id)).toHaveLength(1);
+  });
+
   it('refuses a record with neither email nor phone at once, asking HighLevel nothing', async () => {
     const { email_address: _e, phone_number: _p, ...data } = record().data;
     const err = await failure((await open()).deliver(record(undefined, { data }), context()));
@@ -374,7 +474,7 @@ describe("gohighlevel sink: options and HighLevel's headers", () => {
     expect(await refusal({ map: { 'customFields.contact.budget': '{{ budget }}' } })).toBe('started');
   });
 
-  it("keeps by default within HighLevel's burst limit (15 deliveries of at most 5 requests per 10 s) and masks the token", async () => {
+  it("keeps by default within HighLevel's burst limit (15 deliveries of at most 6 requests per 10 s) and masks the token", async () => {
     const [spec] = await resolveSinks([
       { name: 'ghl', type: 'gohighlevel', token: 'pit-0123456789', location_id: 'loc1' } as never,
     ]);

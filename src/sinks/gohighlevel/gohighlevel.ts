@@ -41,10 +41,11 @@ const contactMap = mapSchema.superRefine((map, ctx) => {
 
 export const gohighlevelSink = defineSinkType({
   /**
-   * A delivery makes at most five requests (search, update or upsert, tags, the notes list, the note), and HighLevel
-   * allows 100 requests per 10 seconds per app and location (https://marketplace.gohighlevel.com/docs/oauth/Faqs,
-   * "What are current rate limits for API 2.0?"): 15 deliveries started per 10 s is 75 requests, which leaves room
-   * for the requests of deliveries started in the window before and still running.
+   * A delivery makes at most five requests (search, update or upsert, tags, the notes list, the note), six when `map`
+   * names a field only the upsert takes and the caller is known (update and upsert), and HighLevel allows 100 requests
+   * per 10 seconds per app and location (https://marketplace.gohighlevel.com/docs/oauth/Faqs, "What are current rate
+   * limits for API 2.0?"): 15 deliveries started per 10 s is 75 to 90 requests, which leaves room for the requests of
+   * deliveries started in the window before and still running.
    */
   defaults: { rate: { max: 15, per: '10s' } },
   secretOptions: ['token'],
@@ -68,14 +69,16 @@ export const gohighlevelSink = defineSinkType({
         }
         const client = ghlClient({ apiUrl, token, signal });
         const found = await findContact(client, locationId, who);
-        const contactId = await updateOrUpsert(client, locationId, found, contactFields(record, map));
+        const written = await updateOrUpsert(client, locationId, found, contactFields(record, map));
+        const contactId = written.id;
         if (tags && tags.length > 0) await addTags(client, contactId, tags);
         const note = await attachNote(client, contactId, record);
         log.debug(
           { call: record.id, contact: contactId, found: found !== undefined, note },
           'delivered to GoHighLevel',
         );
-        return found?.note ? { note: found.note } : undefined;
+        const said = [found?.note, written.note].filter((part) => part !== undefined);
+        return said.length > 0 ? { note: said.join('; ') } : undefined;
       },
     };
   },
