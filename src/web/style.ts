@@ -7,7 +7,7 @@ export const STYLESHEET = `
 :root { --ink: #1d2430; --muted: #566173; --line: #d5dae1; --bg: #f5f7fa; --card: #fff; --accent: #1f5fbf; --bad: #a4161a; --warn: #8a5300; --ok: #1b6b34; color-scheme: light; }
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; }
-body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
+body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); overflow-wrap: anywhere; }
 a { color: var(--accent); }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid #f2b705; outline-offset: 1px; }
 .top { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem 1rem; padding: .5rem 1rem; background: #17202e; color: #fff; }
@@ -19,7 +19,7 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 .top form { margin-left: auto; }
 .top button { background: transparent; color: #fff; border: 1px solid #8793a6; }
 main { padding: 1rem; max-width: 1280px; margin: 0 auto; }
-h1 { font-size: 1.45rem; margin: .25rem 0 1rem; overflow-wrap: anywhere; }
+h1 { font-size: 1.45rem; margin: .25rem 0 1rem; }
 h2 { font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
 h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 footer { color: var(--muted); font-size: .85rem; padding: 1rem; text-align: center; }
@@ -34,8 +34,11 @@ th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--
 thead th { background: #eef1f5; font-weight: 600; white-space: nowrap; }
 tbody th { font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+/* Body text breaks a long unbroken string (a URL, a token) anywhere rather than widen the page; in a table that lets
+   a cell of one give up its width, so a row's label, a figure and a button keep theirs and the column of the string
+   narrows. */
+tbody th, .num, button, .button { overflow-wrap: normal; }
 tr:last-child > td, tr:last-child > th { border-bottom: 0; }
-.scroll table td { overflow-wrap: break-word; }
 .nowrap { white-space: nowrap; }
 pre { background: #0f1722; color: #e8edf4; padding: .75rem; border-radius: 6px; overflow: auto; max-height: 24rem; white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; font-size: .85rem; }
 .form-fields { display: grid; gap: .75rem 1rem; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); margin-bottom: 1rem; }
@@ -65,7 +68,7 @@ button.danger { background: var(--bad); border-color: var(--bad); }
 .stats div { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; }
 .stats dt { font-size: .8rem; color: var(--muted); font-weight: 600; }
 .stats dd { margin: 0; font-size: 1.35rem; font-weight: 700; font-variant-numeric: tabular-nums; }
-.stats dd.small { font-size: 1rem; font-weight: 600; overflow-wrap: anywhere; }
+.stats dd.small { font-size: 1rem; font-weight: 600; }
 .stats dd.small time { white-space: normal; }
 figure { margin: 0; }
 figcaption { font-weight: 600; margin-bottom: .35rem; }
@@ -92,6 +95,8 @@ svg.chart .track { fill: #eef1f5; }
   table.cards td, table.cards tbody th { display: flex; gap: .5rem; border: 0; padding: .15rem .6rem; text-align: left; }
   table.cards td:empty { display: none; }
   table.cards td > *, table.cards th > * { min-width: 0; }
+  /* A card has no column for a row's label to keep its width from: it breaks like the rest. */
+  table.cards tbody th { overflow-wrap: anywhere; }
   table.cards .nowrap { white-space: normal; overflow-wrap: anywhere; }
   table.cards td::before, table.cards tbody th::before { content: attr(data-label); flex: 0 0 6.5rem; font-weight: 600; color: var(--muted); }
   th, td { padding: .35rem .45rem; }

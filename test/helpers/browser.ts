@@ -58,3 +58,48 @@ export async function seriousViolations(page: Page): Promise<string[]> {
           .join('; ')})`,
     );
 }
+
+/** The little of the DOM `overflow` reads in the page (the tests compile without the DOM's types). */
+type ComputedStyle = (el: PageElement) => { overflow: string };
+interface PageElement {
+  tagName: string;
+  id: string;
+  classList: Iterable<string>;
+  getAttribute(name: string): string | null;
+  parentElement: PageElement | null;
+  getBoundingClientRect(): { right: number; width: number; height: number };
+}
+interface PageDocument {
+  documentElement: { scrollWidth: number };
+  body: { querySelectorAll(selector: string): Iterable<PageElement> };
+}
+
+/**
+ * How wide the page is (`document.documentElement.scrollWidth`), and the elements whose right edge passes `width`,
+ * inside a sideways-scrolling box or not, so a failure names what is too wide. What is visually hidden (a 1 px box
+ * that hides its overflow: style.ts's `.visually-hidden`, a card table's header row on a phone) is not seen.
+ */
+export async function overflow(page: Page, width: number): Promise<{ scrollWidth: number; past: string[] }> {
+  return page.evaluate((edge) => {
+    const { document: doc, getComputedStyle: style } = globalThis as unknown as {
+      document: PageDocument;
+      getComputedStyle: ComputedStyle;
+    };
+    const hidden = (el: PageElement) => {
+      for (let at: PageElement | null = el; at; at = at.parentElement) {
+        const box = at.getBoundingClientRect();
+        if (box.width <= 1 && box.height <= 1 && style(at).overflow === 'hidden') return true;
+      }
+      return false;
+    };
+    const name = (el: PageElement) => {
+      const label = el.getAttribute('data-label');
+      const classes = [...el.classList].map((c) => `.${c}`).join('');
+      return `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${classes}${label ? `[data-label="${label}"]` : ''}`;
+    };
+    const past = [...doc.body.querySelectorAll('*')]
+      .filter((el) => el.getBoundingClientRect().right > edge + 0.5 && !hidden(el))
+      .map((el) => `${name(el)} (right edge ${Math.round(el.getBoundingClientRect().right)})`);
+    return { scrollWidth: doc.documentElement.scrollWidth, past: [...new Set(past)].slice(0, 12) };
+  }, width);
+}
