@@ -7,7 +7,7 @@ import { callPages } from '../store/call-pages.js';
 import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
 import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { commandConfig, configSecrets, positive, withStore } from './context.js';
-import { writeOut } from './output.js';
+import type { CommandIo } from './io.js';
 
 const EXPORT_PAGE = 1000;
 
@@ -15,9 +15,10 @@ const EXPORT_PAGE = 1000;
  * `callhook calls list|show|export` read the store directly, without a running server, list and show through the
  * same operations as the admin API and the dashboard (admin/calls.ts); `release`, `redeliver` and
  * `edit` change calls through the running serve's admin API (admin-client.ts). Output goes through
- * writeOut, so a reader that stops early (`| head`) stops the command too (contract section 7, output.ts).
+ * `io.out.write`, so a reader that stops early (`| head`) stops the command too (docs/reference.md#command-line,
+ * output.ts).
  */
-export function callsCommand(): Command {
+export function callsCommand(io: CommandIo): Command {
   const calls = new Command('calls').description('read the stored calls');
   calls
     .command('list')
@@ -34,7 +35,7 @@ export function callsCommand(): Command {
     .option('--after <id>', 'calls after this id, in the order asked for (cursor)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: ListOptions) => {
-      const config = commandConfig(opts.config);
+      const config = commandConfig(io.env, opts.config);
       await withStore(config, async (store) => {
         const { hook, status, source, phone, order, after, review } = opts;
         // The phone is read as intake reads it, in the config's region, as the admin API reads it.
@@ -42,7 +43,7 @@ export function callsCommand(): Command {
           { store, phoneRegion: config.phoneRegion },
           { hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') },
         );
-        await writeOut(
+        await io.out.write(
           calls
             .map(
               ({ record: r, status, duplicates }) =>
@@ -58,7 +59,7 @@ export function callsCommand(): Command {
     .argument('<id>')
     .option('-c, --config <file>', 'config file')
     .action(async (id: string, opts: { config?: string }) => {
-      const config = commandConfig(opts.config);
+      const config = commandConfig(io.env, opts.config);
       const secrets = await configSecrets(config);
       await withStore(config, async (store) => {
         // As GET /admin/calls/<id> shows it (contract sections 6 and 11), a receipt's body as text or base64, and
@@ -68,7 +69,7 @@ export function callsCommand(): Command {
           { ...call, receipts: call.receipts.map((r) => receiptJson(r, (bytes) => maskBytes(bytes, secrets))) },
           secrets,
         );
-        await writeOut(`${JSON.stringify(shown, null, 2)}\n`);
+        await io.out.write(`${JSON.stringify(shown, null, 2)}\n`);
       });
     });
   calls
@@ -80,11 +81,12 @@ export function callsCommand(): Command {
     .action(async (opts: { format: string; hook?: string; config?: string }) => {
       if (opts.format !== 'jsonl' && opts.format !== 'csv')
         throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
-      await withStore(commandConfig(opts.config), async (store) => {
+      await withStore(commandConfig(io.env, opts.config), async (store) => {
         // A page at a time, each line written as stdout takes it: a store of millions exports in bounded memory.
         const pages = () => callPages(store, { hook: opts.hook }, EXPORT_PAGE);
         if (opts.format === 'jsonl') {
-          for await (const page of pages()) await writeOut(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
+          for await (const page of pages())
+            await io.out.write(page.map((c) => `${JSON.stringify(c.record)}\n`).join(''));
           return;
         }
         // CSV needs every column before the first row: one pass for the field names, one for the rows. A call
@@ -96,10 +98,10 @@ export function callsCommand(): Command {
           for (const c of page) addColumns(columns, c.record);
           last = page.at(-1)?.record.id ?? last;
         }
-        await writeOut(BOM + csvHeader(columns));
+        await io.out.write(BOM + csvHeader(columns));
         for await (const page of pages()) {
           const seen = page.filter((c) => c.record.id <= last);
-          await writeOut(seen.map((c) => csvRow(c.record, columns)).join(''));
+          await io.out.write(seen.map((c) => csvRow(c.record, columns)).join(''));
           if (seen.length < page.length) break;
         }
       });
@@ -112,9 +114,9 @@ export function callsCommand(): Command {
   )
     .argument('<id>')
     .action(async (id: string, opts: AdminOptions) => {
-      const admin = await adminClient(commandConfig(opts.config), opts);
+      const admin = await adminClient(commandConfig(io.env, opts.config), opts);
       const { sinks } = (await admin('POST', `/calls/${encodeURIComponent(id)}/release`)) as { sinks: string[] };
-      await writeOut(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}\n`);
+      await io.out.write(`released ${id} to ${sinks.length > 0 ? sinks.join(', ') : 'no sink'}\n`);
     });
   withAdminOptions(
     calls
@@ -126,7 +128,7 @@ export function callsCommand(): Command {
     .argument('<id>')
     .option('--sink <name...>', 'only these sinks')
     .action(async (id: string, opts: AdminOptions & { sink?: string[] }) => {
-      const admin = await adminClient(commandConfig(opts.config), opts);
+      const admin = await adminClient(commandConfig(io.env, opts.config), opts);
       const reply = (await admin(
         'POST',
         `/calls/${encodeURIComponent(id)}/redeliver`,
@@ -134,7 +136,7 @@ export function callsCommand(): Command {
       )) as { sinks: string[]; scheduled: number };
       const pending = reply.sinks.length - reply.scheduled;
       const note = pending > 0 ? ` (${pending} already pending or in flight)` : '';
-      await writeOut(
+      await io.out.write(
         `redelivering ${id} to ${reply.scheduled} of ${reply.sinks.length} ${reply.sinks.length === 1 ? 'sink' : 'sinks'}${note}: ${reply.sinks.join(', ') || 'none'}\n`,
       );
     });
@@ -153,9 +155,9 @@ export function callsCommand(): Command {
     )
     .action(async (id: string, opts: AdminOptions & { set: Record<string, string> }) => {
       if (Object.keys(opts.set).length === 0) throw new Error('name a field to change: --set field=value');
-      const admin = await adminClient(commandConfig(opts.config), opts);
+      const admin = await adminClient(commandConfig(io.env, opts.config), opts);
       const reply = (await admin('PATCH', `/calls/${encodeURIComponent(id)}`, { data: opts.set })) as EditReply;
-      await writeOut(describeEdit(id, reply));
+      await io.out.write(describeEdit(id, reply));
     });
   return calls;
 }

@@ -6,20 +6,21 @@ import { secretValues, valueAt } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
 import { resolveConfiguredSinks, type SinkSpec } from '../sinks/registry.js';
 import { adminToken, commandConfig, webhookKey } from './context.js';
+import type { CommandIo } from './io.js';
 
-export function configCommand(): Command {
+export function configCommand(io: CommandIo): Command {
   return new Command('config').description('inspect the configuration').addCommand(
     new Command('check')
       .description('validate the config and print the resolved hooks and sinks, secrets masked')
       .option('-c, --config <file>', 'config file, YAML or JSON (also CALLHOOK_CONFIG)')
       .action(async (opts: { config?: string }) => {
-        const config = commandConfig(opts.config);
+        const config = commandConfig(io.env, opts.config);
         // The same checks serve makes before it opens anything: sink options, filters, modules, parameters.
         const specs = await resolveConfiguredSinks(config);
         compileHooks(config, specs);
         await loadInCallHandlers(config.hooks.values());
-        for (const warning of config.warnings) console.error(`warning: ${warning}`);
-        console.log(await describeConfig(config, specs));
+        for (const warning of config.warnings) io.stderr.write(`warning: ${warning}\n`);
+        io.out.print(await describeConfig(config, specs));
       }),
   );
 }

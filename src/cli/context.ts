@@ -5,10 +5,11 @@ import { secretValues } from '../secret-values.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
+import type { CliIo } from './io.js';
 
-/** What most commands start from: the config as `serve` would load it, with the keys it would use. */
-export function commandConfig(configPath?: string): Config {
-  return loadConfig(process.env, configPath ?? process.env.CALLHOOK_CONFIG);
+/** What most commands start from: the config as `serve` would load it from `env`, with the keys it would use. */
+export function commandConfig(env: CliIo['env'], configPath?: string): Config {
+  return loadConfig(env, configPath ?? env.CALLHOOK_CONFIG);
 }
 
 /**
@@ -66,12 +67,15 @@ export function positive(text: string, option: string): number {
   return n;
 }
 
-/** The line a long command redraws on a terminal's stderr as it goes (contract section 7); none off a terminal. */
-export function progressLine(): { show(text: string): void; clear(): void } | undefined {
-  if (!process.stderr.isTTY) return undefined;
+/**
+ * The line a long command redraws on a terminal's stderr as it goes (docs/reference.md#command-line); none off a
+ * terminal.
+ */
+export function progressLine(stderr: CliIo['stderr']): { show(text: string): void; clear(): void } | undefined {
+  if (!stderr.isTTY) return undefined;
   return {
-    show: (text) => void process.stderr.write(`\r\x1b[K${text}`),
-    clear: () => void process.stderr.write('\r\x1b[K'),
+    show: (text) => void stderr.write(`\r\x1b[K${text}`),
+    clear: () => void stderr.write('\r\x1b[K'),
   };
 }
 

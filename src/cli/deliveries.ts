@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { listDeliveries, retryDeliveries } from '../admin/deliveries.js';
 import type { DeliveryState } from '../store/outbox.js';
 import { commandConfig, positive, withStore } from './context.js';
+import type { CommandIo } from './io.js';
 
 const STATES: DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];
 
@@ -10,7 +11,7 @@ const STATES: DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];
  * operations as the admin API and the dashboard (admin/deliveries.ts). A retry wakes no worker here: a running
  * serve finds the deliveries due within a second.
  */
-export function deliveriesCommand(): Command {
+export function deliveriesCommand(io: CommandIo): Command {
   const deliveries = new Command('deliveries').description('inspect and retry deliveries');
   deliveries
     .command('list')
@@ -30,7 +31,7 @@ export function deliveriesCommand(): Command {
         after?: string;
         config?: string;
       }) => {
-        await withStore(commandConfig(opts.config), async (store) => {
+        await withStore(commandConfig(io.env, opts.config), async (store) => {
           const { deliveries: rows } = await listDeliveries(
             { store },
             {
@@ -43,7 +44,7 @@ export function deliveriesCommand(): Command {
           );
           for (const d of rows) {
             const next = d.state === 'pending' ? new Date(d.nextAttemptAt).toISOString() : '';
-            console.log([d.id, d.callId, d.sink, d.state, d.attempts, next, d.lastError ?? ''].join('\t').trimEnd());
+            io.out.print([d.id, d.callId, d.sink, d.state, d.attempts, next, d.lastError ?? ''].join('\t').trimEnd());
           }
         });
       },
@@ -60,13 +61,13 @@ export function deliveriesCommand(): Command {
     .option('-c, --config <file>', 'config file')
     .action(
       async (opts: { state: 'dead' | 'pending'; sink?: string; call?: string; id?: string[]; config?: string }) => {
-        await withStore(commandConfig(opts.config), async (store) => {
+        await withStore(commandConfig(io.env, opts.config), async (store) => {
           const ids = opts.id?.map((id) => positive(id, '--id'));
           const { retried } = await retryDeliveries(
             { store, notify: () => {} },
             { state: opts.state, sink: opts.sink, callId: opts.call, ids },
           );
-          console.log(`retried ${retried} ${retried === 1 ? 'delivery' : 'deliveries'}`);
+          io.out.print(`retried ${retried} ${retried === 1 ? 'delivery' : 'deliveries'}`);
         });
       },
     );

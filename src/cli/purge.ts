@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { durationOption } from '../duration.js';
 import type { PurgeCounts } from '../store/maintenance.js';
 import { commandConfig, progressLine, withStore } from './context.js';
+import { type CliIo, type CommandIo, ExitCode } from './io.js';
 
 interface Options {
   olderThan: string;
@@ -19,7 +20,7 @@ interface Options {
  * (Maintenance.purge). On a terminal it shows the counts and asks first. Off a terminal it deletes without asking, as it
  * always has: cron jobs and scripts run it so today, and a `--yes` they lack would stop their purges unnoticed.
  */
-export function purgeCommand(): Command {
+export function purgeCommand(io: CommandIo): Command {
   return new Command('purge')
     .description(
       'delete calls and receipts older than an age; never a held call, one still owed to a sink, nor a refused request not yet ingested',
@@ -36,21 +37,20 @@ export function purgeCommand(): Command {
       const options = { includeRefused: Boolean(opts.includeRefused) };
       const what = (counts: PurgeCounts) =>
         `${counts.calls} calls and ${counts.receipts} receipts received before ${before.toISOString()}`;
-      await withStore(commandConfig(opts.config), async (store) => {
+      await withStore(commandConfig(io.env, opts.config), async (store) => {
         if (opts.dryRun) {
-          console.log(`would purge ${what(await store.purgeable(before, options))}`);
+          io.out.print(`would purge ${what(await store.purgeable(before, options))}`);
           return;
         }
-        if (!opts.yes && onTerminal()) {
+        if (!opts.yes && onTerminal(io)) {
           const counts = await store.purgeable(before, options);
-          if (counts.calls + counts.receipts > 0 && !(await confirm(`callhook: delete ${what(counts)}? [y/N] `))) {
-            process.stderr.write('callhook: nothing deleted\n');
-            process.exitCode = 1;
-            return;
+          if (counts.calls + counts.receipts > 0 && !(await confirm(io, `callhook: delete ${what(counts)}? [y/N] `))) {
+            io.stderr.write('callhook: nothing deleted\n');
+            throw new ExitCode(1);
           }
         }
         // A purge of months takes a while on SQLite, which deletes a chunk at a time: a terminal sees it move.
-        const line = progressLine();
+        const line = progressLine(io.stderr);
         let purged: PurgeCounts;
         try {
           purged = await store.purge(before, {
@@ -61,17 +61,17 @@ export function purgeCommand(): Command {
         } finally {
           line?.clear();
         }
-        console.log(`purged ${what(purged)}`);
+        io.out.print(`purged ${what(purged)}`);
       });
     });
 }
 
 /** Someone is there to answer: the question goes to stderr, so stdout stays the command's output alone. */
-const onTerminal = () => Boolean(process.stdin.isTTY && process.stderr.isTTY);
+const onTerminal = ({ stdin, stderr }: CliIo) => Boolean(stdin.isTTY && stderr.isTTY);
 
 /** y or yes, any case, deletes; anything else, an empty line or the end of input (Ctrl-D) does not. */
-async function confirm(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+async function confirm({ stdin, stderr }: CliIo, question: string): Promise<boolean> {
+  const rl = createInterface({ input: stdin, output: stderr });
   try {
     rl.setPrompt(question);
     rl.prompt();

@@ -4,13 +4,13 @@ import { listReceipts, textOrBase64 } from '../admin/receipts.js';
 import type { ReceiptInfo } from '../store/admin-queries.js';
 import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
 import { commandConfig, positive, withStore } from './context.js';
-import { writeOut } from './output.js';
+import type { CliIo, CommandIo } from './io.js';
 
 /**
  * `callhook receipts list|ingest` (contract section 6): what every authenticated request left behind, and the
  * refused ones ingested again through the running serve, which normalises and routes them with its own config.
  */
-export function receiptsCommand(): Command {
+export function receiptsCommand(io: CommandIo): Command {
   const receipts = new Command('receipts').description('requests as they arrived; refused ones can be ingested again');
   receipts
     .command('list')
@@ -23,7 +23,7 @@ export function receiptsCommand(): Command {
     .option('--after <id>', 'receipts after this id (cursor)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: { rejected?: boolean; hook?: string; limit: string; after?: string; config?: string }) => {
-      await withStore(commandConfig(opts.config), async (store) => {
+      await withStore(commandConfig(io.env, opts.config), async (store) => {
         const { receipts: page } = await listReceipts(
           { store },
           {
@@ -33,7 +33,7 @@ export function receiptsCommand(): Command {
             after: opts.after === undefined ? undefined : positive(opts.after, '--after'),
           },
         );
-        await writeOut(page.map((r) => `${receiptLine(r)}\n`).join(''));
+        await io.out.write(page.map((r) => `${receiptLine(r)}\n`).join(''));
       });
     });
   withAdminOptions(
@@ -46,8 +46,8 @@ export function receiptsCommand(): Command {
     .option('--content-type <type>', 'the content type to read the body as')
     .action(async (id: string, opts: AdminClientOptions & { config?: string; body?: string; contentType?: string }) => {
       const receipt = positive(id, 'the receipt id');
-      const body = opts.body === undefined ? undefined : readBody(opts.body);
-      const admin = await adminClient(commandConfig(opts.config), opts);
+      const body = opts.body === undefined ? undefined : await readBody(opts.body, io.stdin);
+      const admin = await adminClient(commandConfig(io.env, opts.config), opts);
       const reply = (await admin('POST', `/receipts/${receipt}/ingest`, {
         ...(body === undefined ? {} : asText(body)),
         ...(opts.contentType === undefined ? {} : { content_type: opts.contentType }),
@@ -55,7 +55,7 @@ export function receiptsCommand(): Command {
       const problems = reply.problems?.length
         ? `; problems: ${reply.problems.map((p) => `${p.field} ${p.code}`).join(', ')}`
         : '';
-      await writeOut(`receipt ${receipt} ingested: ${reply.status} ${reply.id}${problems}\n`);
+      await io.out.write(`receipt ${receipt} ingested: ${reply.status} ${reply.id}${problems}\n`);
     });
   return receipts;
 }
@@ -65,9 +65,13 @@ function receiptLine(r: ReceiptInfo): string {
   return [r.id, r.receivedAt, r.hook, r.status, r.outcome, call, r.error ?? ''].join('\t').trimEnd();
 }
 
-function readBody(path: string): Uint8Array {
+/** The file's bytes, or with `-` everything on standard input up to its end. */
+async function readBody(path: string, stdin: CliIo['stdin']): Promise<Uint8Array> {
   try {
-    return readFileSync(path === '-' ? 0 : path);
+    if (path !== '-') return readFileSync(path);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    return Buffer.concat(chunks);
   } catch (err) {
     throw new Error(`--body ${path}: ${(err as Error).message}`);
   }

@@ -10,6 +10,7 @@ import { type ReconcileSummary, reconcile } from '../reconcile/reconcile.js';
 import { secretValues, urlSecrets } from '../secret-values.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { commandConfig, progressLine, withStore } from './context.js';
+import type { CommandIo } from './io.js';
 
 interface Options {
   apiUrl?: string;
@@ -25,7 +26,7 @@ interface Options {
  * `callhook reconcile`: asks the calling service for its campaigns' calls (spec endpoints 8 and 9) and stores
  * those whose webhook never arrived. It writes to the store directly; a running `serve` delivers what it adds.
  */
-export function reconcileCommand(): Command {
+export function reconcileCommand(io: CommandIo): Command {
   return new Command('reconcile')
     .description('store the calls the calling service lists in its campaigns whose webhook never arrived')
     .option(
@@ -42,7 +43,7 @@ export function reconcileCommand(): Command {
     .option('--json', 'print the summary as one JSON object')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: Options) => {
-      const config = commandConfig(opts.config);
+      const config = commandConfig(io.env, opts.config);
       const apiUrl = opts.apiUrl ?? config.reconcile?.apiUrl;
       const apiKey = opts.apiKey ?? config.reconcile?.apiKey;
       if (!apiUrl) throw new Error('--api-url is required (or reconcile.api_url in the config file)');
@@ -58,7 +59,7 @@ export function reconcileCommand(): Command {
         throw new Error(`--hook: "${hookName}" is an in-call hook, which stores nothing`);
 
       await withStore(config, async (store) => {
-        const line = progressLine();
+        const line = progressLine(io.stderr);
         // Kept for the dashboard's overview, a dry run too, marked as such (contract section 11).
         const secrets = [
           ...secretValues(config, specs),
@@ -72,8 +73,8 @@ export function reconcileCommand(): Command {
           dryRun: Boolean(opts.dryRun),
           secrets,
           onKeepError: (err: unknown) =>
-            console.error(
-              `reconcile: the run could not be kept for the dashboard: ${maskedRunError(err instanceof Error ? err.message : String(err), secrets)}`,
+            io.stderr.write(
+              `reconcile: the run could not be kept for the dashboard: ${maskedRunError(err instanceof Error ? err.message : String(err), secrets)}\n`,
             ),
         } as const;
         let summary: ReconcileSummary;
@@ -101,8 +102,8 @@ export function reconcileCommand(): Command {
         } finally {
           line?.clear();
         }
-        if (opts.json) console.log(JSON.stringify({ dry_run: Boolean(opts.dryRun), ...summary }));
-        else printSummary(summary, Boolean(opts.dryRun));
+        if (opts.json) io.out.print(JSON.stringify({ dry_run: Boolean(opts.dryRun), ...summary }));
+        else printSummary(summary, Boolean(opts.dryRun), io.out.print);
       });
     });
 }
@@ -118,16 +119,16 @@ export function parseSince(text: string, now: Date): string {
   return new Date(now.getTime() - age.ms).toISOString().slice(0, 10);
 }
 
-function printSummary(summary: ReconcileSummary, dryRun: boolean): void {
+function printSummary(summary: ReconcileSummary, dryRun: boolean, print: (line: string) => void): void {
   for (const call of summary.recovered) {
     const who = [call.campaign, call.name || '(no name)', call.phone ?? '(no phone)', call.recordingUrl ?? '']
       .join('\t')
       .trimEnd();
-    console.log(dryRun ? `would add\t${who}` : `added\t${call.id}\t${call.status}\t${who}`);
+    print(dryRun ? `would add\t${who}` : `added\t${call.id}\t${call.status}\t${who}`);
   }
-  for (const { campaign, reason } of summary.skipped) console.log(`skipped campaign\t${campaign}\t${reason}`);
+  for (const { campaign, reason } of summary.skipped) print(`skipped campaign\t${campaign}\t${reason}`);
   const held = summary.recovered.filter((c) => c.status === 'held').length;
-  console.log(
+  print(
     `${summary.campaigns} campaigns, ${summary.entries} audience entries, ${summary.calls} placed calls: ` +
       `${summary.matched} already stored, ${summary.recovered.length} ${dryRun ? 'would be added' : 'added'}${held ? ` (${held} held)` : ''}`,
   );

@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { adminToken, commandConfig, webhookKey } from './context.js';
+import { type CommandIo, ExitCode } from './io.js';
 import { replay } from './replay.js';
 
-export function replayCommand(): Command {
+export function replayCommand(io: CommandIo): Command {
   return new Command('replay')
     .description('send fixture files as the calling service would, and compare each reply with its expect')
     .argument('<paths...>', 'fixture files or directories')
@@ -16,14 +17,15 @@ export function replayCommand(): Command {
         paths: string[],
         opts: { url: string; key?: string; adminToken?: string; hook?: string; config?: string },
       ) => {
-        const config = commandConfig(opts.config);
+        const config = commandConfig(io.env, opts.config);
         const results = await replay(paths, {
           url: opts.url,
           key: opts.key ?? (await webhookKey(config)),
           adminToken: opts.adminToken ?? (await adminToken(config)),
           hook: opts.hook,
+          print: io.out.print,
         });
-        if (results.some((r) => !r.ok)) process.exitCode = 1;
+        if (results.some((r) => !r.ok)) throw new ExitCode(1);
       },
     );
 }

@@ -13,7 +13,8 @@ export interface ReplayOptions {
   hook?: string;
   /** 10 s, as the sender waits (spec section 6.3 rule 8). */
   timeoutMs?: number;
-  print?: (line: string) => void;
+  /** Where each line of the report goes: the command's stdout. */
+  print: (line: string) => void;
 }
 
 export interface ReplayResult {
@@ -25,7 +26,7 @@ export interface ReplayResult {
 }
 
 export async function replay(paths: readonly string[], options: ReplayOptions): Promise<ReplayResult[]> {
-  const { print = console.log } = options;
+  const { print } = options;
   const run = newRunId();
   const results: ReplayResult[] = [];
   const fixtures = loadFixtures(paths);

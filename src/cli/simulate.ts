@@ -3,6 +3,7 @@ import { ENCODINGS, type Encoding, METHODS } from '../simulate/plan.js';
 import { simulate } from '../simulate/simulate.js';
 import type { SimulateSummary } from '../simulate/summary.js';
 import { commandConfig, positive, progressLine, webhookKey } from './context.js';
+import { type CommandIo, ExitCode } from './io.js';
 
 interface Options {
   count: string;
@@ -23,7 +24,7 @@ interface Options {
 }
 
 /** `callhook simulate`: the calling service's sender, played against a receiver (spec 6.3). */
-export function simulateCommand(): Command {
+export function simulateCommand(io: CommandIo): Command {
   return new Command('simulate')
     .description(
       'play the calling service: synthetic calls, encodings mixed, "" for missing values, 10 s time-out, no retries',
@@ -66,11 +67,11 @@ export function simulateCommand(): Command {
       const query = Object.fromEntries(opts.query.map(queryPair));
       const seed = opts.seed === undefined ? undefined : whole(opts.seed, '--seed');
       const timeoutMs = positive(opts.timeoutMs, '--timeout-ms');
-      const config = commandConfig(opts.config);
+      const config = commandConfig(io.env, opts.config);
       const key = opts.key ?? (await webhookKey(config));
       if (key === undefined)
         throw new Error('no webhook key: pass --key, set CALLHOOK_API_KEYS, or start serve once to generate one');
-      const line = progressLine();
+      const line = progressLine(io.stderr);
       const onProgress =
         line &&
         ((done: number, total: number) => {
@@ -94,9 +95,9 @@ export function simulateCommand(): Command {
         onProgress,
       });
       line?.clear();
-      console.log(opts.json ? JSON.stringify(summary) : describeSummary(summary));
+      io.out.print(opts.json ? JSON.stringify(summary) : describeSummary(summary));
       // As the sender sees it: any failed delivery is a lost call.
-      if (summary.failures > 0) process.exitCode = 1;
+      if (summary.failures > 0) throw new ExitCode(1);
     });
 }
 

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import type { SinkView } from '../admin/sinks.js';
 import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
 import { commandConfig } from './context.js';
-import { writeOut } from './output.js';
+import type { CommandIo } from './io.js';
 
 /**
  * `callhook sinks list|pause|resume` (contract sections 7 and 9) ask the running serve through its admin API
@@ -10,7 +10,7 @@ import { writeOut } from './output.js';
  * pause it keeps in the store holds for every replica and every restart. No serve answering is one line and a
  * non-zero exit.
  */
-export function sinksCommand(): Command {
+export function sinksCommand(io: CommandIo): Command {
   const sinks = new Command('sinks').description('list, pause and resume the sinks of the running serve');
   withAdminOptions(
     sinks
@@ -22,12 +22,12 @@ export function sinksCommand(): Command {
     .argument('[name]', 'only this sink')
     .option('--json', "the admin API's reply as it is")
     .action(async (name: string | undefined, opts: AdminOptions & { json?: boolean }) => {
-      const admin = await adminClient(commandConfig(opts.config), opts);
+      const admin = await adminClient(commandConfig(io.env, opts.config), opts);
       const reply = (await admin('GET', '/sinks')) as { sinks: SinkView[] };
       const shown = name === undefined ? reply.sinks : reply.sinks.filter((s) => s.name === name);
       if (shown.length === 0)
         throw new Error(`no sink is named ${name} (sinks: ${reply.sinks.map((s) => s.name).join(', ')})`);
-      await writeOut(
+      await io.out.write(
         opts.json ? `${JSON.stringify({ sinks: shown }, null, 2)}\n` : shown.map((s) => `${sinkLine(s)}\n`).join(''),
       );
     });
@@ -41,11 +41,11 @@ export function sinksCommand(): Command {
     withAdminOptions(sinks.command(action).description(description))
       .argument('<name>')
       .action(async (name: string, opts: AdminOptions) => {
-        const admin = await adminClient(commandConfig(opts.config), opts);
+        const admin = await adminClient(commandConfig(io.env, opts.config), opts);
         const sink = (await admin('POST', `/sinks/${encodeURIComponent(name)}/${action}`)) as SinkView;
         const inFlight =
           paused && sink.deliveries.in_flight > 0 ? ` (${sink.deliveries.in_flight} in flight finish first)` : '';
-        await writeOut(
+        await io.out.write(
           `${paused ? 'paused' : 'resumed'} ${sink.name}: ${sink.deliveries.pending} pending${inFlight}\n`,
         );
       });

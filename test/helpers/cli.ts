@@ -1,6 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import { runCli } from '../../src/cli/program.js';
 
 const run = promisify(execFile);
 
@@ -8,6 +10,40 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/**
+ * `callhook <args>` run in this process (src/cli/program.ts), as `callhook()` runs it in a process of its own: the
+ * same env (this process's, LOG_LEVEL silent, then `env`), stdin not a terminal (empty, or `stdin`), and what it
+ * writes and the exit code it gives. For everything but the process itself: exit codes and output on a closed pipe,
+ * a terminal, signals and crashes are `callhook()`, `callhookPiped()` and `callhookOnTerminal()`'s.
+ */
+export async function runCallhook(
+  args: string[],
+  env: Record<string, string> = {},
+  { stdin }: { stdin?: string } = {},
+): Promise<CliResult> {
+  const stdout = collected();
+  const stderr = collected();
+  const code = await runCli([process.execPath, 'src/cli/index.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdin: Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]),
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** A stream that keeps what is written to it, read back as UTF-8 once the run is over, as execFile reads a pipe. */
+function collected(): { stream: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 /** `callhook <args>` as a user runs it from the checkout, in its own process; a failure is a result, not a throw. */
