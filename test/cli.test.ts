@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SQLITE_FILE } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
-import { callhook, callhookOnTerminal, callhookPiped } from './helpers/cli.js';
+import { callhook, callhookOnTerminal, callhookPiped, runCallhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
 import {
   ADMIN,
@@ -19,7 +19,12 @@ import {
 } from './helpers/server.js';
 import { attemptOk, commitData, commitInput, unique } from './helpers/store-inputs.js';
 
-/** The `callhook` command as a user runs it: its output, its exit codes, and what it never prints. */
+/**
+ * The `callhook` command: its output, its exit codes, and what it never prints. Run in this process (runCallhook),
+ * but for what only a process shows, in a process of its own as a user runs it (callhook): a few commands end to end
+ * through src/cli/index.ts (a success, a failure's one line and exit 2, an unknown command, serve), output on a
+ * closed pipe, a terminal.
+ */
 
 describe('callhook config check', () => {
   it('prints the resolved hooks and sinks with every secret masked', async () => {
@@ -27,6 +32,7 @@ describe('callhook config check', () => {
     const path = join(dir, 'callhook.yaml');
     writeFileSync(path, 'hooks:\n  end-of-call: {}\n  orders:\n    keys: ["${ORDERS_KEY}"]\n    dedup: [order_id]\n');
     const secretKey = 'orders-secret-key-0123456789';
+    // In a process of its own: the real entry runs a command end to end and exits 0.
     const { code, stdout } = await callhook(['config', 'check', '--config', path], {
       CALLHOOK_DATA_DIR: dir,
       CALLHOOK_API_KEYS: KEY,
@@ -46,7 +52,7 @@ describe('callhook config check', () => {
 
   it('warns of a short key on stderr, naming the variable and never the key', async () => {
     const dir = tempDir();
-    const { code, stdout, stderr } = await callhook(['config', 'check'], {
+    const { code, stdout, stderr } = await runCallhook(['config', 'check'], {
       CALLHOOK_DATA_DIR: dir,
       CALLHOOK_API_KEYS: 'test-key',
       CALLHOOK_ADMIN_TOKEN: ADMIN,
@@ -62,7 +68,9 @@ describe('callhook config check', () => {
     const dir = tempDir();
     const path = join(dir, 'callhook.yaml');
     writeFileSync(path, 'hooks:\n  end-of-call:\n    on_problem: ignore\n');
-    const { code, stdout, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
+    const { code, stdout, stderr } = await runCallhook(['config', 'check', '--config', path], {
+      CALLHOOK_DATA_DIR: dir,
+    });
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
@@ -73,7 +81,7 @@ describe('callhook config check', () => {
     const dir = tempDir();
     const path = join(dir, 'c.json');
     writeFileSync(path, JSON.stringify({ sinks: [{ name: 'crm', type: 'salesforce' }] }));
-    const { code, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
+    const { code, stderr } = await runCallhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
     expect(code).toBe(2);
     expect(stderr).toMatch(/unknown sink type "salesforce" \(known types: log, jsonl/);
   });
@@ -85,7 +93,9 @@ describe('callhook config check', () => {
       path,
       JSON.stringify({ sinks: [{ name: 'crm', type: 'log', when: { field: 'call_summary', matches: '(a+)+$' } }] }),
     );
-    const { code, stdout, stderr } = await callhook(['config', 'check', '--config', path], { CALLHOOK_DATA_DIR: dir });
+    const { code, stdout, stderr } = await runCallhook(['config', 'check', '--config', path], {
+      CALLHOOK_DATA_DIR: dir,
+    });
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
@@ -99,17 +109,18 @@ describe('callhook keys', () => {
   it('generates keys for rotation, kept with mode 0600, and shows them', async () => {
     const dir = tempDir();
     const env = { CALLHOOK_DATA_DIR: dir };
-    const first = await callhook(['keys', 'generate'], env);
-    const second = await callhook(['keys', 'generate'], env);
+    const first = await runCallhook(['keys', 'generate'], env);
+    const second = await runCallhook(['keys', 'generate'], env);
     expect(first.code).toBe(0);
-    const shown = await callhook(['keys', 'show'], env);
+    const shown = await runCallhook(['keys', 'show'], env);
     expect(shown.stdout.trim().split('\n')).toEqual([second.stdout.trim(), first.stdout.trim()]);
     expect(statSync(join(dir, 'api-keys')).mode & 0o777).toBe(0o600);
-    await callhook(['keys', 'generate', '--replace'], env);
-    expect((await callhook(['keys', 'show'], env)).stdout.trim().split('\n')).toHaveLength(1);
+    await runCallhook(['keys', 'generate', '--replace'], env);
+    expect((await runCallhook(['keys', 'show'], env)).stdout.trim().split('\n')).toHaveLength(1);
   });
 
   it('says so when there is no key yet', async () => {
+    // In a process of its own: a failure through the real entry is one line and exit 2.
     const { code, stderr } = await callhook(['keys', 'show'], { CALLHOOK_DATA_DIR: tempDir() });
     expect(code).toBe(2);
     expect(stderr).toMatch(/^callhook: no webhook key yet/);
@@ -121,7 +132,10 @@ describe('callhook calls', () => {
     const server = await startServer();
     const { id } = await (await post(server.url, sampleCall({ call_summary: `caller read out ${KEY}` }))).json();
     await server.close();
-    const show = await callhook(['calls', 'show', id], { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_API_KEYS: KEY });
+    const show = await runCallhook(['calls', 'show', id], {
+      CALLHOOK_DATA_DIR: server.dataDir,
+      CALLHOOK_API_KEYS: KEY,
+    });
     expect(show.code).toBe(0);
     expect(show.stdout).not.toContain(KEY);
     const shown = JSON.parse(show.stdout);
@@ -137,14 +151,14 @@ describe('callhook calls', () => {
     await server.close();
     const env = { CALLHOOK_DATA_DIR: server.dataDir };
 
-    const list = await callhook(['calls', 'list'], env);
+    const list = await runCallhook(['calls', 'list'], env);
     expect(
       list.stdout
         .trim()
         .split('\n')
         .map((l) => l.split('\t')[0]),
     ).toEqual(ids);
-    const show = JSON.parse((await callhook(['calls', 'show', ids[0]!], env)).stdout);
+    const show = JSON.parse((await runCallhook(['calls', 'show', ids[0]!], env)).stdout);
     expect(show).toMatchObject({
       status: 'accepted',
       record: { id: ids[0], data: { first_name: 'Asha' } },
@@ -157,17 +171,17 @@ describe('callhook calls', () => {
       deliveries: expect.any(Array),
       attempts: expect.any(Array),
     });
-    const jsonl = (await callhook(['calls', 'export'], env)).stdout
+    const jsonl = (await runCallhook(['calls', 'export'], env)).stdout
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(jsonl.map((r) => r.id)).toEqual(ids);
-    const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');
+    const csv = (await runCallhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');
     expect(csv[0]).toMatch(/^\uFEFFid,hook,dedup_key,received_at,source,first_name,/);
     expect(csv[2]).toContain('"Ravi, Jr."');
 
-    expect((await callhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
-    expect((await callhook(['calls', 'export', '--format', 'xml'], env)).code).toBe(2);
+    expect((await runCallhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
+    expect((await runCallhook(['calls', 'export', '--format', 'xml'], env)).code).toBe(2);
   });
 });
 
@@ -185,13 +199,13 @@ describe('callhook calls export', () => {
     await store.close();
     const env = { CALLHOOK_DATA_DIR: dataDir };
 
-    const jsonl = (await callhook(['calls', 'export'], env)).stdout
+    const jsonl = (await runCallhook(['calls', 'export'], env)).stdout
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { data: { first_name: string } });
     expect(jsonl).toHaveLength(2501);
     expect(new Set(jsonl.map((r) => r.data.first_name)).size).toBe(2501);
-    const csv = (await callhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n').filter(Boolean);
+    const csv = (await runCallhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n').filter(Boolean);
     expect(csv).toHaveLength(2502);
     expect(csv[0]).toBe('\uFEFFid,hook,dedup_key,received_at,source,first_name,gift_wrap,problems');
     expect(csv.filter((line) => line.endsWith(',true,'))).toEqual([expect.stringContaining(',Last,true,')]);
@@ -228,7 +242,7 @@ describe('callhook calls export', () => {
     await commit({ first_name: '@Ravi, Jr.', summary: '-2+3' }, { tags: ['vip'], agent: '\tA7' });
     await store.close();
 
-    const { stdout } = await callhook(['calls', 'export', '--format', 'csv'], { CALLHOOK_DATA_DIR: dataDir });
+    const { stdout } = await runCallhook(['calls', 'export', '--format', 'csv'], { CALLHOOK_DATA_DIR: dataDir });
     expect(stdout.startsWith('\uFEFFid,')).toBe(true);
     const [header, asha, ravi] = stdout.slice(1).split('\r\n');
     expect(header).toBe(
@@ -268,7 +282,7 @@ describe('callhook replay', () => {
         expect: { status: 200, data: { first_name: 'Asha' } },
       }),
     );
-    const { code, stdout } = await callhook(
+    const { code, stdout } = await runCallhook(
       ['replay', dir, '--url', server.url, '--key', KEY, '--admin-token', ADMIN],
       { CALLHOOK_DATA_DIR: server.dataDir },
     );
@@ -292,7 +306,7 @@ describe('callhook replay', () => {
         expect: { status: 200 },
       }),
     );
-    const { code, stdout } = await callhook(['replay', dir, '--url', server.url, '--key', KEY], {
+    const { code, stdout } = await runCallhook(['replay', dir, '--url', server.url, '--key', KEY], {
       CALLHOOK_DATA_DIR: server.dataDir,
     });
     const line = stdout.split('\n').find((l) => l.includes('one.json'))!;
@@ -317,7 +331,7 @@ describe('callhook replay', () => {
   it('exits non-zero with one line for a fixture that is not valid', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ request: { method: 'POST' }, expect: { status: 200 } }));
-    const { code, stderr } = await callhook(['replay', dir], { CALLHOOK_DATA_DIR: dir });
+    const { code, stderr } = await runCallhook(['replay', dir], { CALLHOOK_DATA_DIR: dir });
     expect(code).toBe(2);
     expect(stderr).toMatch(/^callhook: .*bad\.json: description/);
   });
@@ -329,23 +343,23 @@ describe('callhook purge', () => {
     await post(server.url, sampleCall());
     await server.close();
     const env = { CALLHOOK_DATA_DIR: server.dataDir };
-    const kept = await callhook(['purge', '--older-than', '90d'], env);
+    const kept = await runCallhook(['purge', '--older-than', '90d'], env);
     expect(kept.stdout).toMatch(/^purged 0 calls and 0 receipts received before \d{4}-/);
-    const bad = await callhook(['purge', '--older-than', 'ninety days'], env);
+    const bad = await runCallhook(['purge', '--older-than', 'ninety days'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
       'callhook: --older-than: "ninety days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds\n',
     );
     // A bare number is milliseconds, as everywhere (contract section 7); a dry run deletes nothing.
-    const bare = await callhook(['purge', '--older-than', '90', '--dry-run'], env);
+    const bare = await runCallhook(['purge', '--older-than', '90', '--dry-run'], env);
     expect(bare).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^would purge [01] calls and [01] receipts received before \d{4}-/),
     });
-    expect((await callhook(['purge', '--older-than', '1h30m'], env)).stdout).toMatch(
+    expect((await runCallhook(['purge', '--older-than', '1h30m'], env)).stdout).toMatch(
       /^purged 0 calls and 0 receipts received before \d{4}-/,
     );
-    expect((await callhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
+    expect((await runCallhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
   });
 
   /** A store with, two hours old: a delivered call, a held one, one still owed to a sink, a refused request; and a new call. */
@@ -387,36 +401,35 @@ describe('callhook purge', () => {
     return { env: { CALLHOOK_DATA_DIR: dataDir }, ids };
   }
   const listed = async (env: Record<string, string>) =>
-    (await callhook(['calls', 'list'], env)).stdout
+    (await runCallhook(['calls', 'list'], env)).stdout
       .trim()
       .split('\n')
       .map((line) => line.split('\t')[0]);
 
-  // Each command below is a process of its own: on a loaded machine, nine of them can take longer than 30 s.
   it('prints in a dry run what it deletes, deletes it without asking off a terminal, and keeps what is owed (1h30m reads as the config reads it)', async () => {
     const { env, ids } = await purgeable();
-    const dry = await callhook(['purge', '--older-than', '1h30m', '--dry-run'], env);
+    const dry = await runCallhook(['purge', '--older-than', '1h30m', '--dry-run'], env);
     expect(dry).toMatchObject({ code: 0, stderr: '' });
     expect(dry.stdout).toMatch(/^would purge 1 calls and 1 receipts received before \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
     expect(await listed(env)).toEqual([ids.done, ids.held, ids.owed, ids.young]);
 
-    const purged = await callhook(['purge', '--older-than', '1h30m'], env);
+    const purged = await runCallhook(['purge', '--older-than', '1h30m'], env);
     expect(purged).toMatchObject({ code: 0, stderr: '' });
     expect(purged.stdout).toMatch(/^purged 1 calls and 1 receipts received before /);
     expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
 
     // The refused request stayed: it is the only copy of a call the sender will not send again.
-    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused', '--dry-run'], env)).stdout).toMatch(
-      /^would purge 0 calls and 1 receipts /,
-    );
-    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(
+    expect(
+      (await runCallhook(['purge', '--older-than', '1h30m', '--include-refused', '--dry-run'], env)).stdout,
+    ).toMatch(/^would purge 0 calls and 1 receipts /);
+    expect((await runCallhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(
       /^purged 0 calls and 1 receipts /,
     );
-    expect((await callhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(
+    expect((await runCallhook(['purge', '--older-than', '1h30m', '--include-refused'], env)).stdout).toMatch(
       /^purged 0 calls and 0 receipts /,
     );
     expect(await listed(env)).toEqual([ids.held, ids.owed, ids.young]);
-  }, 90_000);
+  });
 
   it.skipIf(!hasScript())(
     'asks on a terminal, showing the counts, and deletes only on yes',
@@ -453,6 +466,7 @@ function hasScript(): boolean {
 }
 
 describe('bad input', () => {
+  // In a process of its own: commander's usage errors through the real entry.
   it('gives one line and a non-zero exit for an unknown command or option', async () => {
     for (const args of [['frobnicate'], ['calls', 'list', '--bogus']]) {
       const { code, stderr } = await callhook(args);
@@ -503,21 +517,21 @@ describe('callhook deliveries, and calls release with no serve', () => {
     await receiver.close();
     const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_CONFIG: join(server.dataDir, 'config.json') };
 
-    const dead = await callhook(['deliveries', 'list', '--state', 'dead'], env);
+    const dead = await runCallhook(['deliveries', 'list', '--state', 'dead'], env);
     const [row] = dead.stdout
       .trim()
       .split('\n')
       .map((l) => l.split('\t'));
     expect(row).toEqual([expect.stringMatching(/^\d+$/), accepted, 'crm', 'dead', '1', '', 'HTTP 400: no']);
-    expect((await callhook(['deliveries', 'retry', '--sink', 'crm'], env)).stdout).toBe('retried 1 delivery\n');
-    expect((await callhook(['deliveries', 'list', '--state', 'pending'], env)).stdout).toMatch(
+    expect((await runCallhook(['deliveries', 'retry', '--sink', 'crm'], env)).stdout).toBe('retried 1 delivery\n');
+    expect((await runCallhook(['deliveries', 'list', '--state', 'pending'], env)).stdout).toMatch(
       new RegExp(`^${row![0]}\\t${accepted}\\tcrm\\tpending\\t0\\t\\d{4}-`),
     );
-    expect((await callhook(['deliveries', 'list', '--state', 'lost'], env)).code).not.toBe(0);
+    expect((await runCallhook(['deliveries', 'list', '--state', 'lost'], env)).code).not.toBe(0);
 
     // Changing a call asks the running serve (contract section 6): with none, one line and a non-zero exit.
     const port = await closedPort();
-    const none = await callhook(['calls', 'release', held, '--url', `http://127.0.0.1:${port}`], {
+    const none = await runCallhook(['calls', 'release', held, '--url', `http://127.0.0.1:${port}`], {
       ...env,
       CALLHOOK_ADMIN_TOKEN: ADMIN,
     });
@@ -527,7 +541,7 @@ describe('callhook deliveries, and calls release with no serve', () => {
         `^callhook: no callhook serve answers at http://127\\.0\\.0\\.1:${port} \\(.*\\); start it, or pass --url\n$`,
       ),
     );
-    expect((await callhook(['deliveries', 'list', '--call', held], env)).stdout).toBe('');
+    expect((await runCallhook(['deliveries', 'list', '--call', held], env)).stdout).toBe('');
   });
 });
 
@@ -547,19 +561,19 @@ describe('callhook calls release|redeliver and receipts through the running serv
       const held = (await (await post(server.url, sampleCall({ call_outcome: '' }))).json()).id as string;
       // Another machine's CLI: no config, no data dir; only the serve's address and the admin token.
       const env = { CALLHOOK_DATA_DIR: tempDir(), CALLHOOK_ADMIN_TOKEN: ADMIN };
-      const released = await callhook(['calls', 'release', held, '--url', server.url], env);
+      const released = await runCallhook(['calls', 'release', held, '--url', server.url], env);
       expect(released).toMatchObject({ code: 0, stdout: `released ${held} to crm, jsonl\n`, stderr: '' });
       await until(() => crm.received.some((r) => JSON.parse(r.body).id === held));
       await until(() => jsonlRecords(server.dataDir).some((r) => r.id === held));
 
-      const again = await callhook(['calls', 'release', held, '--url', server.url], env);
+      const again = await runCallhook(['calls', 'release', held, '--url', server.url], env);
       expect(again.code).toBe(2);
       expect(again.stderr).toBe(`callhook: serve at ${server.url} answered 409: Conflict: call ${held} is not held\n`);
 
-      const redelivered = await callhook(['calls', 'redeliver', held, '--sink', 'crm', '--url', server.url], env);
+      const redelivered = await runCallhook(['calls', 'redeliver', held, '--sink', 'crm', '--url', server.url], env);
       expect(redelivered).toMatchObject({ code: 0, stdout: `redelivering ${held} to 1 of 1 sink: crm\n` });
       await until(() => crm.received.filter((r) => JSON.parse(r.body).id === held).length === 2);
-      const unknown = await callhook(['calls', 'redeliver', held, '--sink', 'nowhere', '--url', server.url], env);
+      const unknown = await runCallhook(['calls', 'redeliver', held, '--sink', 'nowhere', '--url', server.url], env);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toMatch(
         /^callhook: serve at .* answered 400: Bad request: no sink is named nowhere \(sinks: crm, jsonl\)\n$/,
@@ -576,7 +590,7 @@ describe('callhook calls release|redeliver and receipts through the running serv
       const held = (await (await post(server.url, sampleCall({ first_name: '', email_address: 'asha@' }))).json())
         .id as string;
       const env = { CALLHOOK_DATA_DIR: tempDir(), CALLHOOK_ADMIN_TOKEN: ADMIN };
-      const edited = await callhook(
+      const edited = await runCallhook(
         [
           'calls',
           'edit',
@@ -596,13 +610,13 @@ describe('callhook calls release|redeliver and receipts through the running serv
       expect(edited.stdout).toBe(
         `edited ${held}: revision 2\n  first_name: (none) -> "Asha"\n  email_address: "asha@" -> (none)\n  call_date: "2026-11-21" -> "31/02/2026"\nproblems: call_date invalid_format\n`,
       );
-      const refused = await callhook(['calls', 'edit', held, '--set', 'colour=red', '--url', server.url], env);
+      const refused = await runCallhook(['calls', 'edit', held, '--set', 'colour=red', '--url', server.url], env);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toMatch(
         /^callhook: serve at .* answered 400: Bad request: data\.colour: not a parameter of the hook end-of-call \(parameters: .*\)\n$/,
       );
       const port = await closedPort();
-      const none = await callhook(
+      const none = await runCallhook(
         ['calls', 'edit', held, '--set', 'first_name=A', '--url', `http://127.0.0.1:${port}`],
         env,
       );
@@ -613,7 +627,7 @@ describe('callhook calls release|redeliver and receipts through the running serv
       ).json()) as { record: { revision: number }; edits: unknown[] };
       expect(shown.record.revision).toBe(2);
       expect(shown.edits).toHaveLength(1);
-      const queue = await callhook(['calls', 'list', '--review'], { CALLHOOK_DATA_DIR: server.dataDir });
+      const queue = await runCallhook(['calls', 'list', '--review'], { CALLHOOK_DATA_DIR: server.dataDir });
       expect(queue.stdout.split('\t')[0]).toBe(held);
     } finally {
       await server.close();
@@ -630,7 +644,7 @@ describe('callhook calls release|redeliver and receipts through the running serv
       });
       expect(broken.status).toBe(400);
       const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_ADMIN_TOKEN: ADMIN };
-      const listed = await callhook(['receipts', 'list', '--rejected'], env);
+      const listed = await runCallhook(['receipts', 'list', '--rejected'], env);
       const [line] = listed.stdout
         .trim()
         .split('\n')
@@ -646,17 +660,44 @@ describe('callhook calls release|redeliver and receipts through the running serv
       ]);
       const file = join(tempDir(), 'fixed.json');
       writeFileSync(file, '{"call_id": "cli-lost-1", "first_name": "Asha"}');
-      const ingested = await callhook(['receipts', 'ingest', line![0]!, '--body', file, '--url', server.url], env);
+      const ingested = await runCallhook(['receipts', 'ingest', line![0]!, '--body', file, '--url', server.url], env);
       expect(ingested.stderr).toBe('');
       const [, id] = /^receipt \d+ ingested: accepted (\S+); problems: /.exec(ingested.stdout) ?? [];
       expect(id).toBeDefined();
-      const after = await callhook(['receipts', 'list', '--rejected'], env);
+      const after = await runCallhook(['receipts', 'list', '--rejected'], env);
       expect(after.stdout.split('\t')[5]).toBe(`ingested as ${id}`);
-      const shown = JSON.parse((await callhook(['calls', 'show', id!], env)).stdout);
+      const shown = JSON.parse((await runCallhook(['calls', 'show', id!], env)).stdout);
       expect(shown.record).toMatchObject({
         source: 'recovered',
         extra: { call_id: 'cli-lost-1' },
         data: { first_name: 'Asha' },
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('ingests a refused request with the corrected body read from standard input (--body -)', async () => {
+    const server = await startServer();
+    try {
+      const broken = await fetch(`${server.url}/webhooks/end-of-call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: '{"call_id": "cli-lost-2", ',
+      });
+      expect(broken.status).toBe(400);
+      const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_ADMIN_TOKEN: ADMIN };
+      const [receipt] = (await runCallhook(['receipts', 'list', '--rejected'], env)).stdout.split('\t');
+      const ingested = await runCallhook(['receipts', 'ingest', receipt!, '--body', '-', '--url', server.url], env, {
+        stdin: '{"call_id": "cli-lost-2", "first_name": "Ravi"}',
+      });
+      expect(ingested).toMatchObject({ code: 0, stderr: '' });
+      const [, id] = /^receipt \d+ ingested: accepted (\S+); problems: /.exec(ingested.stdout) ?? [];
+      const shown = JSON.parse((await runCallhook(['calls', 'show', id!], env)).stdout);
+      expect(shown.record).toMatchObject({
+        source: 'recovered',
+        extra: { call_id: 'cli-lost-2' },
+        data: { first_name: 'Ravi' },
       });
     } finally {
       await server.close();

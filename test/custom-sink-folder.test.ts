@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
 import { KEY, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
@@ -64,7 +64,7 @@ describe('a module sink in a folder of its own, as docs/custom-sinks.md says', (
       return path;
     };
     try {
-      const check = await callhook(['config', 'check', '--config', config(`${crm.url}/api/notes`)], {
+      const check = await runCallhook(['config', 'check', '--config', config(`${crm.url}/api/notes`)], {
         CALLHOOK_DATA_DIR: dataDir,
         CRM_TOKEN: token,
       });
@@ -72,7 +72,7 @@ describe('a module sink in a folder of its own, as docs/custom-sinks.md says', (
       expect(check.stdout).toContain('"notes"');
       expect(check.stdout).not.toContain(token);
 
-      const bad = await callhook(['config', 'check', '--config', config('not a url')], {
+      const bad = await runCallhook(['config', 'check', '--config', config('not a url')], {
         CALLHOOK_DATA_DIR: dataDir,
         CRM_TOKEN: token,
       });

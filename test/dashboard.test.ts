@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeService } from './fakes/calling-service.js';
 import { launchChromium, newContext, signIn } from './helpers/browser.js';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import {
   ADMIN,
@@ -308,9 +308,9 @@ describe('dashboard', { timeout: 180_000 }, () => {
     try {
       // The error names the service's URL, whose credentials are a secret: kept, and shown, masked.
       const unreachable = `http://operator:${URL_SECRET}@127.0.0.1:${await closedPort()}/api/v1`;
-      expect((await callhook(['reconcile', '--api-url', unreachable, '--api-key', service.apiKey], env)).code).not.toBe(
-        0,
-      );
+      expect(
+        (await runCallhook(['reconcile', '--api-url', unreachable, '--api-key', service.apiKey], env)).code,
+      ).not.toBe(0);
       await page.goto(`${server.url}/ui`);
       expect(await lastRun.getByText('failed').count()).toBe(1);
       expect(await lastRun.textContent()).toContain('1 error');
@@ -318,7 +318,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
       expect(await lastRun.textContent()).not.toContain(URL_SECRET);
       await look();
 
-      const { code, stdout } = await callhook(
+      const { code, stdout } = await runCallhook(
         ['reconcile', '--api-url', service.baseUrl, '--api-key', service.apiKey, '--since', '2026-11-01', '--json'],
         env,
       );

@@ -3,7 +3,7 @@ import { closeSync, existsSync, openSync, readdirSync, rmSync, unlinkSync, write
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readKeyFile } from '../src/keys/file.js';
-import { callhook } from './helpers/cli.js';
+import { callhook, runCallhook } from './helpers/cli.js';
 import {
   ADMIN,
   type ChildServer,
@@ -257,14 +257,14 @@ describe.skipIf(!canMount())('a real full disk under `callhook serve`', () => {
   }, async () => {
     await withDisk(async (disk, start) => {
       const kept = join(disk, 'kept');
-      const generated = await callhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
+      const generated = await runCallhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
       expect(generated.code).toBe(0);
       const key = generated.stdout.trim();
       const filler = join(disk, 'filler');
       fill(filler);
 
       // Rotation on a full disk fails as a whole: the key the sender has still opens the door.
-      const rotate = await callhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
+      const rotate = await runCallhook(['keys', 'generate'], { CALLHOOK_DATA_DIR: kept });
       expect(rotate.code).toBe(2);
       expect(rotate.stderr).toMatch(/^callhook: ENOSPC: no space left on device[^\n]*\n$/);
       expect(readKeyFile(join(kept, 'api-keys'))).toEqual([key]);

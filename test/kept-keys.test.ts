@@ -7,7 +7,7 @@ import { adminToken, webhookKey } from '../src/cli/context.js';
 import { loadConfig } from '../src/config.js';
 import { readKeyFile } from '../src/keys/file.js';
 import { postgresKeptKeys } from '../src/store/postgres/kept-keys.js';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import { KEY, post, sampleCall, spawnServer, startServer, type TestServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
@@ -25,7 +25,7 @@ const accepted = (url: string, key: string) => until(async () => (await status(u
 // A refused key may be answered 429 once the address has failed often enough (auth-limit.ts): refused either way.
 const refused = (url: string, key: string) => until(async () => (await status(url, key)) !== 200, WITHIN);
 const generate = async (env: Record<string, string>, ...args: string[]) => {
-  const result = await callhook(['keys', 'generate', ...args], env);
+  const result = await runCallhook(['keys', 'generate', ...args], env);
   expect(result.code, result.stderr).toBe(0);
   return { key: result.stdout.trim(), notes: result.stderr };
 };
@@ -156,7 +156,7 @@ describe.skipIf(!url)('keys kept in PostgreSQL, shared by replicas', () => {
     expect(notes).toContain('note: kept in the database (meta row "api-keys").');
     for (const replica of replicas) await accepted(replica.url, key);
     for (const replica of replicas) expect(await status(replica.url, old)).toBe(200);
-    expect((await callhook(['keys', 'show'], elsewhere())).stdout.trim().split('\n')).toEqual([key, old]);
+    expect((await runCallhook(['keys', 'show'], elsewhere())).stdout.trim().split('\n')).toEqual([key, old]);
 
     const { key: only } = await generate(elsewhere(), '--replace');
     for (const replica of replicas) await refused(replica.url, old);

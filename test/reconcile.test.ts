@@ -10,7 +10,7 @@ import type { CallRecord } from '../src/record.js';
 import { parseReconcileRun } from '../src/store/reconcile-run.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { type FakeService, startFakeService } from './fakes/calling-service.js';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import {
   ADMIN,
   closedPort,
@@ -169,7 +169,7 @@ describe('callhook reconcile', () => {
   });
 
   it('lists in a dry run what it would add, and stores nothing', async () => {
-    const { code, stdout } = await callhook([...args, '--dry-run'], env);
+    const { code, stdout } = await runCallhook([...args, '--dry-run'], env);
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
     expect(summary).toMatchObject({ dry_run: true, campaigns: 2, entries: 6, calls: 5, matched: 2 });
@@ -195,7 +195,7 @@ describe('callhook reconcile', () => {
   });
 
   it('stores exactly the lost calls, normalised, and delivers them to the sinks', async () => {
-    const { code, stdout } = await callhook(args, env);
+    const { code, stdout } = await runCallhook(args, env);
     expect(code).toBe(0);
     const summary = JSON.parse(stdout);
     expect(summary).toMatchObject({ dry_run: false, calls: 5, matched: 2 });
@@ -231,14 +231,14 @@ describe('callhook reconcile', () => {
   });
 
   it('adds nothing on a second run', async () => {
-    const { code, stdout } = await callhook(args, env);
+    const { code, stdout } = await runCallhook(args, env);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ calls: 5, matched: 5, recovered: [] });
     expect(await storedCalls(server)).toHaveLength(5);
   });
 
   it('prints what it added, one line a call, and a summary', async () => {
-    const { code, stdout } = await callhook(
+    const { code, stdout } = await runCallhook(
       args.filter((a) => a !== '--json'),
       env,
     );
@@ -250,7 +250,7 @@ describe('callhook reconcile', () => {
 
   it('exits non-zero with one clear line on a wrong key, never printing the key', async () => {
     const wrong = 'wrong-key-0123456789abcdef';
-    const { code, stdout, stderr } = await callhook(
+    const { code, stdout, stderr } = await runCallhook(
       ['reconcile', '--api-url', service.baseUrl, '--api-key', wrong],
       env,
     );
@@ -267,7 +267,7 @@ describe('callhook reconcile', () => {
 
   it('exits non-zero with one clear line when the service cannot be reached', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/api/v1`;
-    const { code, stderr } = await callhook(['reconcile', '--api-url', url, '--api-key', service.apiKey], env);
+    const { code, stderr } = await runCallhook(['reconcile', '--api-url', url, '--api-key', service.apiKey], env);
     expect(code).not.toBe(0);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain(
@@ -279,7 +279,7 @@ describe('callhook reconcile', () => {
     const dir = tempDir();
     const config = join(dir, 'callhook.json');
     writeFileSync(config, JSON.stringify({ hooks: { 'end-of-call': {}, lookup: { kind: 'in-call' } } }));
-    const { code, stderr } = await callhook([...args, '--hook', 'lookup', '--config', config], {
+    const { code, stderr } = await runCallhook([...args, '--hook', 'lookup', '--config', config], {
       ...env,
       CALLHOOK_DATA_DIR: dir,
     });
@@ -288,7 +288,7 @@ describe('callhook reconcile', () => {
   });
 
   it('refuses a bad --since with one line', async () => {
-    const { code, stderr } = await callhook([...args.slice(0, 5), '--since', 'last week'], env);
+    const { code, stderr } = await runCallhook([...args.slice(0, 5), '--since', 'last week'], env);
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('callhook: --since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "last week"');
   });
@@ -328,7 +328,7 @@ describe('reconcile and a regular caller', () => {
       ).toBe(200);
 
       const env = { CALLHOOK_DATA_DIR: server.dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN };
-      const run = await callhook(
+      const run = await runCallhook(
         ['reconcile', '--api-url', service.baseUrl, '--api-key', service.apiKey, '--json'],
         env,
       );

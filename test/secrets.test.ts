@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import { freshDatabase } from './helpers/database.js';
 import { startReceiver } from './helpers/receiver.js';
 import { closedPort, post, readStoreFile, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
@@ -87,7 +87,7 @@ describe('secrets', () => {
       await slack.close();
     }
     outputs.push(server.output());
-    const cli = await callhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir });
+    const cli = await runCallhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir });
     outputs.push(cli.stdout, cli.stderr);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain('"crm"');
@@ -183,7 +183,11 @@ describe('secrets', () => {
     for (const error of stored) expect(error).toMatch(/^HTTP 400: .*\*\*\*/);
     outputs.push(...stored, server.output());
     const databaseUrl = `postgres://callhook@127.0.0.1:${await closedPort()}/calls?password=${DB_PASSWORD}`;
-    const cli = await callhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
+    const cli = await runCallhook(['config', 'check'], {
+      ...env,
+      CALLHOOK_DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+    });
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain('"echo"');
     outputs.push(cli.stdout, cli.stderr);
@@ -278,7 +282,7 @@ describe('secrets', () => {
         await echo.close();
       }
       expect(stored.join('')).toContain('***');
-      const cli = await callhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir });
+      const cli = await runCallhook(['config', 'check'], { ...env, CALLHOOK_DATA_DIR: dataDir });
       expect(cli.code, cli.stderr).toBe(0);
       outputs.push(...stored, server.output(), cli.stdout, cli.stderr);
       await db.drop();

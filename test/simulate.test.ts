@@ -5,7 +5,7 @@ import type { CallRecord } from '../src/record.js';
 import { ENCODINGS, METHODS, type Planned, plan, planRequests } from '../src/simulate/plan.js';
 import { simulate } from '../src/simulate/simulate.js';
 import type { StoredCall } from '../src/store/admin-queries.js';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
 import { ADMIN, KEY, post, startServer, type TestServer, tempDir } from './helpers/server.js';
 
@@ -73,7 +73,7 @@ describe('callhook simulate against a running receiver', () => {
   });
 
   it('prints the summary as JSON from the command line', async () => {
-    const { code, stdout } = await callhook(
+    const { code, stdout } = await runCallhook(
       [
         'simulate',
         '--count',
@@ -95,12 +95,12 @@ describe('callhook simulate against a running receiver', () => {
   });
 
   it('refuses a bad option with one line', async () => {
-    const share = await callhook(['simulate', '--duplicates', '2', '--url', server.url], {
+    const share = await runCallhook(['simulate', '--duplicates', '2', '--url', server.url], {
       CALLHOOK_DATA_DIR: server.dataDir,
     });
     expect(share.code).toBe(2);
     expect(share.stderr.trim()).toBe('callhook: --duplicates must be a number from 0 to 1, not 2');
-    const encoding = await callhook(['simulate', '--encoding', 'xml', '--url', server.url], {
+    const encoding = await runCallhook(['simulate', '--encoding', 'xml', '--url', server.url], {
       CALLHOOK_DATA_DIR: server.dataDir,
     });
     expect(encoding.code).toBe(2);
@@ -110,7 +110,7 @@ describe('callhook simulate against a running receiver', () => {
   it('serialises bodies as a configured Content-Type asks, multipart with the boundary it writes', async () => {
     const args = ['simulate', '--count', '6', '--rate', '200', '--duplicates', '0', '--url', server.url, '--key', KEY];
     const env = { CALLHOOK_DATA_DIR: server.dataDir };
-    const multipart = await callhook([...args, '--json', '--header', 'Content-Type: multipart/form-data'], env);
+    const multipart = await runCallhook([...args, '--json', '--header', 'Content-Type: multipart/form-data'], env);
     expect(multipart.code).toBe(0);
     expect(JSON.parse(multipart.stdout)).toMatchObject({
       sent: 6,
@@ -118,18 +118,21 @@ describe('callhook simulate against a running receiver', () => {
       by_status: { 200: 6 },
       by_encoding: { multipart: 6 },
     });
-    const form = await callhook(
+    const form = await runCallhook(
       [...args, '--json', '--header', 'content-type: application/x-www-form-urlencoded'],
       env,
     );
     expect(JSON.parse(form.stdout)).toMatchObject({ failures: 0, by_encoding: { form: 6 } });
 
-    const clash = await callhook([...args, '--encoding', 'json', '--header', 'Content-Type: multipart/form-data'], env);
+    const clash = await runCallhook(
+      [...args, '--encoding', 'json', '--header', 'Content-Type: multipart/form-data'],
+      env,
+    );
     expect(clash.code).toBe(2);
     expect(clash.stderr.trim()).toBe(
       'callhook: --encoding json contradicts the Content-Type header, which asks for multipart',
     );
-    const unknown = await callhook([...args, '--header', 'Content-Type: text/plain'], env);
+    const unknown = await runCallhook([...args, '--header', 'Content-Type: text/plain'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toMatch(
       /^callhook: --header Content-Type: the sender serialises .* \(spec 6\.3\), not text\/plain$/,
@@ -138,7 +141,7 @@ describe('callhook simulate against a running receiver', () => {
 
   it('exits 1 with the failures listed when a reply is not 2xx', async () => {
     // No duplicates, so three requests are three calls whatever the random seed.
-    const err = await callhook(
+    const err = await runCallhook(
       ['simulate', '--count', '3', '--rate', '100', '--duplicates', '0', '--url', server.url, '--key', 'not-the-key'],
       { CALLHOOK_DATA_DIR: server.dataDir },
     );

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SinkView } from '../src/admin/sinks.js';
-import { callhook } from './helpers/cli.js';
+import { runCallhook } from './helpers/cli.js';
 import { storesUnderTest } from './helpers/database.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import {
@@ -141,7 +141,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))(
       const config = { sinks: [{ name: 'crm', type: 'http', url: `${receiver.url}/pause` }] };
       let server = await serve(dataDir, config);
       const cli = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: KEY, CALLHOOK_ADMIN_TOKEN: ADMIN, ...env };
-      const paused = await callhook(['sinks', 'pause', 'crm', '--url', server.url], cli);
+      const paused = await runCallhook(['sinks', 'pause', 'crm', '--url', server.url], cli);
       expect(paused).toMatchObject({ code: 0, stdout: 'paused crm: 0 pending\n' });
       await postCalls(server, 3);
       expect(await sinkOf(server, 'crm')).toMatchObject({
@@ -162,24 +162,24 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))(
         Array(3).fill(['pending', 0]),
       );
       expect(receiver.received.filter((r) => r.url === '/pause')).toHaveLength(0);
-      const listed = await callhook(['sinks', 'list', '--url', server.url], cli);
+      const listed = await runCallhook(['sinks', 'list', '--url', server.url], cli);
       expect(listed.code).toBe(0);
       expect(listed.stdout).toMatch(
         /^crm\thttp\tpaused \(operator\)\tpending=3 in_flight=0 done=0 dead=0\toldest_pending=[\d.]+s\tlast_success=-\n$/,
       );
       // Contract section 7: `sinks list [NAME]`.
-      const one = await callhook(['sinks', 'list', 'crm', '--url', server.url], cli);
+      const one = await runCallhook(['sinks', 'list', 'crm', '--url', server.url], cli);
       expect(one.code).toBe(0);
       expect(one.stdout).toMatch(/^crm\thttp\tpaused \(operator\)\tpending=3 [^\n]*\n$/);
-      const unknown = await callhook(['sinks', 'list', 'nope', '--url', server.url], cli);
+      const unknown = await runCallhook(['sinks', 'list', 'nope', '--url', server.url], cli);
       expect(unknown.code).not.toBe(0);
       expect(unknown.stderr).toBe('callhook: no sink is named nope (sinks: crm)\n');
-      const unknownPause = await callhook(['sinks', 'pause', 'nope', '--url', server.url], cli);
+      const unknownPause = await runCallhook(['sinks', 'pause', 'nope', '--url', server.url], cli);
       expect(unknownPause.stderr).toMatch(
         /^callhook: serve at .* answered 404: Not found: no sink is named nope \(sinks: crm\)\n$/,
       );
 
-      const resumed = await callhook(['sinks', 'resume', 'crm', '--url', server.url], cli);
+      const resumed = await runCallhook(['sinks', 'resume', 'crm', '--url', server.url], cli);
       expect(resumed).toMatchObject({ code: 0, stdout: 'resumed crm: 3 pending\n' });
       await until(async () => (await sinkOf(server, 'crm')).deliveries.done === 3);
       const keys = receiver.received.filter((r) => r.url === '/pause').map((r) => r.headers['idempotency-key']);
@@ -307,7 +307,7 @@ describe('a sink whose service is down (contract section 9)', () => {
 
   it('callhook sinks pause exits non-zero with one line when no serve answers', async () => {
     const port = await closedPort();
-    const { code, stdout, stderr } = await callhook(['sinks', 'pause', 'crm', '--url', `http://127.0.0.1:${port}`], {
+    const { code, stdout, stderr } = await runCallhook(['sinks', 'pause', 'crm', '--url', `http://127.0.0.1:${port}`], {
       CALLHOOK_DATA_DIR: tempDir(),
       CALLHOOK_ADMIN_TOKEN: ADMIN,
     });
