@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import type { WebhookRequest } from '../src/http/request-fields.js';
+import type { WebhookRequest } from '../src/intake/parse/request-fields.js';
 import { compileHooks } from '../src/intake/pipeline.js';
 import { createRequestIntake, type RequestOutcome } from '../src/intake/request.js';
 import { resolveSinks } from '../src/sinks/registry.js';

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { requestFields, type WebhookRequest } from '../../src/http/request-fields.js';
+import { requestFields, type WebhookRequest } from '../../src/intake/parse/request-fields.js';
 import { compileHooks, prepareCall } from '../../src/intake/pipeline.js';
 import type { RequestOutcome } from '../../src/intake/request.js';
 import { createLogger, requestLogger } from '../../src/log.js';

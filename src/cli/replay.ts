@@ -1,4 +1,4 @@
-import { SOURCE_HEADER } from '../http/request-fields.js';
+import { SOURCE_HEADER } from '../intake/parse/request-fields.js';
 import { buildRequest, type Fixture, loadFixtures, matches, newRunId, withRunId } from './fixtures.js';
 
 /**

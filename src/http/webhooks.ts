@@ -3,6 +3,14 @@ import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
 import { type InCallHandler, runHandler } from '../in-call/handler.js';
 import { type CallerHistory, callerHistory, HISTORY_CALLS } from '../in-call/history.js';
+import {
+  type RequestHead,
+  receiptOf,
+  requestFields,
+  SOURCE_HEADER,
+  sourceOf,
+  type WebhookRequest,
+} from '../intake/parse/request-fields.js';
 import type { Hook } from '../intake/pipeline.js';
 import { type IngestOnThread, type RequestOutcome, requestIntake } from '../intake/request.js';
 import type { KeyRing } from '../keys/ring.js';
@@ -14,14 +22,6 @@ import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import type { AppEnv } from './env.js';
 import { requestHeader, setReplyHeader } from './node-headers.js';
 import { readBody } from './read-body.js';
-import {
-  type RequestHead,
-  receiptOf,
-  requestFields,
-  SOURCE_HEADER,
-  sourceOf,
-  type WebhookRequest,
-} from './request-fields.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
 /** Methods the calling service can be configured to send (spec section 6.2). */

@@ -1,6 +1,6 @@
 import { CallhookError, type ErrorCode } from '../errors.js';
-import { receiptOf, requestFields, type WebhookRequest } from '../http/request-fields.js';
 import type { CallStore, CommitInput, CommitResult } from '../store/calls.js';
+import { receiptOf, requestFields, type WebhookRequest } from './parse/request-fields.js';
 import { commitCall, type Hook, type IntakeReply, prepareCall } from './pipeline.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Config, HookConfig } from '../config.js';
 import type { Filter } from '../delivery/filter.js';
-import type { WebhookRequest } from '../http/request-fields.js';
 import { threadClient } from '../store/sqlite/thread.js';
 import type { RemoteWrite, StoreWrite } from '../store/sqlite/writer.js';
+import type { WebhookRequest } from './parse/request-fields.js';
 import type { IngestOnThread, RequestOutcome } from './request.js';
 
 /**

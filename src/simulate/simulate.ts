@@ -1,7 +1,7 @@
 import { setTimeout as sleep, setImmediate as yieldToIo } from 'node:timers/promises';
 import { buildRequest } from '../cli/fixtures.js';
 import { describeFetchError } from '../fetch-error.js';
-import { SOURCE_HEADER } from '../http/request-fields.js';
+import { SOURCE_HEADER } from '../intake/parse/request-fields.js';
 import { type Planned, type PlanOptions, planRequests } from './plan.js';
 import { type Outcome, type SimulateSummary, tally } from './summary.js';
 

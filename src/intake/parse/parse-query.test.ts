@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CallhookError } from '../errors.js';
+import { CallhookError } from '../../errors.js';
 import {
   byDecodeURIComponent,
   decodeComponent,

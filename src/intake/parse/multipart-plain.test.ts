@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_BODY_LIMITS } from './body-limits.js';
 import { readPlainMultipart } from './multipart-plain.js';
-import { DEFAULT_BODY_LIMITS, parseBody } from './parse-body.js';
+import { parseBody } from './parse-body.js';
 import { groupFields } from './parse-query.js';
 
 /** The plain-shape reader gives what busboy gives, or steps aside; it never gives something else. */

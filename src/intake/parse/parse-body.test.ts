@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CallhookError } from '../errors.js';
-import { type BodyLimits, parseBody } from './parse-body.js';
+import { CallhookError } from '../../errors.js';
+import type { BodyLimits } from './body-limits.js';
+import { parseBody } from './parse-body.js';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 const JSON_CT = 'application/json';

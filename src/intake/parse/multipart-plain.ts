@@ -1,4 +1,4 @@
-import type { BodyLimits } from './parse-body.js';
+import type { BodyLimits } from './body-limits.js';
 
 /**
  * The shape the calling service sends multipart/form-data in (spec 6.3 rule 2: "one form field per parameter"),

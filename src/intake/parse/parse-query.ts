@@ -1,4 +1,4 @@
-import { CallhookError, type ErrorCode } from '../errors.js';
+import { CallhookError, type ErrorCode } from '../../errors.js';
 
 /**
  * application/x-www-form-urlencoded (WHATWG URL, section 5.1), shared by query strings and form bodies, plus the

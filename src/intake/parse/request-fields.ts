@@ -1,5 +1,5 @@
-import type { RawRequest, RecordSource } from '../record.js';
-import type { Receipt } from '../store/calls.js';
+import type { RawRequest, RecordSource } from '../../record.js';
+import type { Receipt } from '../../store/calls.js';
 import { parseBody } from './parse-body.js';
 import { parseQuery } from './parse-query.js';
 

@@ -1,6 +1,7 @@
 import { MIMEType } from 'node:util';
 import busboy from 'busboy';
-import { CallhookError } from '../errors.js';
+import { CallhookError } from '../../errors.js';
+import { type BodyLimits, DEFAULT_BODY_LIMITS } from './body-limits.js';
 import { readPlainMultipart } from './multipart-plain.js';
 import { decodeUtf8, groupFields, parseUrlEncoded, quote } from './parse-query.js';
 
@@ -11,11 +12,6 @@ import { decodeUtf8, groupFields, parseUrlEncoded, quote } from './parse-query.j
  */
 
 export type Encoding = 'json' | 'form' | 'multipart' | 'none';
-export interface BodyLimits {
-  fields: number;
-  fieldSize: number;
-  parts: number;
-}
 export interface ParsedBody {
   encoding: Encoding;
   fields: Record<string, unknown>;
@@ -34,8 +30,6 @@ export interface ParseBodyOptions {
   /** Read every multipart body with busboy, skipping the plain-shape reader: for the tests that compare the two. */
   busboyOnly?: boolean;
 }
-
-export const DEFAULT_BODY_LIMITS: Readonly<BodyLimits> = Object.freeze({ fields: 1000, fieldSize: 65536, parts: 1000 });
 
 // RFC 8259 defines no charset parameter, but senders add one; anything but UTF-8 (or its ASCII subset) is refused.
 const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
