@@ -2,13 +2,15 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
+import { adminOperations } from './admin/operations.js';
 import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
 import { createAuthLimiter } from './http/auth-limit.js';
 import { answerClientError } from './http/client-error.js';
 import { loadInCallHandlers } from './in-call/handler.js';
-import { compileHooks, createIntake } from './intake/pipeline.js';
+import { buildIntake } from './intake/intake.js';
+import { compileHooks } from './intake/pipeline.js';
 import { writerThread } from './intake/thread.js';
 import { type Generated, type ServeKeys, serveKeys } from './keys/serve.js';
 import { createLogger } from './log.js';
@@ -115,10 +117,21 @@ export async function serve({
   worker.start();
 
   let accepting = true;
+  // Built once and handed down: the routes, the dashboard and reconciliation build none of their own.
+  const notify = () => worker.notify();
   const hooks = compileHooks(config, specs);
-  const ingest = createIntake({ store, onCommitted: () => worker.notify() });
+  const intake = buildIntake({ store, hooks, onThread: writer?.ingest, onCommitted: notify, inCallHandlers });
+  const admin = adminOperations({
+    store,
+    intake,
+    sinks: specs.map((s) => ({ name: s.name, type: s.type, pausedByDefault: s.policy.paused })),
+    notify,
+    bodyLimitBytes: config.bodyLimit,
+    phoneRegion: config.phoneRegion,
+  });
   const app = createApp({
-    hooks,
+    intake,
+    admin,
     store,
     log,
     metrics,
@@ -127,16 +140,10 @@ export async function serve({
     trustProxy: config.trustProxy,
     timezone: config.timezone,
     secureCookies: config.secureCookies,
-    inCallHandlers,
     bodyLimitBytes: config.bodyLimit,
-    phoneRegion: config.phoneRegion,
     adminToken: keys.admin,
     globalKeys: keys.webhook,
     secrets,
-    sinkNames: specs.map((s) => s.name),
-    sinks: specs.map((s) => ({ name: s.name, type: s.type, pausedByDefault: s.policy.paused })),
-    notify: () => worker.notify(),
-    ingestOnThread: writer?.ingest,
     workerRunning: () => worker.running,
     accepting: () => accepting,
   });
@@ -148,7 +155,7 @@ export async function serve({
         secrets,
         store,
         hook: hooks.get(config.reconcile.hook)!,
-        ingest,
+        ingest: intake.ingestFields,
         region: config.phoneRegion as CountryCode,
       })
     : undefined;

@@ -1,7 +1,9 @@
 import { serve } from '@hono/node-server';
+import { adminOperations } from '../../src/admin/operations.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAuthLimiter } from '../../src/http/auth-limit.js';
+import { buildIntake } from '../../src/intake/intake.js';
 import { compileHooks } from '../../src/intake/pipeline.js';
 import type { RequestOutcome } from '../../src/intake/request.js';
 import { createLogger } from '../../src/log.js';
@@ -39,8 +41,11 @@ const accepted = (): Promise<RequestOutcome> =>
 const store = { kind: 'sqlite' } as unknown as Store;
 
 const secrets = secretValues(config, []);
+// Every request is taken by the stand-in for the writer's thread, as serve hands them to the real one.
+const intake = buildIntake({ store, hooks, onThread: accepted });
 const app = createApp({
-  hooks,
+  intake,
+  admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: config.bodyLimit }),
   store,
   log: createLogger({ level: 'info', secrets }),
   metrics: createMetrics(store, []),
@@ -48,9 +53,6 @@ const app = createApp({
   bodyLimitBytes: config.bodyLimit,
   adminToken: apiKey,
   secrets,
-  sinkNames: [],
-  notify: () => {},
-  ingestOnThread: accepted,
   workerRunning: () => true,
   accepting: () => true,
 });

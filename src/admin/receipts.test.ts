@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { CallhookError } from '../errors.js';
+import { buildIntake } from '../intake/intake.js';
 import { compileHooks } from '../intake/pipeline.js';
-import { requestIntake } from '../intake/request.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { correctionOf, ingestReceipt, listReceipts, type ReceiptsDeps, receiptId, showReceipt } from './receipts.js';
@@ -19,7 +19,8 @@ beforeEach(() => {
   config.hooks.set('end-of-call', { ...config.hooks.get('end-of-call')!, sinks: ['jsonl'] });
   const hooks = compileHooks(config);
   woken = 0;
-  deps = { store, hooks, ingest: requestIntake(store, hooks), bodyLimitBytes: 1024, notify: () => woken++ };
+  const intake = buildIntake({ store, hooks, onCommitted: () => woken++ });
+  deps = { store, hooks, ingest: intake.ingestRequest, bodyLimitBytes: 1024 };
 });
 afterEach(() => store.close());
 

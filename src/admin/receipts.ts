@@ -14,11 +14,12 @@ import type { AdminQueries, ListReceiptsQuery, ReceiptInfo } from '../store/admi
 export interface ReceiptsDeps {
   store: AdminQueries;
   hooks: ReadonlyMap<string, Hook>;
-  /** The webhook route's own intake, so a recovered call is normalised, deduplicated and routed as any other. */
+  /**
+   * The webhook route's own intake (intake/intake.ts), so a recovered call is normalised, deduplicated and routed
+   * as any other, and wakes the delivery worker as any other once it is accepted.
+   */
   ingest: IngestRequest;
   bodyLimitBytes: number;
-  /** Wakes the delivery worker once an ingested call is accepted, and has deliveries due. */
-  notify?: () => void;
 }
 
 export type ReceiptsQuery = Omit<ListReceiptsQuery, 'limit'> & { limit: number };
@@ -128,7 +129,7 @@ export interface Ingested {
  * A request that is still unreadable is refused with the same error as at first, and nothing changes.
  */
 export async function ingestReceipt(
-  { store, hooks, ingest, bodyLimitBytes, notify }: ReceiptsDeps,
+  { store, hooks, ingest, bodyLimitBytes }: ReceiptsDeps,
   given: string | number,
   correction: Correction = {},
 ): Promise<Ingested> {
@@ -170,6 +171,16 @@ export async function ingestReceipt(
     throw err;
   });
   if ('refused' in outcome) throw new CallhookError(outcome.refused.code, outcome.refused.detail);
-  if (outcome.reply.status === 'accepted') notify?.();
   return { receipt: id, reply: outcome.reply };
 }
+
+/** The operations with their deps bound, for a caller that holds one set of deps (the admin API, the dashboard). */
+export function receiptOperations(deps: ReceiptsDeps) {
+  return {
+    listReceipts: (query: ReceiptsQuery) => listReceipts(deps, query),
+    showReceipt: (id: string | number) => showReceipt(deps, id),
+    ingestReceipt: (id: string | number, correction?: Correction) => ingestReceipt(deps, id, correction),
+  };
+}
+
+export type ReceiptOperations = ReturnType<typeof receiptOperations>;

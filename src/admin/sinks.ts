@@ -82,6 +82,16 @@ export async function pauseSink(deps: SinksDeps, name: string, paused: boolean):
   return (await listSinks(deps)).find((s) => s.name === name)!;
 }
 
+/** The operations with their deps bound, for a caller that holds one set of deps (the admin API, the dashboard). */
+export function sinkOperations(deps: SinksDeps) {
+  return {
+    listSinks: () => listSinks(deps),
+    pauseSink: (name: string, paused: boolean) => pauseSink(deps, name, paused),
+  };
+}
+
+export type SinkOperations = ReturnType<typeof sinkOperations>;
+
 function view(
   sink: ConfiguredSink,
   state: SinkState | undefined,

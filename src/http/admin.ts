@@ -1,24 +1,13 @@
 import { zValidator } from '@hono/zod-validator';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
-import { callOperations } from '../admin/calls.js';
-import { deliveryOperations } from '../admin/deliveries.js';
-import {
-  correctionOf,
-  ingestReceipt,
-  listReceipts,
-  type ReceiptsDeps,
-  receiptJson,
-  showReceipt,
-} from '../admin/receipts.js';
-import { type ConfiguredSink, listSinks, pauseSink, type SinksDeps } from '../admin/sinks.js';
+import type { AdminOperations } from '../admin/operations.js';
+import { correctionOf, receiptJson } from '../admin/receipts.js';
 import { CallhookError } from '../errors.js';
-import type { Hook } from '../intake/pipeline.js';
-import { type IngestOnThread, requestIntake } from '../intake/request.js';
+import type { Intake } from '../intake/intake.js';
 import type { KeyRing } from '../keys/ring.js';
 import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
-import type { AdminQueries, ReceiptInfo } from '../store/admin-queries.js';
-import type { CallStore } from '../store/calls.js';
+import type { ReceiptInfo } from '../store/admin-queries.js';
 import { createClock } from '../web/time.js';
 import { adminRequests as on } from './admin-schemas.js';
 import { requireBearer } from './auth.js';
@@ -28,28 +17,19 @@ import { openApiDocument } from './openapi.js';
 import { readBody } from './read-body.js';
 
 export interface AdminDeps {
-  /** The admin queries, and the commit of a refused request ingested again where no writer's thread takes it. */
-  store: AdminQueries & Pick<CallStore, 'commitCall'>;
+  /** What each route does, built once by serve and shared with the dashboard (admin/operations.ts). */
+  admin: AdminOperations;
+  /** The configured hooks, whose webhook paths the OpenAPI document lists. */
+  intake: Pick<Intake, 'hooks'>;
   /** A ring when callhook keeps the token (no CALLHOOK_ADMIN_TOKEN), read again while serving (keys/ring.ts). */
   adminToken: string | KeyRing;
   /** Masked out of every admin reply, whatever field they hide in; a set may grow while serving (kept keys). */
   secrets: SecretList;
-  hooks: ReadonlyMap<string, Hook>;
-  /** A refused request ingested again goes through the writer's thread too, when there is one. */
-  ingestOnThread?: IngestOnThread;
-  /** Every configured sink, the ones a redelivery may name. */
-  sinkNames: readonly string[];
-  /** The configured sinks with their types and configured `paused`, for /admin/sinks; by default from sinkNames. */
-  sinks?: readonly ConfiguredSink[];
-  /** Wakes the delivery worker after something became due. */
-  notify: () => void;
   limiter?: AuthLimiter;
   /** Contract section 6: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
   trustProxy?: boolean;
   /** What a refused request ingested again may weigh, as at intake. */
   bodyLimitBytes: number;
-  /** The phone filter reads a number as intake does (contract section 6), in this region when it has no country code. */
-  phoneRegion?: string;
   /**
    * Contract section 11: the operator's zone (the server's own by default): the dashboard shows times in it, and a
    * date given as `from` / `to` here and on the pages is that day in it.
@@ -70,45 +50,26 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
  * module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
 export function adminRoutes({
-  store,
+  admin: { calls, deliveries, receipts, sinks },
+  intake: { hooks },
   adminToken,
   secrets,
-  hooks,
-  ingestOnThread,
-  sinkNames,
-  sinks,
-  notify,
   limiter,
   trustProxy = false,
   bodyLimitBytes,
-  phoneRegion = 'IN',
   timezone,
 }: AdminDeps): Hono<AdminEnv> {
   // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
   // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
-  const receipts: ReceiptsDeps = {
-    store,
-    hooks,
-    ingest: requestIntake(store, hooks, ingestOnThread),
-    bodyLimitBytes,
-    notify,
-  };
   // A date (YYYY-MM-DD) is that day where the operator is, from its midnight there; a time is taken as written.
   const clock = createClock(timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
   const inZone = (value: string | undefined) =>
     value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value) ? (clock.dayStart(value) ?? value) : value;
-  const sinksDeps: SinksDeps = {
-    store,
-    sinks: sinks ?? sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })),
-    notify,
-  };
   const shown = (receipt: ReceiptInfo) => receiptJson(receipt, (bytes) => maskBytes(bytes, secrets));
   const mask = secretMasker(secrets);
   const reply = (value: unknown, status = 200) =>
     new Response(mask(JSON.stringify(value)), { status, headers: { 'content-type': 'application/json' } });
-  const calls = callOperations({ store, hooks, sinkNames, notify, phoneRegion });
-  const deliveries = deliveryOperations({ store, notify, sinkNames });
 
   return (
     new Hono<AdminEnv>()
@@ -147,19 +108,18 @@ export function adminRoutes({
       )
       .get('/receipts', query(on['get /admin/receipts'].query), async (c) => {
         const { from, to, ...filters } = c.req.valid('query');
-        const page = await listReceipts(receipts, { ...filters, from: inZone(from), to: inZone(to) });
+        const page = await receipts.listReceipts({ ...filters, from: inZone(from), to: inZone(to) });
         return reply({ ...page, receipts: page.receipts.map(shown) });
       })
       .get('/receipts/:id', param(on['get /admin/receipts/{id}'].params), async (c) =>
-        reply(shown(await showReceipt(receipts, c.req.valid('param').id))),
+        reply(shown(await receipts.showReceipt(c.req.valid('param').id))),
       )
       .post(
         '/receipts/:id/ingest',
         param(on['post /admin/receipts/{id}/ingest'].params),
         json(on['post /admin/receipts/{id}/ingest'].body),
         async (c) => {
-          const { receipt, reply: answer } = await ingestReceipt(
-            receipts,
+          const { receipt, reply: answer } = await receipts.ingestReceipt(
             c.req.valid('param').id,
             correctionOf(c.req.valid('json')),
           );
@@ -175,12 +135,12 @@ export function adminRoutes({
         return reply(await deliveries.retryDeliveries({ ...query, callId: call_id }));
       })
       // Contract section 9: a pause is kept in the store, for every replica and every restart; a resume wakes the worker.
-      .get('/sinks', async () => reply({ sinks: await listSinks(sinksDeps) }))
+      .get('/sinks', async () => reply({ sinks: await sinks.listSinks() }))
       .post('/sinks/:name/pause', param(on['post /admin/sinks/{name}/pause'].params), async (c) =>
-        reply(await pauseSink(sinksDeps, c.req.valid('param').name, true)),
+        reply(await sinks.pauseSink(c.req.valid('param').name, true)),
       )
       .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) =>
-        reply(await pauseSink(sinksDeps, c.req.valid('param').name, false)),
+        reply(await sinks.pauseSink(c.req.valid('param').name, false)),
       )
       .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) =>
         reply(await deliveries.retryDelivery(c.req.valid('param').id)),

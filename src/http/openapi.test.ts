@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { adminOperations } from '../admin/operations.js';
 import { CallhookError } from '../errors.js';
+import { buildIntake } from '../intake/intake.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin.js';
 import { openApiDocument } from './openapi.js';
@@ -29,13 +31,13 @@ interface Operation {
  */
 describe('the OpenAPI document', () => {
   // A store that is never reached: a request the schemas let through fails at the store, one they refuse never gets there.
+  const store = {} as Store;
+  const intake = buildIntake({ store, hooks: new Map() });
   const router = adminRoutes({
-    store: {} as Store,
+    admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: 1024 }),
+    intake,
     adminToken: TOKEN,
     secrets: [],
-    hooks: new Map(),
-    sinkNames: [],
-    notify: () => {},
     bodyLimitBytes: 1024,
   });
   const routes = router.routes

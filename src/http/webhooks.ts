@@ -1,8 +1,9 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { CallhookError } from '../errors.js';
-import { type InCallHandler, runHandler } from '../in-call/handler.js';
+import { runHandler } from '../in-call/handler.js';
 import { type CallerHistory, callerHistory, HISTORY_CALLS } from '../in-call/history.js';
+import type { Intake } from '../intake/intake.js';
 import {
   type RequestHead,
   receiptOf,
@@ -12,7 +13,7 @@ import {
   type WebhookRequest,
 } from '../intake/parse/request-fields.js';
 import type { Hook } from '../intake/pipeline.js';
-import { type IngestOnThread, type RequestOutcome, requestIntake } from '../intake/request.js';
+import type { RequestOutcome } from '../intake/request.js';
 import type { KeyRing } from '../keys/ring.js';
 import { normalize } from '../normalize/index.js';
 import type { CallStore, Receipt } from '../store/calls.js';
@@ -28,20 +29,19 @@ import { historyOutageLog, storeOutageLog } from './store-outage.js';
 const METHODS = ['POST', 'PUT', 'GET', 'DELETE'] as const;
 
 export interface WebhookDeps {
-  hooks: ReadonlyMap<string, Hook>;
-  store: CallStore;
-  /** Told after each commit that created deliveries, so they go out at once rather than at the next poll. */
-  notify?: () => void;
-  /** The intake on SQLite's writer thread, when `serve` started one (intake/thread.ts). */
-  ingestOnThread?: IngestOnThread;
+  /**
+   * The hooks and the way in for their calls, built once by serve (intake/intake.ts): a request goes to SQLite's
+   * writer thread when there is one, and the delivery worker is woken once its call is accepted.
+   */
+  intake: Pick<Intake, 'hooks' | 'ingestRequest' | 'inCallHandlers'>;
+  /** The receipts of refused requests, and the caller history an in-call hook answers from. */
+  store: Pick<CallStore, 'recordRejection' | 'callerHistory'>;
   log: Logger;
   bodyLimitBytes: number;
   /** Sheds repeated failed authentication (shared with the admin routes). */
   limiter?: AuthLimiter;
   /** Contract section 6: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
   trustProxy?: boolean;
-  /** The handler modules of in-call hooks that name one, by hook. */
-  inCallHandlers?: ReadonlyMap<string, InCallHandler>;
   /** How long a store write or read may take before the reply is a 503 (deadline.ts). */
   storeDeadlineMs?: number;
   /**
@@ -55,20 +55,15 @@ type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } 
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
 export function webhookRoutes({
-  hooks,
+  intake: { hooks, ingestRequest, inCallHandlers },
   store,
-  notify,
-  ingestOnThread,
   log,
   bodyLimitBytes,
   limiter,
   trustProxy = false,
-  inCallHandlers,
   storeDeadlineMs = STORE_DEADLINE_MS,
   globalKeys,
 }: WebhookDeps): Hono<Env> {
-  // SQLite's writer thread ingests what it is handed (intake/thread.ts); what no thread takes is ingested here.
-  const ingest = requestIntake(store, hooks, ingestOnThread);
   const auth = new Map(
     [...hooks].map(([name, hook]) => [
       name,
@@ -195,7 +190,7 @@ export function webhookRoutes({
 
     let outcome: RequestOutcome;
     try {
-      outcome = await bounded(ingest(request), 'the commit');
+      outcome = await bounded(ingestRequest(request), 'the commit');
     } catch (cause) {
       outage.failed(cause, { hook: hook.config.name });
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', undefined, { cause }));
@@ -204,7 +199,6 @@ export function webhookRoutes({
       return rejectAndThrow(c, new CallhookError(outcome.refused.code, outcome.refused.detail), body);
     outage.committed();
     const { reply } = outcome;
-    if (reply.status === 'accepted') notify?.();
     c.set('summary', { hook: hook.config.name, outcome: reply.status, callId: reply.id });
     return c.json(reply, 200);
   });

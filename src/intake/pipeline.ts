@@ -85,7 +85,10 @@ export interface IntakeDeps {
   onCommitted?: () => void;
 }
 
-export function createIntake({ store, onCommitted }: IntakeDeps): (input: IntakeInput) => Promise<IntakeReply> {
+/** A call's fields, already read, to its committed record. */
+export type IngestFields = (input: IntakeInput) => Promise<IntakeReply>;
+
+export function createIntake({ store, onCommitted }: IntakeDeps): IngestFields {
   const commit = (input: CommitInput) => store.commitCall(input);
   return async function ingest(input) {
     const reply = await commitCall(input.hook, prepareCall(input), commit);

@@ -1,5 +1,5 @@
 import { CallhookError, type ErrorCode } from '../errors.js';
-import type { CallStore, CommitInput, CommitResult } from '../store/calls.js';
+import type { CommitInput, CommitResult } from '../store/calls.js';
 import { receiptOf, requestFields, type WebhookRequest } from './parse/request-fields.js';
 import { commitCall, type Hook, type IntakeReply, prepareCall } from './pipeline.js';
 
@@ -20,16 +20,6 @@ export type IngestOnThread = (request: WebhookRequest) => Promise<RequestOutcome
 export interface RequestIntakeDeps {
   hooks: ReadonlyMap<string, Hook>;
   commit: (input: CommitInput) => Promise<CommitResult>;
-}
-
-/** Where a request is ingested: on the writer's thread when it takes it, else here, committing through the store. */
-export function requestIntake(
-  store: Pick<CallStore, 'commitCall'>,
-  hooks: ReadonlyMap<string, Hook>,
-  onThread?: IngestOnThread,
-): IngestRequest {
-  const here = createRequestIntake({ hooks, commit: (input) => store.commitCall(input) });
-  return (request) => onThread?.(request) ?? here(request);
 }
 
 /**

@@ -35,7 +35,7 @@ export interface IntakeSettings {
 export interface WriterThread {
   /** For the store (store/open.ts): its writes. */
   write: RemoteWrite;
-  /** For the webhook route and the admin ingest (request.ts): a request from bytes to its reply. */
+  /** A request from bytes to its reply, for the intake serve builds (intake.ts) and the routes that share it. */
   ingest: IngestOnThread;
   /** Waits for the messages under way, then has the thread close its connection and end. */
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { CallOperations } from '../admin/calls.js';
-import type { ReceiptsDeps } from '../admin/receipts.js';
-import type { SinksDeps } from '../admin/sinks.js';
+import type { DeliveryOperations } from '../admin/deliveries.js';
+import type { ReceiptOperations } from '../admin/receipts.js';
+import type { SinkOperations } from '../admin/sinks.js';
 import type { Hook } from '../intake/pipeline.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import type { Store } from '../store/store.js';
@@ -13,12 +14,11 @@ export interface WebContext {
   store: AdminQueries & Pick<Store, 'kind' | 'ping'>;
   hooks: ReadonlyMap<string, Hook>;
   sinkNames: readonly string[];
-  sinks: SinksDeps;
-  /** The operations on calls the admin API and the CLI use too (admin/calls.ts): one rule, written once. */
+  /** The operations the admin API uses too, the very same objects (admin/operations.ts): one rule, written once. */
   calls: CallOperations;
-  receipts: ReceiptsDeps;
-  /** Wakes the delivery worker after something became due. */
-  notify: () => void;
+  deliveries: DeliveryOperations;
+  receipts: ReceiptOperations;
+  sinks: SinkOperations;
   clock: Clock;
   /**
    * A copy of a value with every configured secret masked (contract sections 6 and 11: no page shows one), for
@@ -27,7 +27,6 @@ export interface WebContext {
   shown: <T>(value: T) => T;
   /** Bytes with every secret masked, for a body shown in base64. */
   maskBody: (bytes: Uint8Array) => Uint8Array;
-  phoneRegion: string;
   workerRunning: () => boolean;
   accepting: () => boolean;
   /** Webhook requests refused for a wrong key (401), counted by this process since it started. */

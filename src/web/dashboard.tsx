@@ -3,17 +3,13 @@ import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Logger } from 'pino';
-import { callOperations } from '../admin/calls.js';
-import type { ReceiptsDeps } from '../admin/receipts.js';
-import type { ConfiguredSink } from '../admin/sinks.js';
+import type { AdminOperations } from '../admin/operations.js';
 import { CallhookError } from '../errors.js';
 import type { AuthLimiter } from '../http/auth-limit.js';
 import { clientAddress } from '../http/client-address.js';
-import type { Hook } from '../intake/pipeline.js';
-import { type IngestOnThread, requestIntake } from '../intake/request.js';
+import type { Intake } from '../intake/intake.js';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
-import type { CallStore } from '../store/calls.js';
 import { Note } from './components.js';
 import type { WebContext } from './context.js';
 import { layout } from './layout.js';
@@ -32,19 +28,17 @@ import { STYLESHEET } from './style.js';
 import { createClock } from './time.js';
 
 export interface DashboardDeps {
-  /** What the pages read, and the commit of a refused request ingested again where no writer's thread takes it. */
-  store: WebContext['store'] & Pick<CallStore, 'commitCall'>;
+  /** What the pages read. */
+  store: WebContext['store'];
+  /** What the pages' actions do, built once by serve and shared with the admin API (admin/operations.ts). */
+  admin: AdminOperations;
+  /** The configured hooks, whose parameters the pages show and edit. */
+  intake: Pick<Intake, 'hooks'>;
   adminToken: string | KeyRing;
   secrets: SecretList;
-  hooks: ReadonlyMap<string, Hook>;
-  ingestOnThread?: IngestOnThread;
-  sinkNames: readonly string[];
-  sinks?: readonly ConfiguredSink[];
-  notify: () => void;
   limiter: AuthLimiter;
   trustProxy?: boolean;
   bodyLimitBytes: number;
-  phoneRegion?: string;
   /** An IANA zone: the config's `timezone`, else the server's. */
   timezone?: string;
   /** The config's `secure_cookies`: the session cookie is `Secure` even over plain HTTP. */
@@ -64,39 +58,21 @@ export interface DashboardDeps {
  * could not run.
  */
 export function dashboardRoutes(deps: DashboardDeps): Hono {
-  const { store, hooks, limiter, trustProxy = false, secureCookies = false } = deps;
+  const { store, admin, limiter, trustProxy = false, secureCookies = false } = deps;
   const ring = isKeyRing(deps.adminToken) ? deps.adminToken : createKeyRing([deps.adminToken]);
   const sessions = createSessions(ring);
   const mask = secretMasker(deps.secrets);
-  const receipts: ReceiptsDeps = {
-    store,
-    hooks,
-    ingest: requestIntake(store, hooks, deps.ingestOnThread),
-    bodyLimitBytes: deps.bodyLimitBytes,
-    notify: deps.notify,
-  };
   const ctx: WebContext = {
     store,
-    hooks,
-    sinkNames: deps.sinkNames,
-    sinks: {
-      store,
-      sinks: deps.sinks ?? deps.sinkNames.map((name) => ({ name, type: 'unknown', pausedByDefault: false })),
-      notify: deps.notify,
-    },
-    receipts,
-    calls: callOperations({
-      store,
-      hooks,
-      sinkNames: deps.sinkNames,
-      notify: deps.notify,
-      phoneRegion: deps.phoneRegion,
-    }),
-    notify: deps.notify,
+    hooks: deps.intake.hooks,
+    sinkNames: admin.sinkNames,
+    calls: admin.calls,
+    deliveries: admin.deliveries,
+    receipts: admin.receipts,
+    sinks: admin.sinks,
     clock: createClock(deps.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone),
     shown: (value) => (value === undefined ? value : JSON.parse(mask(JSON.stringify(value)))),
     maskBody: (bytes) => maskBytes(bytes, deps.secrets),
-    phoneRegion: deps.phoneRegion ?? 'IN',
     workerRunning: deps.workerRunning,
     accepting: deps.accepting,
     wrongKeys: deps.wrongKeys,

@@ -1,5 +1,4 @@
 import { type Context, Hono } from 'hono';
-import { deliveryOperations } from '../../admin/deliveries.js';
 import { CallhookError } from '../../errors.js';
 import type { DeliveryInfo } from '../../store/admin-queries.js';
 import type { DeliveryState as State } from '../../store/outbox.js';
@@ -24,8 +23,6 @@ export function deliveriesPage(ctx: WebContext): Hono {
       sink: sink !== undefined && ctx.sinkNames.includes(sink) ? sink : undefined,
     };
   };
-  // The admin API's operations (admin/deliveries.ts): what a retry takes and resets is decided there, once.
-  const operations = deliveryOperations({ store: ctx.store, notify: ctx.notify, sinkNames: ctx.sinkNames });
   const retryable = (value: unknown) =>
     (RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined;
 
@@ -33,7 +30,7 @@ export function deliveriesPage(ctx: WebContext): Hono {
     .get('/', async (c) => {
       const { state, sink } = filters(c);
       const after = Number(c.req.query('after'));
-      const { deliveries, next } = await operations.listDeliveries({
+      const { deliveries, next } = await ctx.deliveries.listDeliveries({
         state,
         sink,
         limit: PAGE,
@@ -66,7 +63,7 @@ export function deliveriesPage(ctx: WebContext): Hono {
           `/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`,
           303,
         );
-      const count = await operations.countRetryable({ state: which, sink });
+      const count = await ctx.deliveries.countRetryable({ state: which, sink });
       return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, {
         title: 'Retry deliveries',
         section: 'deliveries',
@@ -77,14 +74,14 @@ export function deliveriesPage(ctx: WebContext): Hono {
       const state = retryable(form.state);
       const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
       if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
-      const { retried } = await operations.retryDeliveries({ state, sink });
+      const { retried } = await ctx.deliveries.retryDeliveries({ state, sink });
       return c.redirect(
         `/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`,
         303,
       );
     })
     .post('/:id/retry', async (c) => {
-      const { retried } = await operations.retryDelivery(c.req.param('id'));
+      const { retried } = await ctx.deliveries.retryDelivery(c.req.param('id'));
       const back = (await c.req.parseBody()).back;
       // Only back to a page of the dashboard: the field is the form's, but a form can be forged.
       if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back))

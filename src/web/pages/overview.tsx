@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { listSinks, type SinkView } from '../../admin/sinks.js';
+import type { SinkView } from '../../admin/sinks.js';
 import { STORE_DEADLINE_MS, withinDeadline } from '../../http/deadline.js';
 import type { ReconcileRun } from '../../store/reconcile-run.js';
 import { BarChart, topBars } from '../charts.js';
@@ -14,7 +14,7 @@ export function overviewPage(ctx: WebContext): Hono {
   return new Hono().get('/', async (c) => {
     const [figures, sinks, store, run] = await Promise.all([
       counts(),
-      listSinks(ctx.sinks),
+      ctx.sinks.listSinks(),
       storeState(ctx),
       lastRun(ctx),
     ]);

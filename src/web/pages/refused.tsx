@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { ingestReceipt, listReceipts, type ReceiptJson, receiptJson } from '../../admin/receipts.js';
+import { type ReceiptJson, receiptJson } from '../../admin/receipts.js';
 import { Note, Pager, Pre, Scroll, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 
@@ -15,7 +15,7 @@ export function refusedPage(ctx: WebContext): Hono {
     .get('/', async (c) => {
       const hook = c.req.query('hook') || undefined;
       const after = Number(c.req.query('after'));
-      const page = await listReceipts(ctx.receipts, {
+      const page = await ctx.receipts.listReceipts({
         outcome: 'rejected',
         hook,
         order: 'desc',
@@ -35,8 +35,8 @@ export function refusedPage(ctx: WebContext): Hono {
       // A form posts text; the body is the text area's as the operator left it (a browser sends its line ends as CRLF).
       const body = typeof form.body === 'string' ? new TextEncoder().encode(form.body) : undefined;
       const contentType = typeof form.content_type === 'string' ? form.content_type.trim() || null : undefined;
-      // ingestReceipt wakes the delivery worker itself (ctx.receipts carries notify).
-      const { reply } = await ingestReceipt(ctx.receipts, id, { body, contentType });
+      // The intake it goes through wakes the delivery worker itself (intake/intake.ts).
+      const { reply } = await ctx.receipts.ingestReceipt(id, { body, contentType });
       return c.redirect(`/ui/calls/${encodeURIComponent(reply.id)}?done=ingested`, 303);
     });
 }

@@ -1,5 +1,5 @@
 import { type Context, Hono } from 'hono';
-import { listSinks, pauseSink, type SinkView } from '../../admin/sinks.js';
+import type { SinkView } from '../../admin/sinks.js';
 import { CardTable, Note, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { age } from '../time.js';
@@ -13,14 +13,14 @@ export function sinksPage(ctx: WebContext): Hono {
   const act = (paused: boolean) =>
     async function pauseOrResume(c: Context) {
       const name = c.req.param('name')!;
-      // A resume wakes this worker now (pauseSink, through ctx.sinks' notify); another replica's looks at the outbox
-      // again within a second.
-      await pauseSink(ctx.sinks, name, paused);
+      // A resume wakes this worker now (pauseSink, with the notify its operations were built with); another
+      // replica's looks at the outbox again within a second.
+      await ctx.sinks.pauseSink(name, paused);
       return c.redirect(`/ui/sinks?${new URLSearchParams({ done: paused ? 'paused' : 'resumed', sink: name })}`, 303);
     };
   return new Hono()
     .get('/', async (c) => {
-      const sinks = ctx.shown(await listSinks(ctx.sinks));
+      const sinks = ctx.shown(await ctx.sinks.listSinks());
       const done = c.req.query('done');
       const sink = sinks.find((s) => s.name === c.req.query('sink'))?.name;
       const message =

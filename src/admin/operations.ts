@@ -1,0 +1,52 @@
+import type { Intake } from '../intake/intake.js';
+import type { AdminQueries } from '../store/admin-queries.js';
+import { type CallOperations, callOperations } from './calls.js';
+import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
+import { type ReceiptOperations, receiptOperations } from './receipts.js';
+import { type ConfiguredSink, type SinkOperations, sinkOperations } from './sinks.js';
+
+/**
+ * The operator's operations on calls, deliveries, refused requests and sinks, built once by `serve` (main.ts) and
+ * shared by the admin API and the dashboard, so both act through the very same objects: one rule, written once.
+ */
+export interface AdminOperations {
+  calls: CallOperations;
+  deliveries: DeliveryOperations;
+  receipts: ReceiptOperations;
+  sinks: SinkOperations;
+  /** Every configured sink's name, the ones a redelivery or a retry may name. */
+  sinkNames: readonly string[];
+}
+
+export interface AdminOperationsDeps {
+  store: AdminQueries;
+  /** A refused request is ingested again through the webhook route's own intake. */
+  intake: Pick<Intake, 'hooks' | 'ingestRequest'>;
+  /** The configured sinks with their types and configured `paused`. */
+  sinks: readonly ConfiguredSink[];
+  /** Wakes the delivery worker after something became due. */
+  notify: () => void;
+  /** What a refused request ingested again may weigh, as at intake. */
+  bodyLimitBytes: number;
+  /** A phone filter is read as intake reads a number, in this region when it has no country code. */
+  phoneRegion?: string;
+}
+
+export function adminOperations({
+  store,
+  intake,
+  sinks,
+  notify,
+  bodyLimitBytes,
+  phoneRegion,
+}: AdminOperationsDeps): AdminOperations {
+  const { hooks } = intake;
+  const sinkNames = sinks.map((sink) => sink.name);
+  return {
+    calls: callOperations({ store, hooks, sinkNames, notify, phoneRegion }),
+    deliveries: deliveryOperations({ store, notify, sinkNames }),
+    receipts: receiptOperations({ store, hooks, ingest: intake.ingestRequest, bodyLimitBytes }),
+    sinks: sinkOperations({ store, sinks, notify }),
+    sinkNames,
+  };
+}
