@@ -130,22 +130,21 @@ export async function serve({
     phoneRegion: config.phoneRegion,
   });
   const app = createApp({
-    intake,
-    admin,
-    store,
     log,
     metrics,
-    metricsToken: config.metricsToken,
-    limiter: createAuthLimiter(config.authLimit),
-    trustProxy: config.trustProxy,
-    timezone: config.timezone,
-    secureCookies: config.secureCookies,
-    bodyLimitBytes: config.bodyLimit,
-    adminToken: keys.admin,
-    globalKeys: keys.webhook,
-    secrets,
-    workerRunning: () => worker.running,
-    accepting: () => accepting,
+    store,
+    http: {
+      bodyLimitBytes: config.bodyLimit,
+      limiter: createAuthLimiter(config.authLimit),
+      trustProxy: config.trustProxy,
+      secureCookies: config.secureCookies,
+      metricsToken: config.metricsToken,
+      timezone: config.timezone,
+    },
+    keys: { adminToken: keys.admin, globalKeys: keys.webhook, secrets },
+    intake,
+    admin,
+    health: { workerRunning: () => worker.running, accepting: () => accepting },
   });
 
   const reconciler = config.reconcile?.intervalMs

@@ -9,7 +9,7 @@ import { KEY } from './helpers/server.js';
  * 200 of the reply shape or a 4xx with the Error object: never a 500, never a throw, never a polluted prototype.
  */
 
-const app = appOn(openSqliteStore({ path: ':memory:' }), { bodyLimitBytes: 64 * 1024 });
+const app = appOn(openSqliteStore({ path: ':memory:' }), { http: { bodyLimitBytes: 64 * 1024 } });
 
 const hostileKey = fc.constantFrom(
   '__proto__',

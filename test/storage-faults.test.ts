@@ -146,7 +146,7 @@ describe('a store that hangs', () => {
   it('is answered 503 at the deadline, readiness too; a commit that lands late is kept', async () => {
     const db = new Database(join(tempDir(), 'callhook.db'));
     const { store, hang, release } = hangingStore(db);
-    const app = appOn(store, { storeDeadlineMs: 300 });
+    const app = appOn(store, { http: { storeDeadlineMs: 300 } });
     const send = (call: Record<string, unknown>) =>
       app.request('/webhooks/end-of-call', {
         method: 'POST',

@@ -44,17 +44,14 @@ const secrets = secretValues(config, []);
 // Every request is taken by the stand-in for the writer's thread, as serve hands them to the real one.
 const intake = buildIntake({ store, hooks, onThread: accepted });
 const app = createApp({
-  intake,
-  admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: config.bodyLimit }),
-  store,
   log: createLogger({ level: 'info', secrets }),
   metrics: createMetrics(store, []),
-  limiter: createAuthLimiter(config.authLimit),
-  bodyLimitBytes: config.bodyLimit,
-  adminToken: apiKey,
-  secrets,
-  workerRunning: () => true,
-  accepting: () => true,
+  store,
+  http: { bodyLimitBytes: config.bodyLimit, limiter: createAuthLimiter(config.authLimit) },
+  keys: { adminToken: apiKey, secrets },
+  intake,
+  admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: config.bodyLimit }),
+  health: { workerRunning: () => true, accepting: () => true },
 });
 
 const server = serve(

@@ -1,32 +1,36 @@
+import type { Logger } from 'pino';
 import pino from 'pino';
 import { adminOperations } from '../../src/admin/operations.js';
-import { type AppDeps, createApp } from '../../src/app.js';
+import { createApp, type HttpOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { buildIntake } from '../../src/intake/intake.js';
 import { compileHooks, type Hook } from '../../src/intake/pipeline.js';
 import type { Store } from '../../src/store/store.js';
 import { ADMIN, KEY } from './server.js';
 
+export interface AppOptions {
+  /** The hooks, compiled; the default config's by default. */
+  hooks?: ReadonlyMap<string, Hook>;
+  log?: Logger;
+  /** Over the default config's. */
+  http?: Partial<HttpOptions>;
+}
+
 /**
  * The app in this process on a store the test holds, for tests that break the store or call it very often. Its
- * intake and admin operations are built as serve builds them (main.ts), from `hooks` when given.
+ * intake and admin operations are built as serve builds them (main.ts).
  */
-export function appOn(
-  store: Store,
-  { hooks, ...overrides }: Partial<AppDeps> & { hooks?: ReadonlyMap<string, Hook> } = {},
-) {
+export function appOn(store: Store, { hooks, log = pino({ level: 'silent' }), http = {} }: AppOptions = {}) {
   const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
+  const bodyLimitBytes = http.bodyLimitBytes ?? config.bodyLimit;
   const intake = buildIntake({ store, hooks: hooks ?? compileHooks(config) });
   return createApp({
-    intake,
-    admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: config.bodyLimit }),
+    log,
     store,
-    log: pino({ level: 'silent' }),
-    bodyLimitBytes: config.bodyLimit,
-    adminToken: ADMIN,
-    secrets: [],
-    workerRunning: () => true,
-    accepting: () => true,
-    ...overrides,
+    http: { ...http, bodyLimitBytes },
+    keys: { adminToken: ADMIN, secrets: [] },
+    intake,
+    admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes }),
+    health: { workerRunning: () => true, accepting: () => true },
   });
 }
