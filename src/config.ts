@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { durationSchema } from './delivery/policy.js';
 import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
+import { DEFAULT_PHONE_REGION } from './normalize/formats.js';
 import { type Parameter, parametersSchema, RECOMMENDED_PARAMETERS } from './normalize/parameters.js';
 
 /**
@@ -100,7 +101,7 @@ const fileSchema = z.strictObject({
       (r) => /^[A-Z]{2}$/.test(r) && isSupportedCountry(r),
       'a two-letter ISO 3166 region that has phone numbers, such as IN',
     )
-    .default('IN'),
+    .default(DEFAULT_PHONE_REGION),
   /** Contract section 3: numeric dates such as 05/03/2026 are read day first, as in India, or month first. */
   date_order: z.enum(DATE_ORDERS).default('DMY'),
   body_limit: z

@@ -1,7 +1,7 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { CallhookError } from '../errors.js';
 import { type Hook, releaseHeld, sinksWanting } from '../intake/pipeline.js';
-import { toE164 } from '../normalize/formats.js';
+import { DEFAULT_PHONE_REGION, toE164 } from '../normalize/formats.js';
 import type { CallRecord, Problem } from '../record.js';
 import type {
   AdminQueries,
@@ -84,7 +84,7 @@ export interface RedeliveredCall {
 const EDIT_TRIES = 10;
 
 export async function listCalls(
-  { store, phoneRegion = 'IN' }: ReadDeps,
+  { store, phoneRegion = DEFAULT_PHONE_REGION }: ReadDeps,
   { phone, ...query }: CallsQuery,
 ): Promise<CallsPage> {
   // Any spelling of a number finds the calls stored under its E.164 form; text that is no number is used as it is.

@@ -19,6 +19,12 @@ export function toE164(value: string, region: CountryCode): string | undefined {
   return phone?.isValid() ? phone.number : undefined;
 }
 
+/**
+ * The region a number written without its country code is read in when the config names no `phone_region`
+ * (docs/reference.md#normalising): the one default, for the config, normalisation and the admin's phone filter.
+ */
+export const DEFAULT_PHONE_REGION = 'IN' satisfies CountryCode;
+
 const emailSchema = z.email();
 
 export function isEmail(value: string): boolean {

@@ -1,6 +1,6 @@
 export { isMissing, toBoolean, toNumber, toText } from './coerce.js';
 export { canonicalJson, contentHash, type DedupEntry, dedupKey } from './dedup-key.js';
-export { isEmail, isHttpUrl, toCalendarDate, toE164, toEnum } from './formats.js';
+export { DEFAULT_PHONE_REGION, isEmail, isHttpUrl, toCalendarDate, toE164, toEnum } from './formats.js';
 export {
   type CompiledHook,
   compileParameters,

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { Problem, ProblemCode, Scalar } from '../record.js';
 import { DATE_ORDERS, type DateOrder, readDate } from './calendar-date.js';
 import { isMissing, toBoolean, toNumber, toText } from './coerce.js';
-import { isEmail, isHttpUrl, toE164, toEnum } from './formats.js';
+import { DEFAULT_PHONE_REGION, isEmail, isHttpUrl, toE164, toEnum } from './formats.js';
 import { type FormatRule, formatOf, type Parameter, type ParameterType, parametersSchema } from './parameters.js';
 
 export interface NormalizeOptions {
@@ -145,7 +145,7 @@ function compileField(p: Parameter, options: Required<NormalizeOptions>): Compil
  */
 export function compileParameters(
   parameters: Parameter[],
-  { region = 'IN', dateOrder = 'DMY' }: NormalizeOptions = {},
+  { region = DEFAULT_PHONE_REGION, dateOrder = 'DMY' }: NormalizeOptions = {},
 ): CompiledHook {
   if (!isSupportedCountry(region)) {
     throw new TypeError(
