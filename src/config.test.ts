@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       apiKeys: [],
       phoneRegion: 'IN',
       bodyLimit: 1024 * 1024,
+      shutdownGraceMs: 10_000,
     });
     expect(config.dataDir).toMatch(/\/data$/);
     expect([...config.hooks.keys()]).toEqual(['end-of-call']);
@@ -125,6 +126,11 @@ hooks:
       expect.stringMatching(/^CALLHOOK_ADMIN_TOKEN: /),
     ]);
     expect(loadConfig({ CALLHOOK_API_KEYS: 'key-aaaaaaaaaaaaaaaa' }).warnings).toEqual([]);
+  });
+
+  it('reads shutdown_grace in the duration grammar (docs/reference.md#shutdown)', () => {
+    expect(loadConfig({}, file('shutdown_grace: 1.5s\n')).shutdownGraceMs).toBe(1_500);
+    expect(() => loadConfig({}, file('shutdown_grace: soon\n'))).toThrow(/shutdown_grace/);
   });
 
   it('stops with a message that names the bad key', () => {

@@ -113,6 +113,8 @@ const fileSchema = z.strictObject({
   /** A client slower than these is cut off (issue: slow clients cannot hold a connection for ever). */
   headers_timeout: durationSchema.default(10_000),
   request_timeout: durationSchema.default(30_000),
+  /** After SIGTERM, how long requests and deliveries in flight get to finish (docs/reference.md#shutdown). */
+  shutdown_grace: durationSchema.default(10_000),
   /** After `max` failed authentications from one address within `window`, it gets 429 until the window ends. */
   auth_limit: z
     .strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) })
@@ -190,6 +192,7 @@ export interface Config {
   authLimit: { max: number; windowMs: number };
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  shutdownGraceMs: number;
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
   reconcile: ReconcileConfig | undefined;
@@ -307,6 +310,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     authLimit: { max: f.auth_limit.max, windowMs: f.auth_limit.window },
     headersTimeoutMs: f.headers_timeout,
     requestTimeoutMs: f.request_timeout,
+    shutdownGraceMs: f.shutdown_grace,
     hooks,
     sinks,
     reconcile,
