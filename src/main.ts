@@ -18,6 +18,7 @@ import { createMetrics } from './metrics.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { secretValues } from './secret-values.js';
 import { SecretSet, secretMasker } from './secrets.js';
+import { within } from './shutdown.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore, sqlitePath } from './store/open.js';
 
@@ -39,6 +40,7 @@ export interface ServeOptions {
 
 export interface Running {
   port: number;
+  /** Drains (docs/reference.md#shutdown); rejects when that takes `shutdown_grace` plus CLOSING_MS. */
   close(): Promise<void>;
 }
 
@@ -160,10 +162,11 @@ export async function serve({
     : undefined;
 
   // Everything but the listener, in the order it must stop: what feeds deliveries, the deliveries, then the store.
-  const stopBehind = async () => {
+  // Deliveries in flight get until `deadline`, then go back to pending (docs/reference.md#shutdown).
+  const stopBehind = async (deadline = Date.now() + config.shutdownGraceMs) => {
     keys.stop();
     await reconciler?.stop();
-    await worker.stop(10_000);
+    await worker.stop(Math.max(0, deadline - Date.now()));
     await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
     await writer?.close();
     await store.close();
@@ -203,18 +206,46 @@ export async function serve({
 
   let closing: Promise<void> | undefined;
   const close = () =>
-    (closing ??= (async () => {
-      // Stop intake first: in-flight requests are answered, new connections refused, readiness turns 503.
-      accepting = false;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-      });
-      await stopBehind();
-      log.info('callhook stopped');
-      log.flush();
-    })());
+    (closing ??= within(
+      (async () => {
+        // One grace, from here, for what is in flight: the requests, then the deliveries.
+        const deadline = Date.now() + config.shutdownGraceMs;
+        // Stop intake first: in-flight requests are answered, new connections refused, readiness turns 503.
+        accepting = false;
+        await closeListener(server, deadline);
+        await stopBehind(deadline);
+        log.info('callhook stopped');
+        log.flush();
+      })(),
+      config.shutdownGraceMs + CLOSING_MS,
+      'the drain',
+    ));
   return { port, close };
+}
+
+/**
+ * After the grace, closing the sinks, the writer thread and the store takes milliseconds; this bounds a sink whose
+ * close waits on a service gone away. Past it the drain is cut short (docs/reference.md#shutdown).
+ */
+const CLOSING_MS = 5_000;
+
+/**
+ * Closes the listener. Requests in flight are answered until `deadline`; a connection still open then is cut, so
+ * the grace bounds the whole drain (with the default 10 s, the sender has given up on that reply by then: it waits
+ * 10 s, docs/calling-service.md).
+ */
+function closeListener(server: ServerType, deadline: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const cut = setTimeout(
+      () => 'closeAllConnections' in server && server.closeAllConnections(),
+      Math.max(0, deadline - Date.now()),
+    );
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+  });
 }
 
 /** Connections the kernel may hold for serve before it accepts them: a storm of calls, each on its own. */
