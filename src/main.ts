@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
-import closeWithGrace from 'close-with-grace';
 import type { CountryCode } from 'libphonenumber-js';
 import { adminOperations } from './admin/operations.js';
 import { createApp } from './app.js';
@@ -18,7 +17,7 @@ import { createMetrics } from './metrics.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { secretValues } from './secret-values.js';
 import { SecretSet, secretMasker } from './secrets.js';
-import { within } from './shutdown.js';
+import { exitOnShutdown, within } from './shutdown.js';
 import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
 import { openStore, sqlitePath } from './store/open.js';
 
@@ -229,6 +228,9 @@ export async function serve({
  */
 const CLOSING_MS = 5_000;
 
+/** A signal during start-up gives the start this long to finish; after it the drain is cut short (exit 1). */
+const STARTING_MS = 30_000;
+
 /**
  * Closes the listener. Requests in flight are answered until `deadline`; a connection still open then is cut, so
  * the grace bounds the whole drain (with the default 10 s, the sender has given up on that reply by then: it waits
@@ -289,19 +291,16 @@ function shownOnce(print: (line: string) => void, what: string, { key, where }: 
   print(`    Authorization: Bearer ${key}`);
 }
 
-/** `callhook serve`: runs until SIGTERM or SIGINT, then drains and exits 0. */
+/** `callhook serve`: runs until SIGTERM or SIGINT, then drains and exits 0 (docs/reference.md#shutdown). */
 export async function runServer(options: ServeOptions): Promise<void> {
   const starting = serve(options);
   // Installed before start-up ends: a signal in between (an orchestrator that gives up on the new process, a
   // deploy rolled back) would otherwise take Node's default and kill the process with requests in flight.
-  const grace = closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
-    if (err) process.stderr.write(`callhook: ${err.stack ?? err.message}\n`);
-    else if (signal) process.stderr.write(`callhook: ${signal} received, draining\n`);
-    const running = await starting.catch(() => undefined); // a start-up that fails is reported, and exits 2
-    await running?.close();
-  });
+  const shutdown = exitOnShutdown({ drain: async () => (await within(starting, STARTING_MS, 'start-up')).close() });
+  // A start-up that fails is reported, and exits 2: this handler, on `starting` before any drain's, uninstalls that
+  // drain first, so it exits nothing.
   await starting.catch((err: unknown) => {
-    grace.uninstall();
+    shutdown.uninstall();
     throw err;
   });
 }
