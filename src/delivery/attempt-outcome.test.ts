@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RetryableError } from '../sinks/sink.js';
+import { RetryableError } from '../sinks/errors.js';
 import { attemptOutcome } from './attempt-outcome.js';
 
 const policy = { schedule: [30_000, 120_000], jitter: 0 };

@@ -1,6 +1,6 @@
+import { classify } from '../sinks/errors.js';
 import type { AttemptResult } from '../store/outbox.js';
 import { type RetryPolicy, retryDelay } from './backoff.js';
-import { classify } from './classify.js';
 
 /** What the worker records of a failed attempt, and what it waits for after it. */
 export interface FailedAttempt {
@@ -12,7 +12,7 @@ export interface FailedAttempt {
 }
 
 /**
- * The classifier's outcome (classify.ts) as an attempt's record: dead at once, or retried after the policy's wait.
+ * The classifier's outcome (sinks/errors.ts) as an attempt's record: dead at once, or retried after the policy's wait.
  * A "too many requests" pauses the whole sink until the wait the service gave, or without one its next back-off
  * step (contract section 9); the attempt that met it counts like any other, so after the last one it is dead,
  * though the sink still waits.

@@ -86,28 +86,3 @@ export interface SinkType<Schema extends z.ZodType = z.ZodType> {
 export function defineSinkType<Schema extends z.ZodType>(type: SinkType<Schema>): SinkType<Schema> {
   return type;
 }
-
-/** Throw from `deliver` when trying again later may succeed: network errors, 408, 425, 429, 5xx. */
-export class RetryableError extends Error {
-  readonly status: number | undefined;
-  /** From a `Retry-After` header, when the receiver gave one. */
-  readonly retryAfterMs: number | undefined;
-
-  constructor(message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.name = 'RetryableError';
-    this.status = options.status;
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
-
-/** Throw from `deliver` when the same record can never succeed (most 4xx): the delivery is dead at once. */
-export class PermanentError extends Error {
-  readonly status: number | undefined;
-
-  constructor(message: string, options: { status?: number; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.name = 'PermanentError';
-    this.status = options.status;
-  }
-}

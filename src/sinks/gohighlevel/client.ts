@@ -1,6 +1,6 @@
+import { PermanentError, RetryableError } from '../errors.js';
 import { sendRequest, windowWait } from '../shared/http-response.js';
 import { replyJson, reworded } from '../shared/refusal.js';
-import { PermanentError, RetryableError } from '../sink.js';
 
 /**
  * One HighLevel API 2.0 request (https://marketplace.gohighlevel.com/docs/): a Private Integration token or a

@@ -1,9 +1,9 @@
 import type { CallRecord } from '../../record.js';
+import { PermanentError } from '../errors.js';
 import { type FoundContact, mostRecentlyUpdated } from '../shared/contact-choice.js';
 import { phoneSpellings, samePhone } from '../shared/phone.js';
 import { type Caller, caller } from '../shared/record-fields.js';
 import type { CompiledMap } from '../shared/template.js';
-import { PermanentError } from '../sink.js';
 import type { GhlClient } from './client.js';
 
 /**

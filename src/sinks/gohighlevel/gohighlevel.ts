@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { PermanentError } from '../errors.js';
 import { caller } from '../shared/record-fields.js';
 import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema } from '../shared/template.js';
-import { defineSinkType, PermanentError } from '../sink.js';
+import { defineSinkType } from '../sink.js';
 import { ghlClient } from './client.js';
 import { addTags, CUSTOM_FIELD_PREFIX, contactFields, findContact, updateOrUpsert } from './contact.js';
 import { attachNote } from './note.js';

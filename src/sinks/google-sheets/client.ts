@@ -1,6 +1,6 @@
+import { PermanentError, RetryableError } from '../errors.js';
 import { sendRequest } from '../shared/http-response.js';
 import { reworded } from '../shared/refusal.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { googleApiError } from './errors.js';
 import { SHEETS_SCOPE, type TokenSource } from './token.js';
 

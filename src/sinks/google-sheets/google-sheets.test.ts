@@ -3,7 +3,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeGoogle, startFakeGoogle } from '../../../test/fakes/google-sheets.js';
 import type { CallRecord } from '../../record.js';
-import { type HookSummary, PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
+import type { HookSummary } from '../sink.js';
 import { googleSheetsSink } from './google-sheets.js';
 
 /**

@@ -1,7 +1,7 @@
 import { sign } from 'node:crypto';
+import { PermanentError, RetryableError } from '../errors.js';
 import { sendRequest } from '../shared/http-response.js';
 import { replyJson, reworded } from '../shared/refusal.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import type { ServiceAccount } from './credentials.js';
 
 /**

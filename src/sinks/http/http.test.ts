@@ -4,7 +4,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import { httpSink, sign } from './http.js';
 
 const log = pino({ level: 'silent' });

@@ -1,6 +1,6 @@
+import { PermanentError, RetryableError } from '../errors.js';
 import { sendRequest, windowWait } from '../shared/http-response.js';
 import { replyJson, reworded } from '../shared/refusal.js';
-import { PermanentError, RetryableError } from '../sink.js';
 
 /**
  * One HubSpot REST request with the private app's token (https://developers.hubspot.com/docs/api/private-apps:

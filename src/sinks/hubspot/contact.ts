@@ -1,6 +1,6 @@
+import { PermanentError } from '../errors.js';
 import { type FoundContact as Found, mostRecentlyUpdated } from '../shared/contact-choice.js';
 import { phoneSpellings, samePhone } from '../shared/phone.js';
-import { PermanentError } from '../sink.js';
 import type { HubSpotClient } from './client.js';
 
 /**

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeHubSpot, startFakeHubSpot } from '../../../test/fakes/hubspot.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import { hubspotRetryAfter } from './client.js';
 import { hubspotSink } from './hubspot.js';
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
+import { PermanentError } from '../errors.js';
 import { caller } from '../shared/record-fields.js';
 import { serviceUrl } from '../shared/service-url.js';
 import { type CompiledMap, mapSchema } from '../shared/template.js';
-import { defineSinkType, PermanentError } from '../sink.js';
+import { defineSinkType } from '../sink.js';
 import { createCall, findCalls, updateCall } from './call.js';
 import { type HubSpotClient, hubspotClient } from './client.js';
 import { type FoundContact, findByPhone, type Properties, updateOrCreate, upsertByEmail } from './contact.js';

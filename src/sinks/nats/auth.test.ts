@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closedPort, tempDir } from '../../../test/helpers/server.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError } from '../sink.js';
+import { PermanentError } from '../errors.js';
 import { natsSink } from './nats.js';
 
 /**

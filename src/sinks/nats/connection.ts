@@ -1,8 +1,8 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
+import { RetryableError } from '../errors.js';
 import { type LazyConnection, lazyConnection } from '../shared/lazy-connection.js';
-import { RetryableError } from '../sink.js';
 
 /**
  * The nats sink's one connection (contract section 9): opened on the first delivery, never at start-up, so a

@@ -6,8 +6,7 @@ import {
   RequestError,
   TimeoutError,
 } from '@nats-io/transport-node';
-import { errorForStatus } from '../../delivery/classify.js';
-import { PermanentError, RetryableError } from '../sink.js';
+import { errorForStatus, PermanentError, RetryableError } from '../errors.js';
 
 /**
  * What the NATS client threw, as a delivery outcome (contract sections 5 and 9): worth trying again (the server

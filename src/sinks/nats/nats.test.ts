@@ -5,7 +5,8 @@ import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError, RetryableError, type Sink } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
+import type { Sink } from '../sink.js';
 import { natsSink } from './nats.js';
 import { DUPLICATE_WINDOW_MS } from './stream.js';
 

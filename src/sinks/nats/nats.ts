@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { PermanentError } from '../errors.js';
 import { hostAndPort } from '../shared/address.js';
-import { defineSinkType, PermanentError } from '../sink.js';
+import { defineSinkType } from '../sink.js';
 import { type Link, natsConnection, whileConnected } from './connection.js';
 import { natsError } from './errors.js';
 import { ensureStream, streamNameProblem } from './stream.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 
 /**
  * What a PostgreSQL failure means for a delivery (contract section 9): a constraint or type error, or anything

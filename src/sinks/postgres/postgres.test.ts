@@ -6,7 +6,8 @@ import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { ConfigError } from '../../config.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError, RetryableError, type Sink } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
+import type { Sink } from '../sink.js';
 import { deliveryError } from './errors.js';
 import { postgresSink } from './postgres.js';
 

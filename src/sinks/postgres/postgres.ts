@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { ConfigError } from '../../config.js';
+import { RetryableError } from '../errors.js';
 import { hostAndPort } from '../shared/address.js';
 import { lazyValue } from '../shared/lazy-connection.js';
-import { defineSinkType, RetryableError } from '../sink.js';
+import { defineSinkType } from '../sink.js';
 import { onClient } from './client.js';
 import { deliveryError, schemaChanged, sqlState } from './errors.js';
 import { postgresOptions } from './options.js';

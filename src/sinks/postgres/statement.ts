@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { CallRecord } from '../../record.js';
-import { PermanentError } from '../sink.js';
+import { PermanentError } from '../errors.js';
 import { type PostgresOptions, REVISION_COLUMN } from './options.js';
 import type { Target, TargetColumn } from './target.js';
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { PermanentError } from '../sink.js';
+import { PermanentError } from '../errors.js';
 import { sqlState } from './errors.js';
 import type { PostgresOptions } from './options.js';
 

@@ -1,7 +1,7 @@
 import amqp, { type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
 import type { Logger } from 'pino';
+import { PermanentError, RetryableError } from '../errors.js';
 import { lazyConnection } from '../shared/lazy-connection.js';
-import { PermanentError, RetryableError } from '../sink.js';
 
 /**
  * One connection and one confirm channel to RabbitMQ, opened by the first publish (never at start-up: a broker

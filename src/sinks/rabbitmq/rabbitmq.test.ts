@@ -6,8 +6,8 @@ import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import type { CallRecord } from '../../record.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import type { DeliveryContext, Sink } from '../sink.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { rabbitmqSink } from './rabbitmq.js';
 
 /**

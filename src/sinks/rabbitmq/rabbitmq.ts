@@ -1,4 +1,5 @@
-import { defineSinkType, PermanentError } from '../sink.js';
+import { PermanentError } from '../errors.js';
+import { defineSinkType } from '../sink.js';
 import { MAX_NAME_BYTES, rabbitmqOptions } from './options.js';
 import { createPublisher } from './publisher.js';
 

@@ -1,6 +1,6 @@
 import { ReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { classify } from '../../delivery/classify.js';
+import { classify } from '../errors.js';
 import { errorCode, redisError } from './redis-errors.js';
 
 const where = 'Redis at 127.0.0.1:6379';

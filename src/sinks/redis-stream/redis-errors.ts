@@ -1,4 +1,4 @@
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 
 /**
  * What a Redis failure means for a delivery (contract section 9: "a connection error retryable", an error that can

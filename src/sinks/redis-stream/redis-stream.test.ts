@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
-import { classify } from '../../delivery/classify.js';
 import { idempotencyKey } from '../../delivery/worker.js';
 import type { CallRecord } from '../../record.js';
+import { classify, PermanentError, RetryableError } from '../errors.js';
 import { resolveSinks } from '../registry.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { redisStreamSink } from './redis-stream.js';
 
 const log = pino({ level: 'silent' });

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Received, type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import { parseRetryAfter, sendRequest } from './http-response.js';
 
 const receivers: Receiver[] = [];

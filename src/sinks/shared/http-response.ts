@@ -1,6 +1,5 @@
-import { errorForStatus } from '../../delivery/classify.js';
 import { describeFetchError } from '../../fetch-error.js';
-import { RetryableError } from '../sink.js';
+import { errorForStatus, RetryableError } from '../errors.js';
 
 /** An error page can be megabytes; only its start is read, so a receiver cannot hog memory or time. */
 const ERROR_BODY_BYTES = 4 * 1024;

@@ -1,4 +1,4 @@
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 
 /**
  * A service's refused reply, read back from the error sendRequest threw (`HTTP 403: <the reply's first bytes>`,

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import { slackMessage, slackSink } from './slack.js';
 
 const log = pino({ level: 'silent' });

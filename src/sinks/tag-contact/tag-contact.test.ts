@@ -2,8 +2,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeService, startFakeService } from '../../../test/fakes/calling-service.js';
 import type { CallRecord } from '../../record.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import { samePhone } from '../shared/phone.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { tagContact, tagContactSink } from './tag-contact.js';
 
 const log = pino({ level: 'silent' });

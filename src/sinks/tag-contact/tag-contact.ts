@@ -1,12 +1,12 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 import { CallingServiceError, createClient, type TagContactRequest } from '../../client/index.js';
-import { errorForStatus } from '../../delivery/classify.js';
 import type { CallRecord } from '../../record.js';
+import { errorForStatus, PermanentError } from '../errors.js';
 import { parseRetryAfter } from '../shared/http-response.js';
 import { samePhone } from '../shared/phone.js';
 import { text as fieldText, truncate } from '../shared/record-fields.js';
-import { defineSinkType, PermanentError } from '../sink.js';
+import { defineSinkType } from '../sink.js';
 
 /** The service documents no length limit (spec 2.6); a note longer than this is no longer read by anyone. */
 const DESCRIPTION_CHARS = 500;

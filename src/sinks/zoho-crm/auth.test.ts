@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeZohoCrm, startFakeZohoCrm } from '../../../test/fakes/zoho-crm.js';
 import type { CallRecord } from '../../record.js';
-import { PermanentError, RetryableError } from '../sink.js';
+import { PermanentError, RetryableError } from '../errors.js';
 import { zohoRetryAfter } from './reply.js';
 import { zohoTokens } from './token.js';
 import { zohoCrmSink } from './zoho-crm.js';

@@ -1,6 +1,6 @@
+import { PermanentError } from '../errors.js';
 import { sendRequest } from '../shared/http-response.js';
 import { parseJson } from '../shared/refusal.js';
-import { PermanentError } from '../sink.js';
 import { crmError, refusal, zohoError, zohoRetryAfter } from './reply.js';
 import type { TokenSource } from './token.js';
 

@@ -1,6 +1,5 @@
-import { errorForStatus } from '../../delivery/classify.js';
+import { errorForStatus, PermanentError, RetryableError } from '../errors.js';
 import { replyJson } from '../shared/refusal.js';
-import { PermanentError, RetryableError } from '../sink.js';
 
 /**
  * What Zoho answers, read in one place: the JSON of a refused request (the CRM's `{ code, message, details }`,

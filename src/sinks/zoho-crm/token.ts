@@ -1,6 +1,6 @@
+import { PermanentError, RetryableError } from '../errors.js';
 import { sendRequest } from '../shared/http-response.js';
 import { parseJson } from '../shared/refusal.js';
-import { PermanentError, RetryableError } from '../sink.js';
 import { refusal } from './reply.js';
 
 /**

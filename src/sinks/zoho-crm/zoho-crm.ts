@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { PermanentError } from '../errors.js';
 import { maskFetchedTokens } from '../shared/fetched-tokens.js';
 import { caller } from '../shared/record-fields.js';
 import { serviceUrl } from '../shared/service-url.js';
 import { mapSchema } from '../shared/template.js';
-import { defineSinkType, PermanentError } from '../sink.js';
+import { defineSinkType } from '../sink.js';
 import { zohoClient } from './client.js';
 import { contactFields, findByPhone, updateOrCreate, upsertByEmail } from './contact.js';
 import { createNote, findNote, updateNote } from './note.js';

@@ -1,11 +1,36 @@
-import { PermanentError, RetryableError } from '../sinks/sink.js';
-
 /**
- * One classifier of a delivery's outcome (contract sections 5 and 9), for every sink and the worker: worth trying
- * again, never going to succeed, or refused for too many requests, with the wait the service gave. A sink maps
- * what its service answered with `errorForStatus`; the worker reads any error with `classify`, so a sink written by a
- * user need not import our error classes: `permanent: true`, a numeric `status` and `retryAfterMs` are read as ours are.
+ * The errors a sink throws and one classifier of a delivery's outcome (docs/reference.md#sinks-and-delivery and
+ * #queues-and-databases), for every sink and the worker: worth trying again, never going to succeed, or refused for too many requests, with the wait the
+ * service gave. A sink maps what its service answered with `errorForStatus`; the worker reads any error with
+ * `classify`, so a sink written by a user need not import our error classes: `permanent: true`, a numeric `status`
+ * and `retryAfterMs` are read as ours are. Both sides import this module, and it imports neither, so a sink never
+ * reaches into delivery/ (docs/design.md).
  */
+
+/** Throw from `deliver` when trying again later may succeed: network errors, 408, 425, 429, 5xx. */
+export class RetryableError extends Error {
+  readonly status: number | undefined;
+  /** From a `Retry-After` header, when the receiver gave one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'RetryableError';
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Throw from `deliver` when the same record can never succeed (most 4xx): the delivery is dead at once. */
+export class PermanentError extends Error {
+  readonly status: number | undefined;
+
+  constructor(message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'PermanentError';
+    this.status = options.status;
+  }
+}
 
 export type Outcome =
   | { kind: 'retry'; error: string; status?: number; retryAfterMs?: number }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PermanentError, RetryableError } from '../sinks/sink.js';
-import { classify, errorForStatus } from './classify.js';
+import { classify, errorForStatus, PermanentError, RetryableError } from './errors.js';
 
 describe('classify (contract sections 5 and 9)', () => {
   it('reads our errors, and plain ones by their fields, as a sink written by a user throws them', () => {
