@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_POLICY } from '../src/delivery/policy.js';
+import { DEFAULT_POLICY } from '../src/sinks/policy.js';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
 import { describeMachine, type Machine } from './lib/machine.js';

@@ -3,7 +3,7 @@ import { dirname, extname, resolve } from 'node:path';
 import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { durationSchema } from './delivery/policy.js';
+import { durationSchema } from './duration.js';
 import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
 import { DEFAULT_PHONE_REGION } from './normalize/formats.js';

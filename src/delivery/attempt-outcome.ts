@@ -1,6 +1,7 @@
 import { classify } from '../sinks/errors.js';
+import type { RetryPolicy } from '../sinks/policy.js';
 import type { AttemptResult } from '../store/outbox.js';
-import { type RetryPolicy, retryDelay } from './backoff.js';
+import { retryDelay } from './backoff.js';
 
 /** What the worker records of a failed attempt, and what it waits for after it. */
 export interface FailedAttempt {

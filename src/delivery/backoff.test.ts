@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY, DEFAULT_SCHEDULE_MS, retryDelay } from './backoff.js';
+import { DEFAULT_RETRY_POLICY, DEFAULT_SCHEDULE_MS } from '../sinks/policy.js';
+import { retryDelay } from './backoff.js';
 
 describe('retryDelay', () => {
   it('gives 8 attempts over about 12 hours by default', () => {

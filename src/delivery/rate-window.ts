@@ -1,4 +1,4 @@
-import type { RatePolicy } from './policy.js';
+import type { RatePolicy } from '../sinks/policy.js';
 
 /**
  * A sink's `rate` (contract section 9): at most `max` deliveries start in ANY window of `perMs`, in one process.

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { until } from '../../test/helpers/server.js';
 import type { CallRecord } from '../record.js';
 import { RetryableError } from '../sinks/errors.js';
+import { DEFAULT_POLICY, type DeliveryPolicy } from '../sinks/policy.js';
 import type { Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
-import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
 import { type AttemptEvent, createDeliveryWorker, type WorkerSink } from './worker.js';
 
 /** What holds a sink's deliveries back (contract section 9): its `rate`, a 429's wait, and a pause. */

@@ -6,10 +6,10 @@ import { tempDir, until } from '../../test/helpers/server.js';
 import type { CallRecord } from '../record.js';
 import { PermanentError, RetryableError } from '../sinks/errors.js';
 import { jsonlSink } from '../sinks/jsonl/jsonl.js';
+import { DEFAULT_POLICY, type DeliveryPolicy } from '../sinks/policy.js';
 import type { Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
-import { DEFAULT_POLICY, type DeliveryPolicy } from './policy.js';
 import { createDeliveryWorker, idempotencyKey, type WorkerSink } from './worker.js';
 
 const log = pino({ level: 'silent' });

@@ -2,11 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { CallRecord } from '../record.js';
+import type { DeliveryPolicy } from '../sinks/policy.js';
 import type { DeliveryResult, Sink } from '../sinks/sink.js';
 import type { AttemptResult, ClaimedDelivery, Outbox } from '../store/outbox.js';
 import { attemptError } from './attempt-error.js';
 import { attemptOutcome } from './attempt-outcome.js';
-import type { DeliveryPolicy } from './policy.js';
 import { type RateWindow, rateWindow } from './rate-window.js';
 
 /**

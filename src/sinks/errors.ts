@@ -35,13 +35,13 @@ export class PermanentError extends Error {
 export type Outcome =
   | { kind: 'retry'; error: string; status?: number; retryAfterMs?: number }
   | { kind: 'permanent'; error: string; status?: number }
-  /** HTTP 429, or a service's own "too many requests": the whole sink waits (section 9). */
+  /** HTTP 429, or a service's own "too many requests": the whole sink waits (docs/reference.md#queues-and-databases). */
   | { kind: 'rate-limited'; error: string; status?: number; retryAfterMs?: number };
 
 /** RFC 9110 section 15: these may succeed later; every other 4xx will fail the same way again. */
 const RETRYABLE_STATUSES = new Set([408, 425, 429]);
 
-/** A failed reply that may succeed later: 408, 425, 429 and every 5xx (contract section 5). */
+/** A failed reply that may succeed later: 408, 425, 429 and every 5xx (docs/reference.md#sinks-and-delivery). */
 export function isRetryableStatus(status: number): boolean {
   return RETRYABLE_STATUSES.has(status) || status >= 500;
 }

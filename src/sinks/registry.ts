@@ -4,9 +4,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { type Config, ConfigError, type SinkConfig } from '../config.js';
 import { compileWhen, type Filter, filterSchema } from '../delivery/filter.js';
-import { type DeliveryPolicy, deliveryOptionsSchema, toPolicy } from '../delivery/policy.js';
 import type { CallRecord } from '../record.js';
 import { importUserModule } from '../user-module.js';
+import { type DeliveryPolicy, deliveryOptionsSchema, toPolicy } from './policy.js';
 import { reopening } from './reopening.js';
 import type { Sink, SinkContext, SinkType } from './sink.js';
 

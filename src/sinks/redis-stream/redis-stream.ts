@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { DEFAULT_RETRY_POLICY } from '../../delivery/backoff.js';
 import { durationSchema } from '../../duration.js';
 import type { CallRecord } from '../../record.js';
+import { DEFAULT_RETRY_POLICY } from '../policy.js';
 import { hostAndPort } from '../shared/address.js';
 import { lazyConnection } from '../shared/lazy-connection.js';
 import { defineSinkType } from '../sink.js';
@@ -24,7 +24,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * The longest the default retry schedule can take from the first attempt to the last: every wait at its jitter's
- * upper bound (src/delivery/backoff.ts). A marker that expires sooner lets a late retry add a second entry.
+ * upper bound (src/sinks/policy.ts). A marker that expires sooner lets a late retry add a second entry.
  */
 const DEFAULT_RETRY_SPAN_MS = DEFAULT_RETRY_POLICY.schedule.reduce(
   (sum, wait) => sum + wait * (1 + DEFAULT_RETRY_POLICY.jitter),

@@ -1,17 +1,39 @@
 import { z } from 'zod';
 import { durationSchema } from '../duration.js';
-import { DEFAULT_SCHEDULE_MS, type RetryPolicy } from './backoff.js';
 
 /**
- * What every sink config may say about how it is delivered to, whatever its type (contract sections 5 and 9):
- * `retry`, `timeout`, `concurrency`, `rate` and `paused`. `when` is compiled with the record filters.
+ * What every sink config may say about how it is delivered to, whatever its type: `retry`, `timeout`,
+ * `concurrency`, `rate` and `paused` (docs/reference.md#sinks-and-delivery, #queues-and-databases). `when` is
+ * compiled with the record filters.
+ *
+ * Read by the registry with the rest of a sink's entry and by the delivery worker, which keeps to it: it sits here,
+ * below both, so that reading a config entry never imports the worker (docs/design.md). How a wait is drawn from
+ * the schedule is the worker's (delivery/backoff.ts).
  */
 
 /**
- * Durations here and everywhere else in the config and the CLI read by one grammar (contract section 7,
- * src/duration.ts); re-exported from here, where config.ts has imported it from.
+ * The declared retry schedule (docs/reference.md#sinks-and-delivery): the wait before attempt n+1 is `schedule[n-1]`, spread by
+ * jitter so that a sink coming back is not hit by every delivery at the same instant.
+ * The default is 8 attempts over about 12 hours.
  */
-export { durationSchema } from '../duration.js';
+export const DEFAULT_SCHEDULE_MS: readonly number[] = [
+  30_000, // 30 s
+  2 * 60_000,
+  10 * 60_000,
+  30 * 60_000,
+  60 * 60_000,
+  3 * 60 * 60_000,
+  7 * 60 * 60_000,
+];
+
+export interface RetryPolicy {
+  /** Waits between attempts; attempts in all = schedule.length + 1. */
+  schedule: readonly number[];
+  /** Fraction of each wait that is randomised, both ways: 0.2 gives 80 % to 120 %. */
+  jitter: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 };
 
 export const retrySchema = z.strictObject({
   /** Attempts in all, the first included. */
@@ -21,7 +43,7 @@ export const retrySchema = z.strictObject({
   jitter: z.number().min(0).max(1).default(0.2),
 });
 
-/** Contract section 9: at most `max` deliveries start in any window of `per`, in one process. */
+/** docs/reference.md#queues-and-databases: at most `max` deliveries start in any window of `per`, in one process. */
 export const rateSchema = z.strictObject({
   max: z.number().int().min(1),
   per: durationSchema.refine((ms) => ms > 0, 'per must be longer than 0'),
@@ -34,7 +56,10 @@ export const deliveryOptionsSchema = z.strictObject({
   /** Deliveries of this sink attempted at once. */
   concurrency: z.number().int().min(1).max(256).default(8),
   rate: rateSchema.optional(),
-  /** Contract section 9: the sink starts paused, unless an operator has paused or resumed it since (the store wins). */
+  /**
+   * docs/reference.md#queues-and-databases: the sink starts paused, unless an operator has paused or resumed it since
+   * (the store wins).
+   */
   paused: z.boolean().default(false),
 });
 
@@ -54,7 +79,7 @@ export interface RatePolicy {
 }
 
 export const DEFAULT_POLICY: DeliveryPolicy = {
-  retry: { schedule: DEFAULT_SCHEDULE_MS, jitter: 0.2 },
+  retry: DEFAULT_RETRY_POLICY,
   timeoutMs: 30_000,
   concurrency: 8,
   paused: false,

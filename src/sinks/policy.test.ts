@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCHEDULE_MS } from './backoff.js';
-import { deliveryOptionsSchema, durationSchema, toPolicy } from './policy.js';
+import { durationSchema } from '../duration.js';
+import { DEFAULT_SCHEDULE_MS, deliveryOptionsSchema, toPolicy } from './policy.js';
 
 describe('delivery options', () => {
   it('default to 8 attempts on the declared schedule, a 30 s timeout and 8 at once', () => {
