@@ -311,7 +311,7 @@ describe('delivery worker', () => {
   it("still hands the jsonl sink each claim's deliveries in one turn, so they share one datasync", async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const dir = tempDir();
-    const sink = await jsonlSink.create(jsonlSink.options.parse({}), { name: 'jsonl', dataDir: dir, log });
+    const sink = await jsonlSink.open(jsonlSink.options.parse({}), { name: 'jsonl', dataDir: dir, log });
     // FileHandle is not exported; its prototype is reached through a handle.
     const probe = await openFile(join(dir, 'probe'), 'w');
     const prototype = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };

@@ -77,7 +77,7 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
       secretOptions: type.secretOptions ?? [],
       when,
       accepts: compileWhen(when),
-      open: async (context) => type.create(options, context),
+      open: async (context) => type.open(options, context),
     });
   }
   return specs;
@@ -152,9 +152,10 @@ async function loadModuleSink(config: SinkConfig, where: string, baseDir: string
     ? loaded.secretOptions.filter((o): o is string => typeof o === 'string')
     : undefined;
   return {
+    type: 'module',
     options,
     secretOptions,
-    async create(parsed, context) {
+    async open(parsed, context) {
       const sink = (await factory(parsed, context)) as Partial<Sink> | undefined;
       if (typeof sink?.deliver !== 'function')
         throw new ConfigError(

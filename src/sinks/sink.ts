@@ -3,8 +3,10 @@ import type { z } from 'zod';
 import type { CallRecord } from '../record.js';
 
 /**
- * The plugin interface, shaped like a pino transport: `{ type, options }` → factory → an object with
- * `deliver` and a `close()` that flushes. A sink knows nothing of HTTP intake or of the store.
+ * The plugin interface. A sink type is `{ type, options, secretOptions, defaults?, open }`; `open(options, context)`
+ * gives a Sink, `{ deliver, probe?, close? }`, whose `close()` flushes, the way pino-abstract-transport's
+ * `build(fn, { close })` gives a transport. A sink knows nothing of HTTP intake or of the store; what it throws is
+ * in errors.ts. A user's module (`type: module`, docs/custom-sinks.md) exports the `open` part alone, as a factory.
  */
 
 export interface DeliveryContext {
@@ -66,6 +68,8 @@ export interface HookSummary {
 }
 
 export interface SinkType<Schema extends z.ZodType = z.ZodType> {
+  /** The name a config entry's `type` gives it: a built-in type's folder (registry.ts), or `module`. */
+  type: string;
   /**
    * Delivery settings this type works best with, where the config entry does not say: a CRM's `rate` keeps the
    * requests of its deliveries within the CRM's documented limit (contract section 9).
@@ -79,7 +83,11 @@ export interface SinkType<Schema extends z.ZodType = z.ZodType> {
    * map are secret whatever a type declares (secret-values.ts).
    */
   secretOptions?: readonly string[];
-  create(options: z.output<Schema>, context: SinkContext): Sink | Promise<Sink>;
+  /**
+   * Called once at start-up and, when it throws, again at each attempt until it opens (registry.ts, reopening.ts).
+   * Connections are best made by the first delivery, so that a service down at start-up only fails deliveries.
+   */
+  open(options: z.output<Schema>, context: SinkContext): Sink | Promise<Sink>;
 }
 
 /** Declares a sink type with its options' types inferred from the schema. */

@@ -60,7 +60,7 @@ beforeEach(async () => {
 afterEach(() => fake.close());
 
 const open = (options: Record<string, unknown> = {}): Promise<Sink> | Sink =>
-  gohighlevelSink.create(
+  gohighlevelSink.open(
     gohighlevelSink.options.parse({ token: fake.token, location_id: fake.locationId, api_url: fake.url, ...options }),
     { name: 'ghl', dataDir: '/nonexistent', log },
   );

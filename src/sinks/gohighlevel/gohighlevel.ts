@@ -41,6 +41,7 @@ const contactMap = mapSchema.superRefine((map, ctx) => {
 });
 
 export const gohighlevelSink = defineSinkType({
+  type: 'gohighlevel',
   /**
    * A delivery makes at most five requests (search, update or upsert, tags, the notes list, the note), six when `map`
    * names a field only the upsert takes and the caller is known (update and upsert), and HighLevel allows 100 requests
@@ -59,7 +60,7 @@ export const gohighlevelSink = defineSinkType({
     tags: z.array(text('each tag')).optional(),
     map: contactMap.optional(),
   }),
-  create({ token, location_id: locationId, api_url: apiUrl, tags, map }) {
+  open({ token, location_id: locationId, api_url: apiUrl, tags, map }) {
     return {
       async deliver(record, { signal, log }) {
         const who = caller(record);

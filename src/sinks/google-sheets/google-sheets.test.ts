@@ -75,7 +75,7 @@ beforeEach(() => {
 
 /** `hooks: null`: a context that knows no hooks. */
 const open = (options: Record<string, unknown> = {}, { hooks = HOOKS }: { hooks?: HookSummary[] | null } = {}) =>
-  googleSheetsSink.create(
+  googleSheetsSink.open(
     googleSheetsSink.options.parse({
       credentials: account.key,
       spreadsheet_id: sheetId,

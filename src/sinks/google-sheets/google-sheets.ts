@@ -32,6 +32,7 @@ const columns = mapSchema.superRefine((map, ctx) => {
 });
 
 export const googleSheetsSink = defineSinkType({
+  type: 'google-sheets',
   defaults: {
     // One delivery reads column A and makes one write (the header row rides in the same append): one read and one
     // write request. The Sheets API allows 60 of each per minute per user per project, the service account being the
@@ -51,7 +52,7 @@ export const googleSheetsSink = defineSinkType({
     token_url: serviceUrl('token_url').default(TOKEN_URL),
     api_url: serviceUrl('api_url').default(API_URL),
   }),
-  create(
+  open(
     {
       credentials: account,
       spreadsheet_id: spreadsheetId,

@@ -41,7 +41,7 @@ async function receiver(reply: (res: ServerResponse) => void = (res) => res.writ
 }
 
 const open = (options: Record<string, unknown>) =>
-  httpSink.create(httpSink.options.parse(options), { name: 'crm', dataDir: '/nonexistent', log });
+  httpSink.open(httpSink.options.parse(options), { name: 'crm', dataDir: '/nonexistent', log });
 const failure = (promise: Promise<unknown>) =>
   promise.then(
     () => expect.fail('resolved'),

@@ -39,6 +39,7 @@ const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
  * section 5: delivery is at least once) and may check a Standard Webhooks signature over the exact body sent.
  */
 export const httpSink = defineSinkType({
+  type: 'http',
   secretOptions: ['signing.secret'],
   options: z
     .strictObject({
@@ -57,7 +58,7 @@ export const httpSink = defineSinkType({
         });
       }
     }),
-  create({ url: configuredUrl, method, headers: configured, signing }) {
+  open({ url: configuredUrl, method, headers: configured, signing }) {
     const key = signing ? secretBytes(signing.secret) : undefined;
     const { url, authorization } = basicFromUserInfo(configuredUrl);
     return {

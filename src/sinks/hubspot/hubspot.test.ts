@@ -48,7 +48,7 @@ beforeEach(async () => {
 afterEach(() => hubspot.close());
 
 const open = (options: Record<string, unknown> = {}) =>
-  hubspotSink.create(hubspotSink.options.parse({ token: hubspot.token, api_url: hubspot.url, ...options }), {
+  hubspotSink.open(hubspotSink.options.parse({ token: hubspot.token, api_url: hubspot.url, ...options }), {
     name: 'crm',
     dataDir: '/nonexistent',
     log,

@@ -17,6 +17,7 @@ import { type Recent, recentIds } from './recent.js';
  * more (the call's update and its association).
  */
 export const hubspotSink = defineSinkType({
+  type: 'hubspot',
   defaults: {
     // A private app may make 100 requests per 10 seconds on Free and Starter accounts, 190 on Professional and
     // Enterprise (https://developers.hubspot.com/docs/apps/legacy-apps/private-apps/overview, "Rate limits"), and the
@@ -38,7 +39,7 @@ export const hubspotSink = defineSinkType({
     /** Contact properties by HubSpot's internal names → templates, added to or replacing the defaults. */
     map: mapSchema.optional(),
   }),
-  create({ token, api_url: apiUrl, map }) {
+  open({ token, api_url: apiUrl, map }) {
     // Both outlive one delivery: a repeat delivered within HubSpot's search lag finds what this process made (recent.ts).
     const recentCalls = recentIds();
     const recentContacts = recentIds();

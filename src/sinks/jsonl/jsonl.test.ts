@@ -21,7 +21,7 @@ const record = (id: string): CallRecord => ({
 });
 const context = { attempt: 1, idempotencyKey: 'x', signal: new AbortController().signal, log };
 const open = (dir: string, path?: string) =>
-  jsonlSink.create(jsonlSink.options.parse({ path }), { name: 'jsonl', dataDir: dir, log });
+  jsonlSink.open(jsonlSink.options.parse({ path }), { name: 'jsonl', dataDir: dir, log });
 const lines = (path: string) =>
   readFileSync(path, 'utf8')
     .split('\n')

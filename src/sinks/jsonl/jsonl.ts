@@ -16,6 +16,7 @@ const REMEMBERED_IDS = 100_000;
  * here; an edited record (revision 2 and on) is another line.
  */
 export const jsonlSink = defineSinkType({
+  type: 'jsonl',
   // Appends are cheap and batched into one datasync each, so many at once drain a backlog fast; but every claimed
   // record is parsed and held on the event loop until its datasync, and the webhook replies wait behind it. For a
   // backlog of 100,000 with intake at 500 req/s (npm run bench, three runs each): 256 drained in 12.7 s with intake
@@ -25,7 +26,7 @@ export const jsonlSink = defineSinkType({
   options: z.strictObject({
     path: z.string().min(1).optional(),
   }),
-  async create({ path }, { dataDir }) {
+  async open({ path }, { dataDir }) {
     const file = resolve(path ?? resolve(dataDir, 'calls.jsonl'));
     // Owner-only, in the data dir or elsewhere (contract section 6): the folder when callhook makes it, the file
     // whoever made it.

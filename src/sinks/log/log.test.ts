@@ -24,7 +24,7 @@ const record: CallRecord = {
 async function linesFor(options: Record<string, unknown>): Promise<string[]> {
   const lines: string[] = [];
   const log = pino({ base: undefined }, { write: (line: string) => void lines.push(line) });
-  const sink = await logSink.create(logSink.options.parse(options), { name: 'log', dataDir: '/nowhere', log });
+  const sink = await logSink.open(logSink.options.parse(options), { name: 'log', dataDir: '/nowhere', log });
   await sink.deliver(record, {
     attempt: 1,
     idempotencyKey: `${record.id}:log`,

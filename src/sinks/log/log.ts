@@ -9,11 +9,12 @@ import { defineSinkType } from '../sink.js';
  * can hold a number. `full: true` writes the whole record.
  */
 export const logSink = defineSinkType({
+  type: 'log',
   options: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
     full: z.boolean().default(false),
   }),
-  create({ level, full }, { name, log }) {
+  open({ level, full }, { name, log }) {
     const sinkLog = log.child({ sink: name });
     return {
       async deliver(record, { attempt }) {

@@ -51,7 +51,7 @@ async function natsServer(auth: string[]): Promise<string> {
 }
 
 async function deliverWith(options: Record<string, unknown>): Promise<unknown> {
-  const sink = await natsSink.create(
+  const sink = await natsSink.open(
     natsSink.options.parse({ subject: 'calls.{{ hook }}', stream: 'CALLS', ...options }),
     { name: 'bus', dataDir: '/nonexistent', log },
   );

@@ -115,7 +115,7 @@ describe('nats sink, a subject naming the platform (contract sections 9 and 13)'
 
   it('makes a call with no platform a permanent error at delivery, saying which placeholder is empty, before connecting', async () => {
     const port = await closedPort();
-    const sink = await natsSink.create(
+    const sink = await natsSink.open(
       natsSink.options.parse({ servers: `nats://127.0.0.1:${port}`, subject: 'calls.{{ platform }}' }),
       { name: 'bus', dataDir: '/nonexistent', log },
     );
@@ -131,7 +131,7 @@ describe('nats sink, a subject naming the platform (contract sections 9 and 13)'
 describe('nats sink, a server that is not there', () => {
   it('opens nothing in create(), and a delivery to it is retryable', async () => {
     const port = await closedPort();
-    const sink = await natsSink.create(natsSink.options.parse({ servers: `nats://127.0.0.1:${port}` }), {
+    const sink = await natsSink.open(natsSink.options.parse({ servers: `nats://127.0.0.1:${port}` }), {
       name: 'bus',
       dataDir: '/nonexistent',
       log,
@@ -149,7 +149,7 @@ describe.skipIf(!url)('nats sink against the real server', () => {
   let admin: NatsAdmin;
   const sinks: Sink[] = [];
   const open = async (options: Record<string, unknown>) => {
-    const sink = await natsSink.create(natsSink.options.parse({ servers: url, ...options }), {
+    const sink = await natsSink.open(natsSink.options.parse({ servers: url, ...options }), {
       name: 'bus',
       dataDir: '/nonexistent',
       log,

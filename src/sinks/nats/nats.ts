@@ -77,9 +77,10 @@ const options = z
   });
 
 export const natsSink = defineSinkType({
+  type: 'nats',
   options,
   secretOptions: ['token', 'pass'],
-  create({ servers, subject, stream, token, user, pass }, { name, log }) {
+  open({ servers, subject, stream, token, user, pass }, { name, log }) {
     const list = typeof servers === 'string' ? [servers] : servers;
     // Host and port only, as every message names the servers.
     const where = list.map((s) => hostAndPort(serverUrl(s)!, { defaultPort: 4222 })).join(', ');

@@ -110,7 +110,7 @@ describe('postgres sink options', () => {
 
   it('refuse at start-up a sink with neither url nor DATABASE_URL, naming the option', () => {
     const create = () =>
-      postgresSink.create(postgresSink.options.parse({}), { name: 'warehouse', dataDir: '/nonexistent', log });
+      postgresSink.open(postgresSink.options.parse({}), { name: 'warehouse', dataDir: '/nonexistent', log });
     expect(create).toThrow('sink "warehouse" (postgres): url is not set, and there is no DATABASE_URL');
     // A ConfigError is a mistake in the config, which stops start-up (registry.ts), not an outage waited out.
     expect(create).toThrow(ConfigError);
@@ -119,7 +119,7 @@ describe('postgres sink options', () => {
   it('do not connect at start-up: a database that is down makes each delivery a retryable error, its URL unquoted', async () => {
     const port = await closedPort();
     const options = postgresSink.options.parse({ url: `postgres://callhook:s3cret-pw@127.0.0.1:${port}/db` });
-    const sink = await postgresSink.create(options, { name: 'pg', dataDir: '/nonexistent', log });
+    const sink = await postgresSink.open(options, { name: 'pg', dataDir: '/nonexistent', log });
     const err = await failure(sink.deliver(record(), context(record())));
     expect(err).toBeInstanceOf(RetryableError);
     expect(err.message).toMatch(new RegExp(`^postgres 127\\.0\\.0\\.1:${port}: `));
@@ -203,7 +203,7 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
     options: Record<string, unknown> = {},
     { databaseUrl = db.url, name = `pg${++counter}` } = {},
   ) => {
-    const sink = await postgresSink.create(postgresSink.options.parse(options), {
+    const sink = await postgresSink.open(postgresSink.options.parse(options), {
       name,
       dataDir: '/nonexistent',
       log,

@@ -28,8 +28,9 @@ const POOL_SIZE = 8;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 export const postgresSink = defineSinkType({
+  type: 'postgres',
   options: postgresOptions,
-  create(options, { name, log, databaseUrl }) {
+  open(options, { name, log, databaseUrl }) {
     const url = options.url ?? databaseUrl;
     if (url === undefined) {
       throw new ConfigError(

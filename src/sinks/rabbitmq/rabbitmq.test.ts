@@ -59,7 +59,7 @@ describe.skipIf(!url)('rabbitmq sink', () => {
   });
 
   const open = async (options: Record<string, unknown>): Promise<Sink> => {
-    const sink = await rabbitmqSink.create(rabbitmqSink.options.parse({ url, ...options }), {
+    const sink = await rabbitmqSink.open(rabbitmqSink.options.parse({ url, ...options }), {
       name: 'rabbit',
       dataDir: '/nonexistent',
       log,

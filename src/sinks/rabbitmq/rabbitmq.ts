@@ -13,8 +13,9 @@ import { createPublisher } from './publisher.js';
  * ever quotes it.
  */
 export const rabbitmqSink = defineSinkType({
+  type: 'rabbitmq',
   options: rabbitmqOptions,
-  create({ url, exchange, queue, routingKey, routing_key: routingKeyText }, { name, log }) {
+  open({ url, exchange, queue, routingKey, routing_key: routingKeyText }, { name, log }) {
     // Nothing is opened here: a broker that is down at start-up must not stop start-up (section 9).
     const publisher = createPublisher({ url, exchange, queue, connectionName: `callhook sink ${name}`, log });
     return {

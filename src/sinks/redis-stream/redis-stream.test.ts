@@ -31,7 +31,7 @@ const context = (rec: CallRecord, signal = new AbortController().signal) => ({
   log,
 });
 const open = (options: Record<string, unknown>) =>
-  redisStreamSink.create(redisStreamSink.options.parse(options), { name: 'stream', dataDir: '/nonexistent', log });
+  redisStreamSink.open(redisStreamSink.options.parse(options), { name: 'stream', dataDir: '/nonexistent', log });
 
 describe('redis-stream options', () => {
   it("defaults to the contract's (section 9): a local Redis, callhook:calls, about a million entries, markers for 7 days", () => {
@@ -70,7 +70,7 @@ describe('redis-stream options', () => {
     const warned = async (ttl: string) => {
       const lines: string[] = [];
       const capture = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
-      await redisStreamSink.create(redisStreamSink.options.parse({ dedup_ttl: ttl }), {
+      await redisStreamSink.open(redisStreamSink.options.parse({ dedup_ttl: ttl }), {
         name: 'stream',
         dataDir: '/nonexistent',
         log: capture,

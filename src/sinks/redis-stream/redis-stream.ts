@@ -32,6 +32,7 @@ const DEFAULT_RETRY_SPAN_MS = DEFAULT_RETRY_POLICY.schedule.reduce(
 );
 
 export const redisStreamSink = defineSinkType({
+  type: 'redis-stream',
   // The url's password (user info or a `password` query value) is a secret already, as in every URL (secret-values.ts).
   options: z.strictObject({
     url: z
@@ -46,7 +47,7 @@ export const redisStreamSink = defineSinkType({
       .default(1_000_000),
     dedup_ttl: durationSchema.refine((ms) => ms > 0, { error: 'dedup_ttl must be longer than 0' }).default(7 * DAY_MS),
   }),
-  create({ url, stream, maxlen, dedup_ttl: ttlMs }, { name, log }) {
+  open({ url, stream, maxlen, dedup_ttl: ttlMs }, { name, log }) {
     // ioredis's own defaults for a URL without host or port.
     const where = `Redis at ${hostAndPort(url, { defaultPort: 6379, defaultHost: '127.0.0.1' })}`;
     if (ttlMs < DEFAULT_RETRY_SPAN_MS) {

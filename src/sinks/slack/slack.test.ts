@@ -50,7 +50,7 @@ const slackError =
     res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(code);
 
 const open = (options: Record<string, unknown>) =>
-  slackSink.create(slackSink.options.parse(options), { name: 'slack', dataDir: '/nonexistent', log });
+  slackSink.open(slackSink.options.parse(options), { name: 'slack', dataDir: '/nonexistent', log });
 const failure = (promise: Promise<unknown>) =>
   promise.then(
     () => expect.fail('resolved'),

@@ -35,6 +35,7 @@ const webhookUrl = z
 
 /** Posts a readable summary of each call to a Slack channel through an incoming webhook. */
 export const slackSink = defineSinkType({
+  type: 'slack',
   secretOptions: ['webhook_url'],
   options: z.strictObject({
     webhook_url: webhookUrl,
@@ -46,7 +47,7 @@ export const slackSink = defineSinkType({
       .regex(/^:[a-z0-9_+'-]+:$/, { error: 'icon_emoji must look like :telephone_receiver:' })
       .optional(),
   }),
-  create({ webhook_url: url, channel, username, icon_emoji }) {
+  open({ webhook_url: url, channel, username, icon_emoji }) {
     return {
       async deliver(record, { signal }) {
         const body = JSON.stringify({ ...slackMessage(record), channel, username, icon_emoji });

@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 const open = (options: Record<string, unknown> = {}) =>
-  tagContactSink.create(
+  tagContactSink.open(
     tagContactSink.options.parse({
       api_url: service.baseUrl,
       api_key: service.apiKey,
@@ -123,7 +123,7 @@ describe('tag-contact sink', () => {
   });
 
   it('ends at once on a refused key, and retries when the service is down', async () => {
-    const wrong = await tagContactSink.create(
+    const wrong = await tagContactSink.open(
       tagContactSink.options.parse({ api_url: service.baseUrl, api_key: 'wrong-key-0123', tag_id: 'follow-up' }),
       { name: 'f', dataDir: '/x', log },
     );

@@ -20,6 +20,7 @@ const text = z.string().min(1);
  * caller already in it is not added again.
  */
 export const tagContactSink = defineSinkType({
+  type: 'tag-contact',
   defaults: { concurrency: 1 },
   secretOptions: ['api_key'],
   options: z.strictObject({
@@ -38,7 +39,7 @@ export const tagContactSink = defineSinkType({
     lifecycle_stage: text.optional(),
     lead_status: text.optional(),
   }),
-  create({ api_url, api_key, tag_id, job_title, lifecycle_stage, lead_status }) {
+  open({ api_url, api_key, tag_id, job_title, lifecycle_stage, lead_status }) {
     // No retries in the client: the delivery worker retries on its own schedule, with backoff and a dead letter.
     const client = createClient({ baseUrl: api_url, apiKey: api_key, retries: 0 });
     return {

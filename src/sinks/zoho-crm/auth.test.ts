@@ -52,7 +52,7 @@ const options = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const open = (over: Record<string, unknown> = {}) =>
-  zohoCrmSink.create(zohoCrmSink.options.parse(options(over)), { name: 'crm', dataDir: '/nonexistent', log });
+  zohoCrmSink.open(zohoCrmSink.options.parse(options(over)), { name: 'crm', dataDir: '/nonexistent', log });
 const unauthorized = (r: { method: string; path: string }) => r.path.startsWith('/crm/');
 const apiRequests = () => zoho.requests.filter((r) => r.path.startsWith('/crm/')).length;
 const expectNoSecret = (message: string) => {

@@ -60,7 +60,7 @@ const options = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const open = (over: Record<string, unknown> = {}) =>
-  zohoCrmSink.create(zohoCrmSink.options.parse(options(over)), {
+  zohoCrmSink.open(zohoCrmSink.options.parse(options(over)), {
     name: 'crm',
     dataDir: '/nonexistent',
     log,

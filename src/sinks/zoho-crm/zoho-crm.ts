@@ -23,6 +23,7 @@ const text = (option: string) =>
     .min(1, { error: `${option} must not be empty` });
 
 export const zohoCrmSink = defineSinkType({
+  type: 'zoho-crm',
   defaults: {
     // Zoho CRM caps the API calls an app has open at once in an org by edition: Free 5, Standard 10, Professional 15,
     // Enterprise 20, Ultimate 25 (https://www.zoho.com/crm/developer/docs/api/v6/api-limits.html, "Concurrency
@@ -46,7 +47,7 @@ export const zohoCrmSink = defineSinkType({
     api_url: serviceUrl('api_url').default('https://www.zohoapis.in'),
     map: mapSchema.optional(),
   }),
-  create({ client_id, client_secret, refresh_token, module, token_url, api_url, map }, context) {
+  open({ client_id, client_secret, refresh_token, module, token_url, api_url, map }, context) {
     const tokens = zohoTokens({
       tokenUrl: token_url,
       clientId: client_id,
