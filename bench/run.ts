@@ -4,6 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POLICY } from '../src/sinks/policy.js';
+import { builtInType } from '../src/sinks/registry.js';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
 import { describeMachine, type Machine } from './lib/machine.js';
@@ -339,10 +340,7 @@ const rateOf = (r: BacklogResult) => `${format.count(r.drained / r.seconds)} bac
 
 /** A built-in type's default `concurrency` (sink.ts `defaults`), else the policy's. */
 async function concurrencyOf(type: string): Promise<number> {
-  const module = (await import(`../src/sinks/${type}/${type}.js`)) as {
-    default: { defaults?: { concurrency?: number } };
-  };
-  return module.default.defaults?.concurrency ?? DEFAULT_POLICY.concurrency;
+  return (await builtInType(type))?.defaults?.concurrency ?? DEFAULT_POLICY.concurrency;
 }
 
 function inCallRows(r: InCallResult): void {

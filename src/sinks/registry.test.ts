@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config.js';
-import { builtInTypes, openSinks, resolveSinks } from './registry.js';
+import { builtInType, builtInTypes, openSinks, resolveSinks } from './registry.js';
 
 describe('resolveSinks', () => {
   it('refuses a `when` pattern that can backtrack catastrophically, naming the sink (contract section 6)', async () => {
@@ -47,12 +47,22 @@ describe('resolveSinks', () => {
 
   // That a type and its client library are loaded only when a config names it is seen from a fresh process:
   // test/sink-loading.test.ts.
-  it('finds the built-in types by their folders, the simplest first, and refuses a folder that holds no type', async () => {
+  it('lists the built-in types, the simplest first, and refuses a name that is none', async () => {
     expect(builtInTypes().slice(0, 5)).toEqual(['log', 'jsonl', 'http', 'slack', 'tag-contact']);
+    expect(builtInTypes().slice(5)).toEqual([...builtInTypes().slice(5)].sort());
     expect(builtInTypes()).not.toContain('shared');
     await expect(resolveSinks([{ name: 'x', type: 'shared' }])).rejects.toThrow(
       /unknown sink type "shared" \(known types: log, jsonl, http, slack, tag-contact.*, module\)/,
     );
+    await expect(resolveSinks([{ name: 'x', type: 'toString' }])).rejects.toThrow(/unknown sink type "toString"/);
+  });
+
+  it('has a line for every folder that holds a type, and each type carries the name it is configured by', async () => {
+    const folders = readdirSync(import.meta.dirname, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(import.meta.dirname, entry.name, `${entry.name}.ts`)))
+      .map((entry) => entry.name);
+    expect([...builtInTypes()].sort()).toEqual(folders.sort());
+    for (const type of builtInTypes()) expect((await builtInType(type))?.type).toBe(type);
   });
 
   it("checks a module's options with any Standard Schema, not only callhook's own zod (docs/custom-sinks.md)", async () => {

@@ -1,6 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { type Config, ConfigError, type SinkConfig } from '../config.js';
 import { compileWhen, type Filter, filterSchema } from '../delivery/filter.js';
@@ -11,27 +9,38 @@ import { reopening } from './reopening.js';
 import type { Sink, SinkContext, SinkType } from './sink.js';
 
 /**
- * Built-in sink types: each is a folder here, `<type>/<type>.ts`, whose default export is the type, loaded only
- * when a config names it (a queue or a CRM client is not imported by a receiver that does not use it), the way
- * pino resolves a transport's `target`. More arrive issue by issue (contract section 5); a folder is the whole
- * of adding one.
+ * Built-in sink types: each is a folder here, `<type>/<type>.ts`, whose default export is the type, and a line of
+ * this table, which imports it only when a config names it, the way pino resolves a transport's `target`: a queue or
+ * a CRM client is not loaded by a receiver that does not use it (docs/reference.md#queues-and-databases,
+ * test/sink-loading.test.ts). Adding a type is its folder and its line.
  */
-const SINKS_DIR = dirname(fileURLToPath(import.meta.url));
+const BUILT_IN: Readonly<Record<string, () => Promise<{ default: SinkType }>>> = {
+  log: () => import('./log/log.js'),
+  jsonl: () => import('./jsonl/jsonl.js'),
+  http: () => import('./http/http.js'),
+  slack: () => import('./slack/slack.js'),
+  'tag-contact': () => import('./tag-contact/tag-contact.js'),
+  gohighlevel: () => import('./gohighlevel/gohighlevel.js'),
+  'google-sheets': () => import('./google-sheets/google-sheets.js'),
+  hubspot: () => import('./hubspot/hubspot.js'),
+  nats: () => import('./nats/nats.js'),
+  postgres: () => import('./postgres/postgres.js'),
+  rabbitmq: () => import('./rabbitmq/rabbitmq.js'),
+  'redis-stream': () => import('./redis-stream/redis-stream.js'),
+  'zoho-crm': () => import('./zoho-crm/zoho-crm.js'),
+};
 /** Listed first in messages, as the simplest; the others follow by name. */
 const FIRST = ['log', 'jsonl', 'http', 'slack', 'tag-contact'];
 
-/** A type's module: the source under tsx and the tests, compiled JavaScript under dist/. */
-function moduleOf(type: string): string | undefined {
-  return ['.ts', '.js'].map((ext) => join(SINKS_DIR, type, `${type}${ext}`)).find((file) => existsSync(file));
+/** The built-in types there are, in the order messages list them. */
+export function builtInTypes(): string[] {
+  const rank = (type: string) => (FIRST.includes(type) ? FIRST.indexOf(type) : FIRST.length);
+  return Object.keys(BUILT_IN).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
-/** The built-in types there are, by their folders. */
-export function builtInTypes(): string[] {
-  const types = readdirSync(SINKS_DIR, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && moduleOf(entry.name) !== undefined)
-    .map((entry) => entry.name);
-  const rank = (type: string) => (FIRST.includes(type) ? FIRST.indexOf(type) : FIRST.length);
-  return types.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+/** A built-in type, imported now; undefined for a name that is none (`toString` included). */
+export async function builtInType(type: string): Promise<SinkType | undefined> {
+  return Object.hasOwn(BUILT_IN, type) ? (await BUILT_IN[type]!()).default : undefined;
 }
 
 /** What the delivery engine needs to know of one configured sink, checked before anything is opened. */
@@ -122,13 +131,12 @@ export async function openSinks(
 }
 
 async function builtIn(type: string, index: number): Promise<SinkType> {
-  const known = builtInTypes();
-  if (!known.includes(type))
+  const loaded = await builtInType(type);
+  if (!loaded)
     throw new ConfigError(
-      `sinks[${index}].type: unknown sink type "${type}" (known types: ${[...known, 'module'].join(', ')})`,
+      `sinks[${index}].type: unknown sink type "${type}" (known types: ${[...builtInTypes(), 'module'].join(', ')})`,
     );
-  const loaded = (await import(/* @vite-ignore */ pathToFileURL(moduleOf(type)!).href)) as { default: SinkType };
-  return loaded.default;
+  return loaded;
 }
 
 /**

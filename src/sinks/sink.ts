@@ -68,7 +68,10 @@ export interface HookSummary {
 }
 
 export interface SinkType<Schema extends z.ZodType = z.ZodType> {
-  /** The name a config entry's `type` gives it: a built-in type's folder (registry.ts), or `module`. */
+  /**
+   * The name a config entry's `type` gives it: a built-in type's key in the registry's table (registry.ts), which
+   * is its folder's name, or `module`.
+   */
   type: string;
   /**
    * Delivery settings this type works best with, where the config entry does not say: a CRM's `rate` keeps the
