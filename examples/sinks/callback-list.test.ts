@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/record.js';
+import { compileRoutes } from '../../src/routing/routes.js';
 import { openSinks, resolveSinks } from '../../src/sinks/registry.js';
 import { tempDir } from '../../test/helpers/server.js';
 
@@ -51,8 +52,9 @@ describe('the callback-list example sink, loaded as a user module', () => {
       call_summary: 'Call after 6, "urgent"',
     });
     const other = record('r2', { first_name: 'Ravi', phone_number: '+919812300000', call_outcome: 'order placed' });
-    expect(spec!.accepts(wanted)).toBe(true);
-    expect(spec!.accepts(other)).toBe(false);
+    const [route] = compileRoutes(['callbacks'], [spec!]);
+    expect(route!.accepts(wanted)).toBe(true);
+    expect(route!.accepts(other)).toBe(false);
 
     const sink = (await openSinks([spec!], { dataDir: dir, log })).get('callbacks')!;
     await sink.deliver(wanted, context('r1'));

@@ -3,6 +3,7 @@ import type { Config, HookConfig } from '../config.js';
 import { newId } from '../ids.js';
 import { type CompiledHook, compileParameters, contentHash, dedupKey, normalize } from '../normalize/index.js';
 import type { CallRecord, Problem, RawRequest, RecordSource } from '../record.js';
+import { compileRoutes, type Route, type SinkWhen } from '../routing/routes.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import type { CallStatus, CallStore, CommitInput, CommitResult } from '../store/calls.js';
 
@@ -17,28 +18,22 @@ export interface Hook {
   /** Built once at start-up, reused for every request. */
   parameters: CompiledHook;
   /** The hook's sinks, each with its `when` filter. */
-  sinks: readonly HookSink[];
+  sinks: readonly Route[];
 }
 
-export interface HookSink {
-  name: string;
-  accepts: (record: CallRecord) => boolean;
-}
-
-/** `sinks` gives each sink's filter; a sink it does not list takes every record. */
+/** `sinks` gives each sink's `when`, as the config says it; a sink it does not list takes every record. */
 export function compileHooks(
   config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>,
-  sinks: readonly HookSink[] = [],
+  sinks: readonly SinkWhen[] = [],
 ): Map<string, Hook> {
   const region = config.phoneRegion as CountryCode;
-  const filters = new Map(sinks.map((s) => [s.name, s.accepts]));
   return new Map(
     [...config.hooks].map(([name, hook]) => [
       name,
       {
         config: hook,
         parameters: compileParameters(hook.parameters, { region, dateOrder: config.dateOrder }),
-        sinks: hook.sinks.map((sink) => ({ name: sink, accepts: filters.get(sink) ?? (() => true) })),
+        sinks: compileRoutes(hook.sinks, sinks),
       },
     ]),
   );

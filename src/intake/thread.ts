@@ -1,5 +1,5 @@
 import type { Config, HookConfig } from '../config.js';
-import type { Filter } from '../delivery/filter.js';
+import type { Filter } from '../routing/filter.js';
 import { threadClient } from '../store/sqlite/thread.js';
 import type { RemoteWrite, StoreWrite } from '../store/sqlite/writer.js';
 import type { WebhookRequest } from './parse/request-fields.js';

@@ -1,6 +1,5 @@
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { compileWhen } from '../delivery/filter.js';
 import { answerCalls } from '../store/sqlite/thread.js';
 import { groupCommit } from '../store/sqlite/writer.js';
 import { BUSY_TIMEOUT_MS, configureConnection } from '../store/sqlite/writes.js';
@@ -19,10 +18,9 @@ const { path, intake } = workerData as WriterSettings;
 const db = new Database(path, { fileMustExist: true });
 configureConnection(db, BUSY_TIMEOUT_MS);
 const store = groupCommit(db);
-const filters = intake.sinks.map(({ name, when }) => ({ name, accepts: compileWhen(when) }));
 const hooks = compileHooks(
   { hooks: new Map(intake.hooks), phoneRegion: intake.phoneRegion, dateOrder: intake.dateOrder },
-  filters,
+  intake.sinks,
 );
 const ingest = createRequestIntake({ hooks, commit: store.commitCall });
 

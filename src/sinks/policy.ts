@@ -3,8 +3,8 @@ import { durationSchema } from '../duration.js';
 
 /**
  * What every sink config may say about how it is delivered to, whatever its type: `retry`, `timeout`,
- * `concurrency`, `rate` and `paused` (docs/reference.md#sinks-and-delivery, #queues-and-databases). `when` is
- * compiled with the record filters.
+ * `concurrency`, `rate` and `paused` (docs/reference.md#sinks-and-delivery, #queues-and-databases). `when`, the
+ * other key every entry may carry, is the routing's (routing/filter.ts).
  *
  * Read by the registry with the rest of a sink's entry and by the delivery worker, which keeps to it: it sits here,
  * below both, so that reading a config entry never imports the worker (docs/design.md). How a wait is drawn from

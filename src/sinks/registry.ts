@@ -1,8 +1,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { type Config, ConfigError, type SinkConfig } from '../config.js';
-import { compileWhen, type Filter, filterSchema } from '../delivery/filter.js';
-import type { CallRecord } from '../record.js';
+import { type Filter, filterSchema } from '../routing/filter.js';
 import { importUserModule } from '../user-module.js';
 import { type DeliveryPolicy, deliveryOptionsSchema, toPolicy } from './policy.js';
 import { reopening } from './reopening.js';
@@ -50,9 +49,11 @@ export interface SinkSpec {
   policy: DeliveryPolicy;
   /** The options its type declares secret (sink.ts), for secret-values.ts. */
   secretOptions: readonly string[];
+  /**
+   * Its `when`, checked and kept as data: compiled with the hooks (routing/routes.ts), on the event loop and on the
+   * writer's thread alike, and evaluated when a record is stored, so the outbox holds only the records it wants.
+   */
   when: Filter | undefined;
-  /** True for the records this sink wants; evaluated when a record is stored, so the outbox holds only those. */
-  accepts: (record: CallRecord) => boolean;
   open: (context: SinkContext) => Promise<Sink>;
 }
 
@@ -85,7 +86,6 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
       policy: toPolicy(common),
       secretOptions: type.secretOptions ?? [],
       when,
-      accepts: compileWhen(when),
       open: async (context) => type.open(options, context),
     });
   }

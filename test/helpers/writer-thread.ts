@@ -1,6 +1,6 @@
 import { type Config, loadConfig } from '../../src/config.js';
-import type { Filter } from '../../src/delivery/filter.js';
 import { type WriterThread, writerThread } from '../../src/intake/thread.js';
+import type { Filter } from '../../src/routing/filter.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/store.js';
 

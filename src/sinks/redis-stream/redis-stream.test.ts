@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, until } from '../../../test/helpers/server.js';
 import { serviceUrl } from '../../../test/helpers/services.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
-import { idempotencyKey } from '../../delivery/worker.js';
 import type { CallRecord } from '../../record.js';
 import { classify, PermanentError, RetryableError } from '../errors.js';
 import { resolveSinks } from '../registry.js';
@@ -24,9 +23,12 @@ const record = (id: string, revision = 1): CallRecord => ({
   extra: { agent: 'x' },
   problems: [],
 });
+/** The key the worker hands a sink, as docs/reference.md#sinks-and-delivery spells it (delivery/worker.test.ts). */
+const idempotencyKey = (rec: CallRecord) =>
+  rec.revision > 1 ? `${rec.id}:stream:r${rec.revision}` : `${rec.id}:stream`;
 const context = (rec: CallRecord, signal = new AbortController().signal) => ({
   attempt: 1,
-  idempotencyKey: idempotencyKey(rec, 'stream'),
+  idempotencyKey: idempotencyKey(rec),
   signal,
   log,
 });

@@ -4,8 +4,10 @@ import { z } from 'zod';
 import type { CallRecord, Scalar } from '../record.js';
 
 /**
- * A sink's `when` (contract section 5): conditions on the normalised record, combined with all / any / not.
- * Checked once by filterSchema, compiled once by compileFilter, then evaluated per record without throwing.
+ * A sink's `when` (docs/reference.md#sinks-and-delivery): conditions on the normalised record, combined with all /
+ * any / not. Checked once by filterSchema, with the rest of the sink's entry (sinks/registry.ts); compiled once by
+ * compileFilter, with the hooks (routes.ts); then evaluated per record, as it is stored, without throwing. It is its
+ * own module, importing neither the config's readers nor the intake, so both import it.
  */
 
 type Ordered = number | string;
@@ -54,10 +56,10 @@ const filters = (op: string) =>
     { error: `${op} takes a list of filters` },
   );
 /**
- * Contract section 6: a `matches` value is matched on its first 4,096 characters. A pattern runs on text the sender
- * wrote, on the writer thread, at every commit, so it runs on RE2 (re2js, a port of Google's RE2: an automaton, no
- * backtracking): its time grows with the text's length, never faster, whatever the pattern, and this bound holds
- * that length.
+ * A `matches` value is matched on its first 4,096 characters (docs/reference.md#sinks-and-delivery). A pattern runs
+ * on text the sender wrote, on the writer thread, at every commit, so it runs on RE2 (re2js, a port of Google's RE2:
+ * an automaton, no backtracking): its time grows with the text's length, never faster, whatever the pattern, and this
+ * bound holds that length.
  */
 export const MATCHED_LENGTH = 4096;
 
@@ -82,10 +84,10 @@ const pattern = z.string({ error: 'matches takes a regular expression as a strin
     });
     return;
   }
-  // Contract section 6: a pattern that can backtrack catastrophically is refused at start-up. safe-regex2 (fastify's
-  // check of its route patterns) refuses a star height over 1, such as (a+)+, and more than 25 repetitions in all.
-  // It misses others, such as (a|a)*$ or a*a*a*a*a*a*$, which RE2 runs in linear time; it stays for the contract's
-  // refusal and its clearer message.
+  // A pattern that can backtrack catastrophically is refused at start-up (docs/reference.md#sinks-and-delivery).
+  // safe-regex2 (fastify's check of its route patterns) refuses a star height over 1, such as (a+)+, and more than
+  // 25 repetitions in all. It misses others, such as (a|a)*$ or a*a*a*a*a*a*$, which RE2 runs in linear time; it
+  // stays for the documented refusal and its clearer message.
   if (!safeRegex(source)) {
     ctx.addIssue({
       code: 'custom',
@@ -94,7 +96,7 @@ const pattern = z.string({ error: 'matches takes a regular expression as a strin
   }
 });
 
-/** Case-insensitive, as every string comparison of a filter is (contract section 5). */
+/** Case-insensitive, as every string comparison of a filter is (docs/reference.md#sinks-and-delivery). */
 const linear = (source: string) => RE2JS.compile(source, RE2JS.CASE_INSENSITIVE);
 
 const join = (names: readonly string[]) =>
