@@ -38,13 +38,13 @@ import {
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages] [-- --postgres URL]`:
- * builds callhook, drives it and its baselines over loopback (autocannon at full speed, bench/lib/paced.ts at a
- * fixed rate), prints one table of medians and the targets of the issue, and writes both to bench/results.md with
- * the machine they were measured on, a section per row group: a run with `--only` rewrites its own sections and
- * keeps the others. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped after) and is the
- * server the `postgres` sink's row and the storm's replicas make their databases on (else TEST_DATABASE_URL, else the
- * local default).
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages] [--
+ * --postgres URL]`: builds callhook, drives it and its baselines over loopback (autocannon at full speed,
+ * bench/lib/paced.ts at a fixed rate), prints one table of medians and the targets of the issue, and writes both to
+ * bench/results.md with the machine they were measured on, a section per row group: a run with `--only` rewrites its
+ * own sections and keeps the others. `--postgres` adds the scrape rows on PostgreSQL (a schema of its own, dropped
+ * after) and is the server the `postgres` sink's row and the storm's replicas make their databases on (else
+ * TEST_DATABASE_URL, else the local default).
  */
 
 const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks', 'storm', 'stages'] as const;
@@ -356,7 +356,7 @@ function inCallRows(r: InCallResult): void {
   target('in-call lookup p99 at 50 connections ≤ 100 ms', p99, p99 <= 100, 'ms');
 }
 
-/** Contract section 6: a scrape's cost does not grow with the deliveries stored. */
+/** docs/reference.md#metrics: a scrape's cost does not grow with the deliveries stored. */
 function scrapeRows(r: ScrapeResult): void {
   const name = r.store === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   const p99 = (times: readonly number[]) =>

@@ -71,8 +71,8 @@ export function createApp({ log, metrics, store, http, keys, intake, admin, heal
   const app = new Hono<AppEnv>();
   const requestLog = requestLogger(log);
   const mask = secretMasker(secrets);
-  // The dashboard's overview shows the webhook requests refused for a wrong key since start (contract section 11):
-  // nothing of them is stored, so this process counts them as it answers.
+  // The dashboard's overview shows the webhook requests refused for a wrong key since start
+  // (docs/reference.md#dashboard): nothing of them is stored, so this process counts them as it answers.
   let wrongKeys = 0;
 
   app.use(requestId());
@@ -85,7 +85,7 @@ export function createApp({ log, metrics, store, http, keys, intake, admin, heal
     // Only a configured hook names a metric label: a client cannot grow the label set.
     if (summary?.hook) metrics?.observeRequest(summary.hook, summary.outcome ?? String(c.res.status), seconds);
     // One line per request; headers are never logged, so the Authorization header cannot leak. The address is the
-    // client's as the limiter counts it (contract section 6, trust_proxy).
+    // client's as the limiter counts it (docs/reference.md#exposure, trust_proxy).
     const remote = clientAddress(c, trustProxy);
     requestLog.info(
       {

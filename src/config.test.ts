@@ -75,7 +75,7 @@ hooks:
     expect(loadConfig({}, json).hooks.get('end-of-call')!.parameters).toEqual(RECOMMENDED_PARAMETERS);
   });
 
-  it('keeps end-of-call beside the hooks the file declares (contract section 2: "more hooks")', () => {
+  it('keeps end-of-call beside the hooks the file declares (docs/reference.md#receiving: "more hooks")', () => {
     const config = loadConfig({}, file('hooks:\n  order-update:\n    dedup: [order_id]\n'));
     expect([...config.hooks.keys()]).toEqual(['end-of-call', 'order-update']);
     expect(config.hooks.get('end-of-call')!).toMatchObject({
@@ -84,7 +84,7 @@ hooks:
     });
   });
 
-  it('reads composite dedup entries and on_conflict, and warns of a dedup field the hook does not declare (contract section 4)', () => {
+  it('reads composite dedup entries and on_conflict, and warns of a dedup field the hook does not declare (docs/reference.md#deduplication)', () => {
     const config = loadConfig(
       {},
       file(
@@ -106,7 +106,7 @@ hooks:
     expect(() => loadConfig({}, file('hooks:\n  orders:\n    dedup: [[]]\n'))).toThrow(/hooks\.orders\.dedup/);
   });
 
-  it('reads numeric dates day first unless date_order says MDY (contract section 3)', () => {
+  it('reads numeric dates day first unless date_order says MDY (docs/reference.md#normalising)', () => {
     expect(loadConfig({}).dateOrder).toBe('DMY');
     expect(loadConfig({}, file('date_order: MDY\n')).dateOrder).toBe('MDY');
     expect(loadConfig({}, file('date_order: DMY\n')).dateOrder).toBe('DMY');
@@ -285,7 +285,7 @@ hooks:
     );
   });
 
-  it("reads the dashboard's timezone (an IANA name, the server's by default) and secure_cookies (contract section 11)", () => {
+  it("reads the dashboard's timezone (an IANA name, the server's by default) and secure_cookies (docs/reference.md#time-zone)", () => {
     expect(loadConfig({})).toMatchObject({
       timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       secureCookies: false,

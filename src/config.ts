@@ -10,8 +10,9 @@ import { DEFAULT_PHONE_REGION } from './normalize/formats.js';
 import { type Parameter, parametersSchema, RECOMMENDED_PARAMETERS } from './normalize/parameters.js';
 
 /**
- * Settings come from environment variables, then from an optional YAML or JSON file (contract section 1).
- * This module is the only reader of process.env: everything else receives a Config.
+ * Settings come from environment variables, then from an optional YAML or JSON file
+ * (docs/reference.md#start-and-set-up). This module is the only reader of process.env: everything else receives a
+ * Config.
  */
 
 const HOOK_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -21,19 +22,21 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const keySchema = z.string().regex(TOKEN68, 'a key must be a bearer token: letters, digits and -._~+/ (RFC 6750)');
 /**
- * The contract sets no length for a key, so a shorter one is accepted; but it can be guessed, and serve and
+ * Nothing sets a length for a key, so a shorter one is accepted; but it can be guessed, and serve and
  * `config check` say so. Generated keys are far longer (keys.ts).
  */
 const STRONG_KEY_LENGTH = 16;
 
 /** Defaults are applied in loadConfig, so an in-call hook can refuse what it was given, not what it defaulted to. */
 const hookSchema = z.strictObject({
-  /** `in-call`: the AI asks it during a conversation (spec 6.1) and gets an answer from the store; nothing is stored. */
+  /**
+   * `in-call`: the AI asks it during a conversation (spec 6.1) and gets an answer from the store; nothing is stored.
+   */
   kind: z.enum(['end-of-call', 'in-call']).default('end-of-call'),
   description: z.string().default(''),
   parameters: parametersSchema.optional(),
   keys: z.array(keySchema).min(1).optional(),
-  /** Contract section 4: each entry a field, or a list of fields that must all be present. */
+  /** docs/reference.md#deduplication: each entry a field, or a list of fields that must all be present. */
   dedup: z
     .array(z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]))
     .min(1)
@@ -62,8 +65,8 @@ const IN_CALL_PARAMETERS: Parameter[] = [
   },
 ];
 /**
- * Contract section 4: the sender sends no call id of its own, and a recording is made once per call, so the
- * recording's URL identifies a call where an order id (several calls about one order) would merge two.
+ * docs/reference.md#deduplication: the sender sends no call id of its own, and a recording is made once per call, so
+ * the recording's URL identifies a call where an order id (several calls about one order) would merge two.
  */
 export const DEFAULT_DEDUP: readonly DedupEntry[] = ['call_id', 'recording_url'];
 
@@ -83,17 +86,22 @@ const fileSchema = z.strictObject({
   log_level: z.enum(LOG_LEVELS).optional(),
   api_keys: z.array(keySchema).optional(),
   admin_token: keySchema.optional(),
-  /** Contract section 6: when set, `/metrics` asks for it as a bearer token. */
+  /** docs/reference.md#metrics: when set, `/metrics` asks for it as a bearer token. */
   metrics_token: keySchema.optional(),
   /**
-   * Contract section 6: behind a reverse proxy, the client's address is the last `X-Forwarded-For` hop (the one the
-   * proxy added), for the auth limiter and the request log. Off by default: a client could write that header itself.
+   * docs/reference.md#exposure: behind a reverse proxy, the client's address is the last `X-Forwarded-For` hop (the one
+   * the proxy added), for the auth limiter and the request log. Off by default: a client could write that header
+   * itself.
    */
   trust_proxy: z.boolean().default(false),
   database_url: z.string().startsWith('postgres').optional(),
-  /** Contract section 11: the zone the dashboard shows times in, and in which a date given to a filter is a day. */
+  /**
+   * docs/reference.md#time-zone: the zone the dashboard shows times in, and in which a date given to a filter is a day.
+   */
   timezone: z.string().refine(isTimeZone, 'timezone must be an IANA time zone name, such as Asia/Kolkata').optional(),
-  /** Contract section 11: the dashboard's session cookie is `Secure` even when the request did not say HTTPS. */
+  /**
+   * docs/reference.md#time-zone: the dashboard's session cookie is `Secure` even when the request did not say HTTPS.
+   */
   secure_cookies: z.boolean().default(false),
   phone_region: z
     .string()
@@ -102,7 +110,9 @@ const fileSchema = z.strictObject({
       'a two-letter ISO 3166 region that has phone numbers, such as IN',
     )
     .default(DEFAULT_PHONE_REGION),
-  /** Contract section 3: numeric dates such as 05/03/2026 are read day first, as in India, or month first. */
+  /**
+   * docs/reference.md#normalising: numeric dates such as 05/03/2026 are read day first, as in India, or month first.
+   */
   date_order: z.enum(DATE_ORDERS).default('DMY'),
   body_limit: z
     .number()
@@ -240,7 +250,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
   if (duplicateSink) throw new ConfigError(`sinks: the name "${duplicateSink}" is used twice`);
 
   const hooks = new Map<string, HookConfig>();
-  // Contract section 2: end-of-call is always there and the file declares more hooks; declaring end-of-call changes it.
+  // docs/reference.md#receiving: end-of-call is always there and the file declares more hooks; declaring end-of-call
+  // changes it.
   for (const [name, h] of Object.entries({ 'end-of-call': hookSchema.parse({}), ...f.hooks })) {
     // Before the sink names: an in-call hook's sinks are wrong whatever they name.
     const inCall = h.kind === 'in-call';
@@ -381,9 +392,9 @@ function weakKeys(places: readonly [string, readonly string[]][]): string[] {
     );
 }
 /**
- * Contract section 4: `config check` warns of a dedup entry naming a field the hook does not declare. Such a
- * field is still read from the undeclared extras (a `call_id` the sender adds), so it is a warning, not an error;
- * the default keys are left out, since the recommended parameters declare no call id.
+ * docs/reference.md#deduplication: `config check` warns of a dedup entry naming a field the hook does not declare. Such
+ * a field is still read from the undeclared extras (a `call_id` the sender adds), so it is a warning, not an error; the
+ * default keys are left out, since the recommended parameters declare no call id.
  */
 function undeclaredDedupFields(hooks: ReadonlyMap<string, HookConfig>): string[] {
   return [...hooks.values()]

@@ -2,7 +2,7 @@ import { chmodSync, fchmodSync, fstatSync, mkdirSync, readdirSync, statSync } fr
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /**
- * The data dir holds callers' personal data and the keys: readable by its owner only (contract section 6), the
+ * The data dir holds callers' personal data and the keys: readable by its owner only (docs/reference.md#exposure), the
  * directory 0700 and every file callhook writes in it 0600, also when the directory or the files were there
  * before (a container volume made 0755, files an older version left 0644). Modes are set on these paths explicitly
  * and the process umask is left alone: a umask changes nothing that exists, and it is process-wide, so it would
@@ -52,7 +52,9 @@ export function prepareFolderOf(file: string, dataDir: string): void {
   mkdirSync(dirname(resolve(file)), { recursive: true, mode: DIR_MODE });
 }
 
-/** Makes the file at `path` 0600: a database SQLite just created (0644 under the usual umask 022), or one that existed. */
+/**
+ * Makes the file at `path` 0600: a database SQLite just created (0644 under the usual umask 022), or one that existed.
+ */
 export function ownerOnly(path: string): void {
   if (POSIX) setMode(path, FILE_MODE);
 }

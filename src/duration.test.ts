@@ -11,7 +11,7 @@ const ms = (text: string) => {
   return 'ms' in read ? read.ms : read.error;
 };
 
-describe('the duration grammar (contract section 7)', () => {
+describe('the duration grammar (docs/reference.md#durations)', () => {
   it('reads a number and a unit, each unit', () => {
     expect(['250ms', '30s', '5m', '12h', '90d', '2w'].map(ms)).toEqual([
       250, 30_000, 300_000, 43_200_000, 7_776_000_000, 1_209_600_000,

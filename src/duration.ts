@@ -1,13 +1,13 @@
 import { z } from 'zod';
 
 /**
- * The one duration grammar of the config and the CLI (contract section 7): a number and a unit, several in a row
- * (`1h30m`), or a bare number of milliseconds.
+ * The one duration grammar of the config and the CLI (docs/reference.md#durations): a number and a unit, several in a
+ * row (`1h30m`), or a bare number of milliseconds.
  *
  * - Units: `ms`, `s`, `m` (minutes), `h`, `d`, `w`, lower case only (`M` would read as months to many).
  * - A part may have a decimal fraction (`1.5h`; the config has accepted it since its first release), read exactly in
- *   decimal as amounts are (contract section 3): `1.1s` is 1100 ms, not 1100.0000000000002. A total that is not a
- *   whole number of milliseconds (`0.5ms`, a bare `1.5`) is refused rather than rounded to something not written.
+ * decimal as amounts are (docs/reference.md#normalising): `1.1s` is 1100 ms, not 1100.0000000000002. A total that is
+ * not a whole number of milliseconds (`0.5ms`, a bare `1.5`) is refused rather than rounded to something not written.
  * - Spaces around the text, between a number and its unit and between parts are allowed (`30 s` was accepted by
  *   the config before the grammar was shared, `1h 30m` reads as written); nothing else is.
  * - Parts may come in any order and a unit may repeat (`30m1h`), as Go's time.ParseDuration reads them.
@@ -57,7 +57,7 @@ function total(text: string, parts: readonly Part[]): DurationResult {
   return { ms: Number(sum) };
 }
 
-/** For a CLI option: the milliseconds, or an Error of one line that names the option (contract section 7). */
+/** For a CLI option: the milliseconds, or an Error of one line that names the option (docs/reference.md#durations). */
 export function durationOption(text: string, option: string): number {
   const read = readDuration(text);
   if ('error' in read) throw new Error(`${option}: ${read.error}`);

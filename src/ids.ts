@@ -47,8 +47,8 @@ const COUNTER_MAX = 0xffff;
  * should the counter run out, the time moves on a millisecond. Two threads that read the same last state race on
  * the compare-and-swap, and the loser counts on from the winner's.
  *
- * uuid's v7 keeps such a counter itself only when it reads the clock (no options), and only per thread. Here the
- * time is the caller's (a call's receive time, intake/pipeline.ts), so the counter is kept here and given to v7 as the top
+ * uuid's v7 keeps such a counter itself only when it reads the clock (no options), and only per thread. Here the time
+ * is the caller's (a call's receive time, intake/pipeline.ts), so the counter is kept here and given to v7 as the top
  * half of its 32-bit `seq`, random bits below it, with the random tail from the pool: v7 drawing 16 bytes from the
  * CSPRNG for every id was several times slower (figures in the commit).
  */

@@ -11,7 +11,9 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-/** pino JSON logs; the Authorization header is never written, whatever object carries it (contract section 6). */
+/**
+ * pino JSON logs; the Authorization header is never written, whatever object carries it (docs/reference.md#secrets).
+ */
 export function createLogger({ level, secrets = [], destination }: LoggerOptions): Logger {
   return pino(
     {

@@ -52,14 +52,15 @@ export async function serve({
   const config = loadConfig(env, configPath);
   const specs = await resolveConfiguredSinks(config);
   // Shared with the logger, the admin replies and the delivery worker, and grown by the key rings: keys read again
-  // while serving are masked as the first ones are (contract section 6).
+  // while serving are masked as the first ones are (docs/reference.md#secrets).
   const secrets = new SecretSet(secretValues(config, specs));
   const log = createLogger({ level: config.logLevel, secrets });
   for (const warning of config.warnings) log.warn(warning);
 
   const inCallHandlers = await loadInCallHandlers(config.hooks.values());
-  // Keys kept in the data dir come before the store: a first start on a full disk fails on them and leaves no
-  // database file behind. Keys kept in PostgreSQL need the store (contract section 1: every replica shares them).
+  // Keys kept in the data dir come before the store: a first start on a full disk fails on them and leaves no database
+  // file behind. Keys kept in PostgreSQL need the store (docs/reference.md#start-and-set-up: every replica shares
+  // them).
   const keysInFiles = config.databaseUrl ? undefined : await serveKeys(config, { log, secrets });
   // SQLite's file is written by a thread of its own, where webhook requests are parsed, normalised and committed
   // too (intake/thread.ts); it starts with the first write.
@@ -79,8 +80,8 @@ export async function serve({
   if (besideAnother)
     log.warn('another callhook serve is running on this database file; the deliveries it holds stay its own');
   const mask = secretMasker(secrets);
-  // Contract section 9: a sink whose service is down does not stop start-up; its deliveries retry, and
-  // GET /admin/sinks says why from the moment serve listens.
+  // docs/reference.md#queues-and-databases: a sink whose service is down does not stop start-up; its deliveries retry,
+  // and GET /admin/sinks says why from the moment serve listens.
   const hookSummaries = [...config.hooks.values()]
     .filter((hook) => hook.kind === 'end-of-call')
     .map((hook) => ({ name: hook.name, parameters: hook.parameters.map((p) => p.identifier), sinks: hook.sinks }));
@@ -278,11 +279,12 @@ function banner(print: (line: string) => void, config: Config, port: number, gen
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   print(`callhook is listening on http://${host}:${port}`);
   for (const name of config.hooks.keys()) print(`  webhook URL: http://${host}:${port}/webhooks/${name}`);
-  // Contract section 11: the operator's way in, signed in with the admin token.
+  // docs/reference.md#dashboard: the operator's way in, signed in with the admin token.
   print(`  dashboard: http://${host}:${port}/ui (sign in with the admin token)`);
   // With DATABASE_URL only the replica whose key was kept prints it: the others found it kept (keys/kept.ts).
   if (generated.apiKey) shownOnce(print, 'webhook key', generated.apiKey);
-  // Generated and kept like the webhook key (contract section 1), so shown once like it: /admin needs it.
+  // Generated and kept like the webhook key (docs/reference.md#start-and-set-up), so shown once like it: /admin needs
+  // it.
   if (generated.adminToken) shownOnce(print, 'admin token', generated.adminToken);
 }
 

@@ -5,7 +5,7 @@ import type { DeliveryState } from './store/outbox.js';
 import { isPaused } from './store/sink-state.js';
 
 /**
- * `/metrics` in Prometheus text (contract section 6). Request and attempt figures are counted as they happen;
+ * `/metrics` in Prometheus text (docs/reference.md#metrics). Request and attempt figures are counted as they happen;
  * outbox figures are read from the store at scrape time, so every replica reports the shared truth.
  * Labels hold only configured names (hooks, sinks) and fixed words, never what a client sent.
  */
@@ -60,7 +60,8 @@ export function createMetrics(
     registers: [registry],
   });
 
-  // Contract section 9. A 429's wait is not a pause here: it is counted by the counter, and ends by itself.
+  // docs/reference.md#what-every-sink-shares. A 429's wait is not a pause here: it is counted by the counter, and ends
+  // by itself.
   const paused = new Gauge({
     name: 'callhook_sink_paused',
     help: 'Whether a sink is paused (1) or not (0), by an operator or its config',
@@ -95,7 +96,7 @@ export function createMetrics(
 
   // Refreshed once per scrape rather than per gauge: one store query feeds all three. It reads the counts the store
   // keeps as deliveries change and one index row per sink, so a scrape costs the same whatever the store holds
-  // (contract section 6; migration 5 of either store).
+  // (docs/reference.md#metrics; migration 5 of either store).
   const collect = async () => {
     // One row a sink (sink_state, migration 6) beside the delivery counts: the same cost whatever the store holds.
     const [stats, states] = await Promise.all([store.deliveryStats(), store.sinkStates()]);

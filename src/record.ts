@@ -1,5 +1,5 @@
 /**
- * The shape every later step sees: what sinks receive, what the JSONL file holds (contract section 3).
+ * The shape every later step sees: what sinks receive, what the JSONL file holds (docs/reference.md#normalising).
  */
 
 export type Scalar = string | number | boolean;
@@ -15,8 +15,8 @@ export interface Problem {
 }
 
 /**
- * Where a record came from (contract section 3): the sender, `callhook reconcile`, a refused request ingested
- * again, `callhook replay` or `callhook simulate`; test traffic can be filtered out with `when`.
+ * Where a record came from (docs/reference.md#normalising): the sender, `callhook reconcile`, a refused request
+ * ingested again, `callhook replay` or `callhook simulate`; test traffic can be filtered out with `when`.
  */
 export const RECORD_SOURCES = ['webhook', 'reconcile', 'recovered', 'replay', 'simulate'] as const;
 export type RecordSource = (typeof RECORD_SOURCES)[number];
@@ -24,16 +24,21 @@ export type RecordSource = (typeof RECORD_SOURCES)[number];
 export interface CallRecord {
   id: string;
   hook: string;
-  /** null when no declared parameter has a value: such a call is never a duplicate (contract section 4). */
+  /**
+   * null when no declared parameter has a value: such a call is never a duplicate (docs/reference.md#deduplication).
+   */
   dedup_key: string | null;
   received_at: string;
   source: RecordSource;
-  /** 1 as received, one more for each edit (contract section 11). */
+  /** 1 as received, one more for each edit (docs/reference.md#editing-a-call). */
   revision: number;
   data: Record<string, Scalar>;
   extra: Record<string, unknown>;
   problems: Problem[];
-  /** The stored call with the same dedup key whose content differs (contract section 4, `on_conflict: keep`). */
+  /**
+   * The stored call with the same dedup key whose content differs (docs/reference.md#deduplication, `on_conflict:
+   * keep`).
+   */
   conflicts_with?: string;
 }
 

@@ -13,7 +13,7 @@ async function secretsOf(yaml: string, env: Record<string, string> = {}): Promis
   return secretValues(config, await resolveConfiguredSinks(config));
 }
 
-describe('what counts as a secret (contract section 6)', () => {
+describe('what counts as a secret (docs/reference.md#secrets)', () => {
   it('every key and token callhook accepts', async () => {
     const secrets = await secretsOf(
       [

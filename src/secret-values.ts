@@ -2,16 +2,16 @@ import type { Config } from './config.js';
 import type { SinkSpec } from './sinks/registry.js';
 
 /**
- * What counts as a secret (contract section 6), decided here once, at start-up, from the loaded config and the
+ * What counts as a secret (docs/reference.md#secrets), decided here once, at start-up, from the loaded config and the
  * sink types it names. What comes out is a list of values; the masker (secrets.ts) takes each of them out of every
  * text callhook writes, in the forms a value takes in transit.
  */
 
 /** An option holding one of these by its name is secret whatever its sink type declares. */
 const SECRET_OPTION = /token|password|passwd|secret|api_?key|private_?key|credential|authorization|webhook_url/i;
-/** Contract section 6: in a header map, every header whose name says it carries a credential. */
+/** docs/reference.md#secrets: in a header map, every header whose name says it carries a credential. */
 const SECRET_HEADER = /key|token|secret|auth|password/i;
-/** Contract section 6: the query parameters of any URL that carry a credential. */
+/** docs/reference.md#secrets: the query parameters of any URL that carry a credential. */
 const SECRET_QUERY = new Set(['access_token', 'token', 'key', 'api_key', 'password', 'secret', 'sig', 'signature']);
 /** `Bearer x`, `Basic x`, `Token x`: the credential after an Authorization scheme is a secret on its own too. */
 const SCHEME = /^[A-Za-z][A-Za-z0-9_-]* +(\S+)\s*$/;
@@ -129,7 +129,10 @@ export function urlSecrets(text: string): string[] {
 
 const SCHEME_SLASHES = /^[a-z][a-z0-9+.-]*:\/\//i;
 
-/** `scheme://user:password@…` by its delimiters: the user stops at `:`, the password runs to the last `@` before the path. */
+/**
+ * `scheme://user:password@…` by its delimiters: the user stops at `:`, the password runs to the last `@` before the
+ * path.
+ */
 function looseUserInfo(text: string): { user: string; password: string } | undefined {
   const match = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@:]*):([^?#]*)@/i.exec(text);
   return match ? { user: match[1]!, password: match[2]! } : undefined;

@@ -29,7 +29,7 @@ describe('secretMasker', () => {
   });
 });
 
-describe('the forms a secret takes in transit (contract section 6)', () => {
+describe('the forms a secret takes in transit (docs/reference.md#secrets)', () => {
   const SECRET = 'p@ss w/rd+é"0123';
   const mask = secretMasker([SECRET]);
 

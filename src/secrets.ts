@@ -1,12 +1,12 @@
 /**
- * Secrets never reach a log line, an admin reply, the config check, a stored error or a metric (contract section
- * 6). Which values are secret is decided once at start-up (secret-values.ts); this is the one masker every output
- * goes through, and it knows the forms a secret takes on its way through other systems.
+ * Secrets never reach a log line, an admin reply, the config check, a stored error or a metric
+ * (docs/reference.md#secrets). Which values are secret is decided once at start-up (secret-values.ts); this is the one
+ * masker every output goes through, and it knows the forms a secret takes on its way through other systems.
  */
 
 /**
- * The spellings a secret takes in transit (contract section 6), as one pattern per secret: each character that is
- * not a letter or a digit may stand as itself, percent-encoded (either case of hex, as a path, a query or a form
+ * The spellings a secret takes in transit (docs/reference.md#secrets), as one pattern per secret: each character that
+ * is not a letter or a digit may stand as itself, percent-encoded (either case of hex, as a path, a query or a form
  * body writes it; a space also as `+`), JSON-escaped (`\"`, `\\`, PHP's `\/`, a `\uXXXX` in either case, as Go writes
  * `<>&` and .NET writes `+`), or so escaped twice (JSON text kept inside JSON: a raw body in an admin reply, an echoed
  * error inside an error). Encoders choose per character which to escape, so a pattern per character, not a list of
@@ -115,8 +115,8 @@ export function maskSecrets(value: unknown, secrets: readonly string[]): unknown
 }
 
 /**
- * Secrets fixed at start-up, or a set that keys are added to while serving (contract section 1: kept keys are read
- * again while serving, and are secrets as much as the first ones, section 6).
+ * Secrets fixed at start-up, or a set that keys are added to while serving (docs/reference.md#start-and-set-up: kept
+ * keys are read again while serving, and are secrets as much as the first ones, section 6).
  */
 export type SecretList = readonly string[] | ReadonlySet<string>;
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, KEY, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 
 /**
- * Contract section 6: an admin request body over 64 KiB is refused with 413 before it is parsed, declared or
- * chunked, whatever the route; the ingest of a refused request may carry up to `body_limit`.
+ * docs/reference.md#refused-requests: an admin request body over 64 KiB is refused with 413 before it is parsed,
+ * declared or chunked, whatever the route; the ingest of a refused request may carry up to `body_limit`.
  */
 describe('admin request bodies', () => {
   const bodyLimit = 128 * 1024;

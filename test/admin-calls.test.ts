@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCall } from '../src/store/admin-queries.js';
 import { ADMIN, KEY, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
 
-/** GET /admin/calls as an operator uses it (contract section 6): a number in any spelling, newest first, by source. */
+/**
+ * GET /admin/calls as an operator uses it (docs/reference.md#operating): a number in any spelling, newest first, by
+ * source.
+ */
 describe('the admin list of calls', () => {
   let server: TestServer;
   const ids: string[] = [];
@@ -49,7 +52,7 @@ describe('the admin list of calls', () => {
     expect(await bad.json()).toMatchObject({ error: 400, message: expect.stringMatching(/^Bad request: source: /) });
   });
 
-  it('masks a secret an error reply would quote (contract section 6): a webhook key asked for as a call id', async () => {
+  it('masks a secret an error reply would quote (docs/reference.md#secrets): a webhook key asked for as a call id', async () => {
     const res = await fetch(`${server.url}/admin/calls/${KEY}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toBe('application/json');
@@ -57,7 +60,9 @@ describe('the admin list of calls', () => {
   });
 });
 
-/** Contract section 11: a date given to the admin API's `from` / `to` is that day in the configured `timezone`. */
+/**
+ * docs/reference.md#time-zone: a date given to the admin API's `from` / `to` is that day in the configured `timezone`.
+ */
 describe('a date in from and to', () => {
   it('is the day in the configured timezone, not in UTC', async () => {
     // A zone far from UTC, chosen by the hour so that UTC's reading of the same date would give the other answer:

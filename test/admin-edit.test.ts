@@ -7,8 +7,8 @@ import { ADMIN, jsonlRecords, KEY, post, sampleCall, startServer, type TestServe
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * Editing a call through the admin API (contract section 11), end to end on both stores: PATCH with its reply,
- * the edits in GET, "save and release" of a held call, a redeliver of the new revision under its own idempotency
+ * Editing a call through the admin API (docs/reference.md#editing-a-call), end to end on both stores: PATCH with its
+ * reply, the edits in GET, "save and release" of a held call, a redeliver of the new revision under its own idempotency
  * key, review marks and the review queue, and the errors.
  */
 
@@ -124,7 +124,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_edit'))('editing
     const sent = await until(() => crm.received.find((r) => r.headers['idempotency-key'] === `${call.id}:crm:r2`));
     expect(JSON.parse(sent!.body)).toMatchObject({ revision: 2, data: { last_name: 'Rao' } });
 
-    // A repeat of the request as it first came is still a duplicate of the call (contract section 4).
+    // A repeat of the request as it first came is still a duplicate of the call (docs/reference.md#deduplication).
     expect(await receive('end-of-call', body)).toMatchObject({ status: 'duplicate', id: call.id });
   });
 
@@ -167,7 +167,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_edit'))('editing
       error: 404,
       message: 'Not found: no call with id no-such-call',
     });
-    // A secret typed into a field comes back masked, as in every admin reply (contract section 6).
+    // A secret typed into a field comes back masked, as in every admin reply (docs/reference.md#secrets).
     const masked = await admin('PATCH', `/calls/${call.id}`, { data: { first_name: KEY } });
     expect(masked.status).toBe(200);
     expect(JSON.stringify(masked.body)).not.toContain(KEY);

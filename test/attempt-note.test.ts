@@ -6,8 +6,8 @@ import { ADMIN, post, sampleCall, startServer, type TestServer, tempDir, until }
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * A successful attempt may say what it did (contract section 10: a CRM search that found several contacts says so
- * in the attempt): a sink resolves `deliver` with `{ note }`, and the note is kept with the attempt, masked like an
+ * A successful attempt may say what it did (docs/reference.md#crm-sinks: a CRM search that found several contacts says
+ * so in the attempt): a sink resolves `deliver` with `{ note }`, and the note is kept with the attempt, masked like an
  * error, and shown by `GET /admin/calls/<id>`. On both stores (migration 7).
  */
 

@@ -210,8 +210,9 @@ describe('callhook calls export', () => {
     expect(csv[0]).toBe('\uFEFFid,hook,dedup_key,received_at,source,first_name,gift_wrap,problems');
     expect(csv.filter((line) => line.endsWith(',true,'))).toEqual([expect.stringContaining(',Last,true,')]);
 
-    // Closed early by a real shell pipe: one line out, nothing on stderr, exit 0 (contract section 7). The list asks
-    // for every call, so it writes more than a pipe holds (64 KiB) and meets the closed pipe as the exports do.
+    // Closed early by a real shell pipe: one line out, nothing on stderr, exit 0 (docs/reference.md#command-line). The
+    // list asks for every call, so it writes more than a pipe holds (64 KiB) and meets the closed pipe as the exports
+    // do.
     for (const args of [
       ['calls', 'list', '--limit', '3000'],
       ['calls', 'export'],
@@ -350,7 +351,7 @@ describe('callhook purge', () => {
     expect(bad.stderr).toBe(
       'callhook: --older-than: "ninety days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds\n',
     );
-    // A bare number is milliseconds, as everywhere (contract section 7); a dry run deletes nothing.
+    // A bare number is milliseconds, as everywhere (docs/reference.md#command-line); a dry run deletes nothing.
     const bare = await runCallhook(['purge', '--older-than', '90', '--dry-run'], env);
     expect(bare).toMatchObject({
       code: 0,
@@ -362,7 +363,10 @@ describe('callhook purge', () => {
     expect((await runCallhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
   });
 
-  /** A store with, two hours old: a delivered call, a held one, one still owed to a sink, a refused request; and a new call. */
+  /**
+   * A store with, two hours old: a delivered call, a held one, one still owed to a sink, a refused request; and a new
+   * call.
+   */
   async function purgeable(): Promise<{
     env: Record<string, string>;
     ids: Record<'done' | 'held' | 'owed' | 'young', string>;
@@ -529,7 +533,7 @@ describe('callhook deliveries, and calls release with no serve', () => {
     );
     expect((await runCallhook(['deliveries', 'list', '--state', 'lost'], env)).code).not.toBe(0);
 
-    // Changing a call asks the running serve (contract section 6): with none, one line and a non-zero exit.
+    // Changing a call asks the running serve (docs/reference.md#operating): with none, one line and a non-zero exit.
     const port = await closedPort();
     const none = await runCallhook(['calls', 'release', held, '--url', `http://127.0.0.1:${port}`], {
       ...env,

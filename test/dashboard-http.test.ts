@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN, startServer, type TestServer } from './helpers/server.js';
 
 /**
- * The dashboard's sign-in and safety as HTTP (contract sections 6 and 11), where a browser would hide what is
- * checked: the cookie's Secure flag by scheme, proxy and config, the origin check behind a proxy, the limiter
- * shared with the bearer checks, and the headers every page carries.
+ * The dashboard's sign-in and safety as HTTP (docs/reference.md#operating and docs/reference.md#dashboard), where a
+ * browser would hide what is checked: the cookie's Secure flag by scheme, proxy and config, the origin check behind a
+ * proxy, the limiter shared with the bearer checks, and the headers every page carries.
  */
 
 let server: TestServer | undefined;

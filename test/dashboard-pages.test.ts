@@ -7,7 +7,7 @@ import { type Receiver, startReceiver } from './helpers/receiver.js';
 import { adminApi, KEY, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 
 /**
- * Every page of the dashboard (contract section 11) at desktop and phone width: no serious or critical
+ * Every page of the dashboard (docs/reference.md#dashboard) at desktop and phone width: no serious or critical
  * accessibility violation (axe), one `<h1>`, and a screenshot of what the operator sees under docs/screenshots/,
  * which the README shows.
  */

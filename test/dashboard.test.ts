@@ -19,8 +19,8 @@ import {
 } from './helpers/server.js';
 
 /**
- * The dashboard end to end (contract section 11, issue 23): a real serve with a jsonl sink and an http sink that
- * fails until told otherwise, calls posted over HTTP, and an operator's browser (Debian's Chromium) doing what an
+ * The dashboard end to end (docs/reference.md#dashboard, issue 23): a real serve with a jsonl sink and an http sink
+ * that fails until told otherwise, calls posted over HTTP, and an operator's browser (Debian's Chromium) doing what an
  * operator does. The steps run in order on one signed-in page.
  */
 
@@ -130,7 +130,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
     await look();
   });
 
-  it('sets the session cookie with the contract flags, and never the token in it', async () => {
+  it('sets the session cookie with the documented flags, and never the token in it', async () => {
     const cookies = await context.cookies(`${server.url}/ui`);
     expect(cookies).toHaveLength(1);
     const [cookie] = cookies;
@@ -142,7 +142,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
       secure: false,
     });
     expect(cookie!.value).not.toContain(ADMIN);
-    // At most 12 hours (contract section 11).
+    // At most 12 hours (docs/reference.md#dashboard).
     expect(cookie!.expires * 1000).toBeLessThanOrEqual(Date.now() + 12 * 3600_000 + 60_000);
     expect(cookie!.expires * 1000).toBeGreaterThan(Date.now() + 11 * 3600_000);
   });

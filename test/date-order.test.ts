@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, post, sampleCall, startServer, type TestServer } from './helpers/server.js';
 
 /**
- * `date_order` (contract section 3) reaches every place that normalises a call. serve normalises an end-of-call
- * request on SQLite's writer thread (src/intake/thread.ts), which builds its own hooks from settings passed
+ * `date_order` (docs/reference.md#normalising) reaches every place that normalises a call. serve normalises an
+ * end-of-call request on SQLite's writer thread (src/intake/thread.ts), which builds its own hooks from settings passed
  * to it, so a setting that did not cross to the thread would leave it reading the day first.
  */
 

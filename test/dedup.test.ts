@@ -5,8 +5,8 @@ import { ADMIN, jsonlRecords, KEY, post, startServer, type TestServer, until } f
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * Contract section 4 over real HTTP: a dedup rule never merges two different calls. What is kept is shown for
- * every rule that answers `duplicate`: the first call, the count on it, and the repeat's body on its receipt.
+ * docs/reference.md#deduplication over real HTTP: a dedup rule never merges two different calls. What is kept is shown
+ * for every rule that answers `duplicate`: the first call, the count on it, and the repeat's body on its receipt.
  */
 
 type Reply = { status: string; id: string; dedup_key: string | null; conflicts_with?: string; problems?: unknown[] };

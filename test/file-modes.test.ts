@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type ChildServer, jsonlRecords, post, sampleCall, spawnServer, tempDir, until } from './helpers/server.js';
 
 /**
- * Contract section 6: the data dir is 0700 and every file callhook writes in it 0600, also when the directory
+ * docs/reference.md#secrets: the data dir is 0700 and every file callhook writes in it 0600, also when the directory
  * existed before (a container volume), and so is a `jsonl` sink's file elsewhere. The server runs under umask 022,
  * the usual one, which leaves new files 0644 and new folders 0755.
  */

@@ -4,7 +4,7 @@ import { type ReplayResult, replay } from '../src/cli/replay.js';
 import { ADMIN, KEY, startServer, type TestServer } from './helpers/server.js';
 
 /**
- * The fixture set of contract section 8, replayed by `callhook replay` against a real receiver: every reply and
+ * The fixture set of docs/reference.md#fixtures, replayed by `callhook replay` against a real receiver: every reply and
  * every stored record must be what the fixture says. The set is replayed twice against one server; `{{run}}`
  * makes each run's calls new, so the second run passes too (and the duplicate case is a duplicate in both).
  */
@@ -80,7 +80,7 @@ describe('callhook replay of fixtures/', () => {
     expect(reply.dedup_key).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
-  it('tells a repeat from a conflict and never merges empty calls or two calls about one order (contract section 4)', () => {
+  it('tells a repeat from a conflict and never merges empty calls or two calls about one order (docs/reference.md#deduplication)', () => {
     type Reply = { id: string; status: string; dedup_key: string | null; conflicts_with?: string };
     const reply = (pattern: RegExp) => resultOf(first, pattern).reply as Reply;
     const original = reply(/01-json-post-complete\.json$/);

@@ -12,12 +12,15 @@ import { KEY, post, sampleCall, spawnServer, startServer, type TestServer, tempD
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * Keys callhook keeps when none is configured (contract section 1): a running serve reads them again within 2 s,
- * from the data dir's file or, with DATABASE_URL, from the database every replica shares.
+ * Keys callhook keeps when none is configured (docs/reference.md#start-and-set-up): a running serve reads them again
+ * within 2 s, from the data dir's file or, with DATABASE_URL, from the database every replica shares.
  */
 
 const GENERATED = { CALLHOOK_API_KEYS: '', CALLHOOK_ADMIN_TOKEN: '' };
-/** The contract's 2 s, and room for a loaded machine; the tests poll for the condition within it. */
+/**
+ * The documented 2 s (docs/reference.md#start-and-set-up), and room for a loaded machine; the tests poll for the
+ * condition within it.
+ */
 const WITHIN = { timeoutMs: 5_000, everyMs: 100 };
 
 const status = async (url: string, key: string) => (await post(url, sampleCall(), { key })).status;

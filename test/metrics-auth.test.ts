@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN, startServer, type TestServer } from './helpers/server.js';
 
 /**
- * Contract section 6: `/metrics` needs `Authorization: Bearer <token>` when `CALLHOOK_METRICS_TOKEN` (or
+ * docs/reference.md#metrics: `/metrics` needs `Authorization: Bearer <token>` when `CALLHOOK_METRICS_TOKEN` (or
  * `metrics_token` in the config) is set, and answers anyone when neither is.
  */
 

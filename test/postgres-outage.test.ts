@@ -111,7 +111,7 @@ describe.skipIf(!url)('PostgreSQL that stops answering', () => {
     expect(during.status).toBe(503);
     expect(await during.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     expect(ready.status).toBe(503);
-    // Which check failed, not why: the reason goes to the log (contract section 6).
+    // Which check failed, not why: the reason goes to the log (docs/reference.md#operating).
     expect((await ready.json()).checks.store).toBe('failing');
 
     relay.thaw();

@@ -142,7 +142,8 @@ describe.skipIf(!url)('postgres store', () => {
           message: 'call_outcome is required but was missing or empty',
         },
       ];
-      // Stored before records carried a revision, by a replica that wrote no content hash; a NUL no json operator reads.
+      // Stored before records carried a revision, by a replica that wrote no content hash; a NUL no json operator
+      // reads.
       const record = {
         id: 'e1',
         hook: 'h',
@@ -264,7 +265,7 @@ describe.skipIf(!url)('postgres store', () => {
       expect(calls).not.toMatch(/Sort/);
     });
 
-    it("reads /metrics' figures from the kept counts and one index row a sink, never reading every delivery (contract section 6)", async () => {
+    it("reads /metrics' figures from the kept counts and one index row a sink, never reading every delivery (docs/reference.md#metrics)", async () => {
       await (await openPostgresStore({ url: url!, schema, poolSize: 1 })).close(); // migrated, whether or not the contracts ran first
       // As above: whether the indexes can serve it, the table being too small for the planner to prefer them.
       await admin.query(

@@ -180,7 +180,7 @@ describe('callhook reconcile', () => {
     ]);
     expect(summary.skipped.map((s: { campaign: string }) => s.campaign)).toEqual(['Draft', 'Last month']);
     expect(await storedCalls(server)).toHaveLength(2);
-    // Kept for the dashboard's overview, marked as a dry run (contract section 11).
+    // Kept for the dashboard's overview, marked as a dry run (docs/reference.md#dashboard).
     expect(lastRun(server)).toMatchObject({
       trigger: 'cli',
       since: '2026-11-01',

@@ -5,8 +5,8 @@ import { ADMIN, jsonlRecords, KEY, startServer, type TestServer, until } from '.
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * Contract section 6: a request refused with 400 or 415 is a lost call unless someone acts on it. Its receipt
- * keeps the raw body and query; the admin API lists it and ingests it again, as it came or corrected, as a call
+ * docs/reference.md#refused-requests: a request refused with 400 or 415 is a lost call unless someone acts on it. Its
+ * receipt keeps the raw body and query; the admin API lists it and ingests it again, as it came or corrected, as a call
  * with `source: recovered`, once. Run against both stores.
  */
 
@@ -176,7 +176,7 @@ describe.each(stores)('refused requests on %s', (_, open) => {
     const oldest = await page('outcome=rejected&limit=1');
     expect(oldest.receipts[0]!.id).toBeLessThan(newest.receipts[0]!.id);
     expect((await page('outcome=rejected&hook=nothing-here')).receipts).toEqual([]);
-    // The contract's own form of the URL: parameters given empty filter nothing.
+    // The documented form of the URL: parameters given empty filter nothing.
     expect((await page('outcome=rejected&hook=&from=&to=&order=desc&limit=1')).receipts[0]!.rawBody).toBe('{broken 2');
     expect((await admin('/receipts?outcome=lost')).status).toBe(400);
   });

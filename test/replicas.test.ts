@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonlRecords, post, sampleCall, startServer, type TestServer, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
 
-/** Two receivers sharing one PostgreSQL, as replicas behind a load balancer would (contract section 4). */
+/** Two receivers sharing one PostgreSQL, as replicas behind a load balancer would (docs/reference.md#deduplication). */
 
 const url = serviceUrl('postgres');
 

@@ -61,7 +61,7 @@ describe('callhook simulate against a running receiver', () => {
     expect(stored.every((c) => Object.values(c.record.data).every((v) => v !== ''))).toBe(true);
     // The configured query parameter came along with every request.
     expect(stored.every((c) => c.raw.query.assistant === 'priya')).toBe(true);
-    // Contract section 3: test traffic says so, and can be filtered out with `when`.
+    // docs/reference.md#normalising: test traffic says so, and can be filtered out with `when`.
     expect(new Set(stored.map((c) => c.record.source))).toEqual(new Set(['simulate']));
     // Spec 6.3 rule 3, as the receiver saw it: GET and DELETE came with no body, their fields in the query.
     const bodyless = stored.filter((c) => c.raw.method === 'GET' || c.raw.method === 'DELETE');

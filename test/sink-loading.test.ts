@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { closedPort } from './helpers/server.js';
 
 /**
- * Every sink's client library is loaded only when a configured sink uses it (contract section 9; the registry
- * imports a type's module only when a config names it, src/sinks/registry.ts). Seen from a fresh process that
- * serves a config, opens its sinks and delivers a call, with every package it loaded written down
+ * Every sink's client library is loaded only when a configured sink uses it (docs/reference.md#queues-and-databases;
+ * the registry imports a type's module only when a config names it, src/sinks/registry.ts). Seen from a fresh process
+ * that serves a config, opens its sinks and delivers a call, with every package it loaded written down
  * (test/helpers/loaded-packages.ts). `pg` is left out: the PostgreSQL store uses it too.
  */
 
@@ -34,7 +34,8 @@ describe('a sink type and its client library are loaded only when a config names
   });
 
   it('loads ioredis, and no other queue client, once a redis-stream sink is configured', async () => {
-    // Nothing listens there: the sink cannot open, which does not stop start-up, and its library is loaded all the same.
+    // Nothing listens there: the sink cannot open, which does not stop start-up, and its library is loaded all the
+    // same.
     const url = `redis://127.0.0.1:${await closedPort()}`;
     const loaded = await packagesLoadedBy({
       sinks: [

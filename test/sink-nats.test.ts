@@ -17,10 +17,10 @@ import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 /**
- * The nats sink end to end (contract section 9): a real receiver publishing to the machine's NATS JetStream, each
- * test on a stream and subjects of its own. A delivery made again (a redeliver, a publish whose acknowledgement
- * never came before a kill -9) leaves one message, by `Nats-Msg-Id` within the stream's duplicate window; a
- * server away for a while gets every call once it is back; a subject no stream listens on is dead at once.
+ * The nats sink end to end (docs/reference.md#queues-and-databases): a real receiver publishing to the machine's NATS
+ * JetStream, each test on a stream and subjects of its own. A delivery made again (a redeliver, a publish whose
+ * acknowledgement never came before a kill -9) leaves one message, by `Nats-Msg-Id` within the stream's duplicate
+ * window; a server away for a while gets every call once it is back; a subject no stream listens on is dead at once.
  */
 
 const url = serviceUrl('nats');

@@ -11,9 +11,9 @@ import { adminApi, deliveryStates, post, sampleCall, spawnServer, tempDir, until
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * Pause, restart and resume for each queue and database sink against its real server (contract section 9): a pause
- * made through the admin API holds across a restart of serve, nothing reaches the server meanwhile and no attempt
- * is spent, and a resume delivers every call once.
+ * Pause, restart and resume for each queue and database sink against its real server
+ * (docs/reference.md#what-every-sink-shares): a pause made through the admin API holds across a restart of serve,
+ * nothing reaches the server meanwhile and no attempt is spent, and a resume delivers every call once.
  */
 
 /** A target of the sink's own on the machine's server: its config entry, and the idempotency keys it holds now. */

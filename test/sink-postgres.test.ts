@@ -8,9 +8,9 @@ import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 /**
- * The `postgres` sink in a running receiver (contract section 9): one row per call, exactly once downstream, through
- * a redeliver, a `kill -9` mid-delivery and the database away for a while; `url` taken from DATABASE_URL when left
- * out; a table whose key cannot drop repeats makes the delivery dead at once.
+ * The `postgres` sink in a running receiver (docs/reference.md#queues-and-databases): one row per call, exactly once
+ * downstream, through a redeliver, a `kill -9` mid-delivery and the database away for a while; `url` taken from
+ * DATABASE_URL when left out; a table whose key cannot drop repeats makes the delivery dead at once.
  */
 
 const url = serviceUrl('postgres');

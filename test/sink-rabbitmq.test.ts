@@ -17,9 +17,9 @@ import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 /**
- * The `rabbitmq` sink in a running receiver (contract section 9): at least once, every copy of a call's delivery with
- * one `message_id`, through a redeliver, a `kill -9` mid-delivery, the broker away for a while and a message the
- * broker returns as unroutable.
+ * The `rabbitmq` sink in a running receiver (docs/reference.md#queues-and-databases): at least once, every copy of a
+ * call's delivery with one `message_id`, through a redeliver, a `kill -9` mid-delivery, the broker away for a while and
+ * a message the broker returns as unroutable.
  */
 
 const url = serviceUrl('amqp');
@@ -45,7 +45,9 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
     await admin?.close();
   });
 
-  /** A queue of the test's own, made now (durable, as the sink declares it) so it can be read before the first delivery. */
+  /**
+   * A queue of the test's own, made now (durable, as the sink declares it) so it can be read before the first delivery.
+   */
   const queueName = async () => {
     const q = `callhook-e2e-${suffix()}`;
     queues.push(q);
@@ -180,7 +182,8 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
           (await adminApi<{ deliveries: { state: string }[] }>(first, `/calls/${warm}`)).body.deliveries[0]!.state ===
           'done',
       );
-      // From here the broker takes every message but its confirms never reach the receiver: each delivery stays in flight.
+      // From here the broker takes every message but its confirms never reach the receiver: each delivery stays in
+      // flight.
       proxy.holdReplies();
       const ids: string[] = [];
       for (let i = 0; i < 20; i++)
@@ -203,7 +206,8 @@ describe.skipIf(!url)('the rabbitmq sink in a running receiver', () => {
         const { id } = JSON.parse(m.content.toString()) as { id: string };
         copies.set(id, [...(copies.get(id) ?? []), m.properties.messageId as string]);
       }
-      // Each call once, and the ones whose confirms were lost twice: at least once, every copy with the call's message_id.
+      // Each call once, and the ones whose confirms were lost twice: at least once, every copy with the call's
+      // message_id.
       expect(copies.get(warm)).toEqual([`${warm}:rabbit`]);
       for (const id of ids)
         expect(copies.get(id)).toEqual(

@@ -19,9 +19,10 @@ import { serviceUrl } from './helpers/services.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 /**
- * The redis-stream sink end to end (contract section 9): a real receiver delivering to the machine's Redis, each
- * test on a stream of its own. A delivery made again (a redeliver, a retry after a kill -9 whose reply never came)
- * leaves one entry; a Redis that is away for a while gets every call once it is back (pausing: sink-pause.test.ts).
+ * The redis-stream sink end to end (docs/reference.md#queues-and-databases): a real receiver delivering to the
+ * machine's Redis, each test on a stream of its own. A delivery made again (a redeliver, a retry after a kill -9 whose
+ * reply never came) leaves one entry; a Redis that is away for a while gets every call once it is back (pausing:
+ * sink-pause.test.ts).
  */
 
 const url = serviceUrl('redis');

@@ -20,9 +20,9 @@ import {
 import { serviceUrl } from './helpers/services.js';
 
 /**
- * What every sink shares (contract section 9), end to end against a local receiver: `rate`, a 429 that pauses the
- * whole sink, `paused` in the config, pause and resume kept in the store across a restart (both stores), the
- * figures of GET /admin/sinks with the why of a sink that is down, `callhook sinks`, and the two metrics.
+ * What every sink shares (docs/reference.md#what-every-sink-shares), end to end against a local receiver: `rate`, a 429
+ * that pauses the whole sink, `paused` in the config, pause and resume kept in the store across a restart (both
+ * stores), the figures of GET /admin/sinks with the why of a sink that is down, `callhook sinks`, and the two metrics.
  */
 
 const sinkOf = async (server: TestServer, name: string) =>
@@ -50,7 +50,7 @@ async function timedReceiver(
   return Object.assign(receiver, { arrivals });
 }
 
-describe('rate and 429 (contract section 9)', () => {
+describe('rate and 429 (docs/reference.md#what-every-sink-shares)', () => {
   const servers: TestServer[] = [];
   const receivers: Receiver[] = [];
   afterAll(async () => {
@@ -113,7 +113,7 @@ describe('rate and 429 (contract section 9)', () => {
 });
 
 describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))(
-  'pause and resume on %s (contract section 9)',
+  'pause and resume on %s (docs/reference.md#what-every-sink-shares)',
   (_, open) => {
     let receiver: Receiver;
     let env: Record<string, string>;
@@ -167,7 +167,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))(
       expect(listed.stdout).toMatch(
         /^crm\thttp\tpaused \(operator\)\tpending=3 in_flight=0 done=0 dead=0\toldest_pending=[\d.]+s\tlast_success=-\n$/,
       );
-      // Contract section 7: `sinks list [NAME]`.
+      // docs/reference.md#command-line: `sinks list [NAME]`.
       const one = await runCallhook(['sinks', 'list', 'crm', '--url', server.url], cli);
       expect(one.code).toBe(0);
       expect(one.stdout).toMatch(/^crm\thttp\tpaused \(operator\)\tpending=3 [^\n]*\n$/);
@@ -234,7 +234,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_sinks'))(
   },
 );
 
-describe('a sink whose service is down (contract section 9)', () => {
+describe('a sink whose service is down (docs/reference.md#queues-and-databases)', () => {
   it('does not stop start-up; GET /admin/sinks says why, and its deliveries retry with that error', async () => {
     const dir = tempDir();
     writeFileSync(

@@ -128,7 +128,7 @@ describe('sqlite store', () => {
     );
   });
 
-  it("reads /metrics' figures from the kept counts and one index row a sink, never scanning the deliveries (contract section 6)", async () => {
+  it("reads /metrics' figures from the kept counts and one index row a sink, never scanning the deliveries (docs/reference.md#metrics)", async () => {
     await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first
     const plan = (peekDb().prepare(`EXPLAIN QUERY PLAN ${DELIVERY_STATS_SQL}`).all() as { detail: string }[]).map(
       (row) => row.detail,
@@ -453,7 +453,8 @@ describe('sqlite store', () => {
     }
     db.close();
     const store = openSqliteStore({ path: old });
-    // A serve of the version before, on the same file (a rolling restart on one volume): its insert names no new column.
+    // A serve of the version before, on the same file (a rolling restart on one volume): its insert names no new
+    // column.
     const before = new Database(old);
     try {
       expect((await store.listDeliveries({ callId: 'c1' })).map((d) => [d.sink, d.state])).toEqual([['log', 'done']]);

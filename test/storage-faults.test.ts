@@ -160,7 +160,7 @@ describe('a store that hangs', () => {
     expect(await res.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     const ready = await app.request('/readyz');
     expect(ready.status).toBe(503);
-    // Which check failed, not why: the reason goes to the log (contract section 6).
+    // Which check failed, not why: the reason goes to the log (docs/reference.md#operating).
     expect((await ready.json()).checks.store).toBe('failing');
     // A refusal that is not the store's fault waits for its receipt at most as long.
     const broken = await app.request('/webhooks/end-of-call', {

@@ -8,7 +8,7 @@ import { attemptOk, commitData, commitInput, sleep, unique } from './helpers/sto
 import type { StorePeek } from './store-contract.js';
 
 /**
- * The delivery admin every Store keeps (contract section 6: list, retry, redeliver, release, counts for
+ * The delivery admin every Store keeps (docs/reference.md#metrics: list, retry, redeliver, release, counts for
  * /metrics), run against each implementation. Like the core contract, tests share one database and work under
  * their own hook and sink names.
  */

@@ -5,7 +5,7 @@ import type { CallStatus } from '../src/store/calls.js';
 import type { Store } from '../src/store/store.js';
 import { commitData, commitInput, unique } from './helpers/store-inputs.js';
 
-/** How every Store lists calls for /admin and the CLI (contract section 6): each filter alone and combined. */
+/** How every Store lists calls for /admin and the CLI (docs/reference.md#operating): each filter alone and combined. */
 export function storeCallsContract(name: string, open: () => Promise<Store>): void {
   describe(`${name} store listCalls filters`, () => {
     let a: Store;

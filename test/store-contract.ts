@@ -17,8 +17,9 @@ export interface StorePeek {
   deliveries(callId: string): Promise<DeliveryRow[]>;
   attempts(deliveryId: number): Promise<AttemptRow[]>;
   /**
-   * Marks the hook's last refused request as ingested as this call, as an ingest does (contract section 6), so
-   * purge can be tested on both kinds of refused receipt without going through the intake.
+   * Marks the hook's last refused request as ingested as this call, as an ingest does
+   * (docs/reference.md#refused-requests), so purge can be tested on both kinds of refused receipt without going through
+   * the intake.
    */
   ingested(hook: string, callId: string): Promise<void>;
   /** A count of the deliveries of these sinks by sink and state, made by reading every row (GROUP BY). */
@@ -288,7 +289,7 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       expect(Object.keys(done).sort()).toEqual(['dead', 'done', 'in_flight', 'pending']);
     });
 
-    it('keeps its counts of deliveries by sink and state equal to a count of the rows through every kind of change (contract section 6, /metrics)', async () => {
+    it('keeps its counts of deliveries by sink and state equal to a count of the rows through every kind of change (docs/reference.md#metrics, /metrics)', async () => {
       const hook = unique('hook');
       const [s1, s2, s3] = [unique('sink'), unique('sink'), unique('sink')];
       const steps: string[] = [];
@@ -464,8 +465,8 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
       expect(await peek.deliveries(done)).toEqual([]);
       expect((await peek.deliveries(dead)).map((d) => d.state)).toEqual(['dead']);
       // What stays, in the order written: the receipts of the calls kept (the held call's duplicate too), the old
-      // refused request not yet ingested, the young one, and the one ingested as the held call. Gone: the receipts
-      // of the two calls purged (the done call's duplicate too), the in-call lookup's, the one ingested as a call purged.
+      // refused request not yet ingested, the young one, and the one ingested as the held call. Gone: the receipts of
+      // the two calls purged (the done call's duplicate too), the in-call lookup's, the one ingested as a call purged.
       expect(await receipts()).toEqual([
         'accepted dead',
         'accepted inFlight',

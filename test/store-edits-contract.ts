@@ -6,9 +6,10 @@ import type { Store } from '../src/store/store.js';
 import { commitInput, unique } from './helpers/store-inputs.js';
 
 /**
- * Editing a call (contract section 11) as every Store keeps it: the edit and the record's new revision in one
- * transaction, never one lost to another edit; the history and review marks kept with the call; the review queue;
- * and what a repeat is compared with left as first received (contract section 4). Run against each implementation.
+ * Editing a call (docs/reference.md#editing-a-call) as every Store keeps it: the edit and the record's new revision in
+ * one transaction, never one lost to another edit; the history and review marks kept with the call; the review queue;
+ * and what a repeat is compared with left as first received (docs/reference.md#deduplication). Run against each
+ * implementation.
  */
 
 /** What the Store interface does not reach, done straight on the implementation's tables. */

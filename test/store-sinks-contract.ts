@@ -4,9 +4,9 @@ import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js
 import type { StorePeek } from './store-contract.js';
 
 /**
- * What every Store keeps of a sink besides its deliveries (contract section 9): an operator's pause, the config's
- * `paused` when no operator ever said, a 429's wait for every instance, and the last success and error, run
- * against each implementation. Two instances stand for two replicas (or a serve and its restart).
+ * What every Store keeps of a sink besides its deliveries (docs/reference.md#what-every-sink-shares): an operator's
+ * pause, the config's `paused` when no operator ever said, a 429's wait for every instance, and the last success and
+ * error, run against each implementation. Two instances stand for two replicas (or a serve and its restart).
  */
 export function storeSinksContract(name: string, open: () => Promise<Store>, peek: StorePeek): void {
   describe(`${name} store sink state contract`, () => {

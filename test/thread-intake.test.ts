@@ -136,7 +136,7 @@ describe('webhook intake on the SQLite writer thread', () => {
     }
   });
 
-  it('refuses a body it cannot read with the error of contract section 2, and stores nothing', async () => {
+  it('refuses a body it cannot read with the error of docs/reference.md#receiving, and stores nothing', async () => {
     const store = openWithThread('refused');
     try {
       expect(await onThread(store, request('{"call_id": "x",', 'application/json'))).toMatchObject({

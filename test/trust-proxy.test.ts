@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY, post, sampleCall, spawnServer, startServer, type TestServer, tempDir, until } from './helpers/server.js';
 
 /**
- * Contract section 6, `trust_proxy`: when true, the auth limiter and the request log take the client's address
+ * docs/reference.md#exposure, `trust_proxy`: when true, the auth limiter and the request log take the client's address
  * from the last X-Forwarded-For hop, the one the proxy added; when false (the default), from the peer.
  */
 

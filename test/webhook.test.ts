@@ -15,7 +15,7 @@ import {
   until,
 } from './helpers/server.js';
 
-/** The receiving side end to end over real HTTP: contract section 2, every reply and every failure row. */
+/** The receiving side end to end over real HTTP: docs/reference.md#receiving, every reply and every failure row. */
 
 let server: TestServer;
 const hook = (path = 'end-of-call') => `${server.url}/webhooks/${path}`;
@@ -136,7 +136,8 @@ describe('duplicates', () => {
     await post(server.url, call);
     const row = db().prepare('SELECT duplicates FROM calls WHERE id = ?').get(first.id) as { duplicates: number };
     expect(row.duplicates).toBe(2);
-    // Contract section 4: the same key with other content is a conflict, kept and delivered as a call of its own.
+    // docs/reference.md#deduplication: the same key with other content is a conflict, kept and delivered as a call of
+    // its own.
     const other = await (await post(server.url, { ...call, first_name: 'Other' })).json();
     expect(other).toMatchObject({
       status: 'accepted',

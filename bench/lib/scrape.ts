@@ -9,11 +9,11 @@ import { removeDir, tempDir } from './processes.js';
 import { median } from './table.js';
 
 /**
- * The cost of a `/metrics` scrape against the number of deliveries stored (contract section 6: it must not grow).
- * Each size gets a store of its own, filled with SQL straight into its tables (a million deliveries through the
- * intake would take minutes), then the stores are scraped in turn in this process: `createMetrics(...).render()`, the work behind the
- * route, without the HTTP round trip, which is the same at any size. For scale, the full count a scrape made
- * before migration 5 is timed on the largest store too.
+ * The cost of a `/metrics` scrape against the number of deliveries stored (docs/reference.md#metrics: it must not
+ * grow). Each size gets a store of its own, filled with SQL straight into its tables (a million deliveries through the
+ * intake would take minutes), then the stores are scraped in turn in this process: `createMetrics(...).render()`, the
+ * work behind the route, without the HTTP round trip, which is the same at any size. For scale, the full count a scrape
+ * made before migration 5 is timed on the largest store too.
  */
 
 export interface ScrapeSize {
@@ -42,7 +42,10 @@ const FULL_COUNT = `SELECT state, sink, COUNT(*) AS count FROM deliveries GROUP 
  */
 const stateOf = (n: string) => `CASE WHEN ${n} % 100 = 0 THEN 'pending' WHEN ${n} % 50 = 1 THEN 'dead' ELSE 'done' END`;
 
-/** The stores take turns, one scrape each, so a machine that drifts (a noisy neighbour, a JIT warming up) affects every size alike. */
+/**
+ * The stores take turns, one scrape each, so a machine that drifts (a noisy neighbour, a JIT warming up) affects every
+ * size alike.
+ */
 async function scrapesInTurn(stores: readonly Store[]): Promise<number[][]> {
   const metrics = stores.map((store) => createMetrics(store, SINKS));
   const times = stores.map(() => [] as number[]);

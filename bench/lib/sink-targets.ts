@@ -25,7 +25,10 @@ export interface BacklogTarget {
   sink: { name: string; type: string } & Record<string, unknown>;
   /** For the row: what the records were counted in. */
   where: string;
-  /** RabbitMQ cannot drop repeats (contract section 9): it must hold at least one copy of each, not exactly one. */
+  /**
+   * RabbitMQ cannot drop repeats (docs/reference.md#queues-and-databases): it must hold at least one copy of each, not
+   * exactly one.
+   */
   atLeastOnce?: boolean;
   /** With callhook stopped: the backlog records the target holds. */
   check(): Promise<BacklogCheck>;
@@ -212,7 +215,7 @@ async function natsTarget(servers: string): Promise<BacklogTarget> {
 
 /**
  * A durable queue of its own on the default exchange, which routes by queue name: the routing key is the queue's
- * name, as the sink requires there (contract section 9).
+ * name, as the sink requires there (docs/reference.md#queues-and-databases).
  */
 async function rabbitmqTarget(url: string): Promise<BacklogTarget> {
   const queue = `callhook-bench-${suffix()}`;

@@ -8,7 +8,10 @@ import type { Store } from '../store/store.js';
 import { type CallOperations, callOperations } from './calls.js';
 import { editableFields } from './edit-rules.js';
 
-/** The call operations and the edit rules (contract section 11) on a real store, with the default hook's parameters. */
+/**
+ * The call operations and the edit rules (docs/reference.md#editing-a-call) on a real store, with the default hook's
+ * parameters.
+ */
 
 const RAW: RawRequest = { method: 'POST', content_type: 'application/json', query: {}, body: '{"first_name":"Asha"}' };
 

@@ -15,10 +15,11 @@ import type {
 import { applyEdit, type EditValue, undeclaredFields } from './edit-rules.js';
 
 /**
- * The operations on calls (contract sections 6 and 11), shared by the admin API, the dashboard and, through the
- * admin API, the CLI: so what may be released, what an edit does and which sinks a call goes to are written once.
- * Each takes its deps first; `callOperations(deps)` binds them. Failures are CallhookErrors (404 no such call, 400
- * a bad field or sink, 409 a call in the wrong state), which every caller renders as the Error object.
+ * The operations on calls (docs/reference.md#operating and docs/reference.md#editing-a-call), shared by the admin API,
+ * the dashboard and, through the admin API, the CLI: so what may be released, what an edit does and which sinks a call
+ * goes to are written once. Each takes its deps first; `callOperations(deps)` binds them. Failures are CallhookErrors
+ * (404 no such call, 400 a bad field or sink, 409 a call in the wrong state), which every caller renders as the Error
+ * object.
  */
 
 export interface CallsDeps {
@@ -28,13 +29,19 @@ export interface CallsDeps {
   sinkNames: readonly string[];
   /** Wakes the delivery worker after something became due. */
   notify: () => void;
-  /** A phone filter is read as intake reads a number (contract section 6), in this region when it has no country code. */
+  /**
+   * A phone filter is read as intake reads a number (docs/reference.md#operating), in this region when it has no
+   * country code.
+   */
   phoneRegion?: string;
   /** The time an edit is made at; the clock by default. */
   now?: () => Date;
 }
 
-/** What the reading operations need: the CLI opens the store itself for them, with no serve running (contract section 7). */
+/**
+ * What the reading operations need: the CLI opens the store itself for them, with no serve running
+ * (docs/reference.md#command-line).
+ */
 export type ReadDeps = Pick<CallsDeps, 'store' | 'phoneRegion'>;
 
 /** The calls list's filters: the store's, with the phone number written any way. */
@@ -51,7 +58,7 @@ export interface CallDetail extends StoredCall {
   receipts: ReceiptInfo[];
   deliveries: DeliveryInfo[];
   attempts: AttemptInfo[];
-  /** Oldest first: edits and review marks (contract section 11). */
+  /** Oldest first: edits and review marks (docs/reference.md#editing-a-call). */
   edits: CallEdit[];
 }
 
@@ -60,7 +67,7 @@ export interface EditRequest {
   data: Record<string, EditValue>;
 }
 
-/** The PATCH reply (contract section 11), with the history entry the edit made (null: nothing changed). */
+/** The PATCH reply (docs/reference.md#editing-a-call), with the history entry the edit made (null: nothing changed). */
 export interface EditedCall {
   record: CallRecord;
   problems: Problem[];
@@ -93,7 +100,9 @@ export async function listCalls(
   return { calls, next: calls.length === query.limit ? calls.at(-1)!.record.id : null };
 }
 
-/** The review queue (contract section 11): held calls and calls with problems not marked reviewed, oldest first. */
+/**
+ * The review queue (docs/reference.md#dashboard): held calls and calls with problems not marked reviewed, oldest first.
+ */
 export function reviewQueue(deps: ReadDeps, query: Omit<CallsQuery, 'review' | 'order'>): Promise<CallsPage> {
   return listCalls(deps, { ...query, review: true, order: 'asc' });
 }
@@ -110,10 +119,10 @@ export async function showCall({ store }: Pick<CallsDeps, 'store'>, id: string):
 }
 
 /**
- * Changes the named fields of a call (contract section 11; edit-rules.ts says how), as a new revision kept with
- * its entry in the history. Never redelivers: a held call stays held until released ("save and release"), a
- * delivered one is sent again only by a redeliver. A field the hook does not declare is refused (400): `extra`
- * holds what the sender sent as it came, and nothing normalises it.
+ * Changes the named fields of a call (docs/reference.md#editing-a-call; edit-rules.ts says how), as a new revision kept
+ * with its entry in the history. Never redelivers: a held call stays held until released ("save and release"), a
+ * delivered one is sent again only by a redeliver. A field the hook does not declare is refused (400): `extra` holds
+ * what the sender sent as it came, and nothing normalises it.
  */
 export async function editCall(deps: CallsDeps, id: string, { data }: EditRequest): Promise<EditedCall> {
   const { store, hooks, now = () => new Date() } = deps;
@@ -144,9 +153,9 @@ export async function editCall(deps: CallsDeps, id: string, { data }: EditReques
 }
 
 /**
- * Marks a call with problems as needing no change (contract section 11): it leaves the review queue (a held call
- * once it is also released), and the mark is kept in its edit history. A call already marked at its revision keeps
- * the mark it has.
+ * Marks a call with problems as needing no change (docs/reference.md#editing-a-call): it leaves the review queue (a
+ * held call once it is also released), and the mark is kept in its edit history. A call already marked at its revision
+ * keeps the mark it has.
  */
 export async function markReviewed(deps: CallsDeps, id: string): Promise<{ record: CallRecord; edit: CallEdit }> {
   const { store, now = () => new Date() } = deps;

@@ -5,7 +5,10 @@ import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
 
-/** The delivery operations (contract section 6) on a real store: what a list pages, what a retry resets and when it wakes the worker. */
+/**
+ * The delivery operations (docs/reference.md#operating) on a real store: what a list pages, what a retry resets and
+ * when it wakes the worker.
+ */
 
 let store: Store;
 let ops: DeliveryOperations;
@@ -18,7 +21,10 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-/** A call with a delivery to each sink; each sink's delivery ends as `outcome` ('dead', 'ok') or stays pending (undefined). */
+/**
+ * A call with a delivery to each sink; each sink's delivery ends as `outcome` ('dead', 'ok') or stays pending
+ * (undefined).
+ */
 async function call(sinks: Record<string, 'dead' | 'ok' | undefined>): Promise<string> {
   const { id } = await store.commitCall(commitInput('end-of-call', `call_id:${unique('c')}`, Object.keys(sinks)));
   for (const [sink, outcome] of Object.entries(sinks)) {

@@ -2,11 +2,11 @@ import { CallhookError } from '../errors.js';
 import type { AdminQueries, DeliveryInfo, ListDeliveriesQuery, RetryQuery } from '../store/admin-queries.js';
 
 /**
- * The operations on deliveries (contract section 6): list them by state, sink and call, and retry them, in bulk or
- * one. Shared by the admin API (`GET /admin/deliveries`, `POST /admin/deliveries/retry`, `POST
- * /admin/deliveries/<id>/retry`), the dashboard and `callhook deliveries list|retry`, so what a retry resets and
- * which delivery may be retried are written once. A retry puts deliveries back to pending, due now, with a fresh
- * attempt count; the attempts made so far stay in the history (admin-queries.ts retryDeliveries).
+ * The operations on deliveries (docs/reference.md#operating): list them by state, sink and call, and retry them, in
+ * bulk or one. Shared by the admin API (`GET /admin/deliveries`, `POST /admin/deliveries/retry`, `POST
+ * /admin/deliveries/<id>/retry`), the dashboard and `callhook deliveries list|retry`, so what a retry resets and which
+ * delivery may be retried are written once. A retry puts deliveries back to pending, due now, with a fresh attempt
+ * count; the attempts made so far stay in the history (admin-queries.ts retryDeliveries).
  */
 
 export interface DeliveriesDeps {

@@ -3,12 +3,12 @@ import type { CallRecord, Problem, Scalar } from '../record.js';
 import type { CallEdit, FieldChange } from '../store/admin-queries.js';
 
 /**
- * What an edit does to a record (contract section 11), with no I/O: the fields named take their new values,
- * normalised with the hook's declared parameters exactly as intake normalises them (the same functions, the
- * config's phone region and date order, compiled into `parameters`), and each named field's problem is
- * recomputed: a field fixed loses its problem, a field set to something invalid gets one carrying the value as
- * received, a required field emptied is `missing_required`. Every other field, `extra`, the id, the dedup key and
- * the source stay as they are.
+ * What an edit does to a record (docs/reference.md#editing-a-call), with no I/O: the fields named take their new
+ * values, normalised with the hook's declared parameters exactly as intake normalises them (the same functions, the
+ * config's phone region and date order, compiled into `parameters`), and each named field's problem is recomputed: a
+ * field fixed loses its problem, a field set to something invalid gets one carrying the value as received, a required
+ * field emptied is `missing_required`. Every other field, `extra`, the id, the dedup key and the source stay as they
+ * are.
  */
 
 /** A value an operator may give a field: JSON's scalars, and null (or "") to empty it. */
@@ -70,7 +70,9 @@ export function applyEdit(
   };
 }
 
-/** One field of the edit form (contract section 11): a declared parameter, its value now and its problem. */
+/**
+ * One field of the edit form (docs/reference.md#editing-a-call): a declared parameter, its value now and its problem.
+ */
 export interface EditableField {
   parameter: Parameter;
   /** The value in `data`, or the value as received while the field has a problem; absent when it has none. */
@@ -78,7 +80,10 @@ export interface EditableField {
   problem?: Problem;
 }
 
-/** The edit form's fields, one per declared parameter of the hook in declared order, prefilled as the contract says. */
+/**
+ * The edit form's fields, one per declared parameter of the hook in declared order, prefilled as
+ * docs/reference.md#editing-a-call says.
+ */
 export function editableFields(record: CallRecord, parameters: CompiledHook): EditableField[] {
   return parameters.parameters.map((parameter) => {
     const state = stateOf(record.data, record.problems, parameter.identifier);

@@ -7,7 +7,10 @@ import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { correctionOf, ingestReceipt, listReceipts, type ReceiptsDeps, receiptId, showReceipt } from './receipts.js';
 
-/** The receipt operations (contract section 6) on a real store: list, show, and a refused request ingested again. */
+/**
+ * The receipt operations (docs/reference.md#refused-requests) on a real store: list, show, and a refused request
+ * ingested again.
+ */
 
 let store: Store;
 let deps: ReceiptsDeps;

@@ -4,9 +4,9 @@ import type { IngestRequest } from '../intake/request.js';
 import type { AdminQueries, ListReceiptsQuery, ReceiptInfo } from '../store/admin-queries.js';
 
 /**
- * Refused requests are recoverable (contract section 6). The sender never retries, so a request refused with 400
- * or 415 is a lost call unless someone acts on it: its receipt keeps the raw body, and once the sender's mistake
- * is understood it is run through intake again, as it came or corrected, and stored with `source: recovered`.
+ * Refused requests are recoverable (docs/reference.md#refused-requests). The sender never retries, so a request refused
+ * with 400 or 415 is a lost call unless someone acts on it: its receipt keeps the raw body, and once the sender's
+ * mistake is understood it is run through intake again, as it came or corrected, and stored with `source: recovered`.
  * Shared by the admin API, the dashboard and the CLI (which lists receipts from the store, and ingests through the
  * running serve: the hooks and sinks are its own).
  */
@@ -61,8 +61,8 @@ export interface ReceiptJson extends Omit<ReceiptInfo, 'rawBody'> {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * A body as JSON can carry it (contract section 6): its text where it is UTF-8, else its bytes in base64. Both the
- * admin API's replies and the CLI's ingest requests write bodies so.
+ * A body as JSON can carry it (docs/reference.md#refused-requests): its text where it is UTF-8, else its bytes in
+ * base64. Both the admin API's replies and the CLI's ingest requests write bodies so.
  */
 export function textOrBase64(bytes: Uint8Array): { text: string } | { base64: string } {
   try {
@@ -94,8 +94,8 @@ export interface Correction {
 }
 
 /**
- * A correction as the admin API takes it (contract section 6): the body as text, or in base64 for bytes that are
- * not UTF-8, and the content type to read it as; what is not given is taken as it came.
+ * A correction as the admin API takes it (docs/reference.md#refused-requests): the body as text, or in base64 for bytes
+ * that are not UTF-8, and the content type to read it as; what is not given is taken as it came.
  */
 export function correctionOf({
   body,

@@ -4,7 +4,10 @@ import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { listSinks, pauseSink, type SinksDeps } from './sinks.js';
 
-/** Pause and resume (contract section 9) as every caller makes them: kept in the store, a resume waking the worker. */
+/**
+ * Pause and resume (docs/reference.md#what-every-sink-shares) as every caller makes them: kept in the store, a resume
+ * waking the worker.
+ */
 
 let store: Store;
 let deps: SinksDeps;

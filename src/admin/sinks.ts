@@ -4,11 +4,11 @@ import type { DeliveryState } from '../store/outbox.js';
 import { isPaused, type SinkState } from '../store/sink-state.js';
 
 /**
- * The sinks as an operator sees and steers them (contract section 9): `GET /admin/sinks`, `POST
- * /admin/sinks/<name>/pause|resume`, and `callhook sinks list|pause|resume` through them (contract section 6: the
- * running serve's config says which sinks there are, their types and their configured `paused`). A pause is kept
- * in the store, so it survives a restart and holds for every replica on PostgreSQL; everything listed is read
- * from the few rows the store keeps per sink (delivery_counts, sink_state), never from a scan of the deliveries.
+ * The sinks as an operator sees and steers them (docs/reference.md#what-every-sink-shares): `GET /admin/sinks`, `POST
+ * /admin/sinks/<name>/pause|resume`, and `callhook sinks list|pause|resume` through them (docs/reference.md#operating:
+ * the running serve's config says which sinks there are, their types and their configured `paused`). A pause is kept in
+ * the store, so it survives a restart and holds for every replica on PostgreSQL; everything listed is read from the few
+ * rows the store keeps per sink (delivery_counts, sink_state), never from a scan of the deliveries.
  */
 
 /** A configured sink, as the running serve knows it. */
@@ -35,7 +35,7 @@ export interface SinkView {
   paused_by: 'operator' | 'config';
   /** When an operator last paused or resumed it. */
   paused_changed_at: string | null;
-  /** While a 429 holds every delivery of the sink: until when (contract section 9). */
+  /** While a 429 holds every delivery of the sink: until when (docs/reference.md#what-every-sink-shares). */
   rate_limited_until: string | null;
   deliveries: Record<DeliveryState, number>;
   oldest_pending_age_seconds: number;

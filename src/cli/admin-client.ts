@@ -4,9 +4,10 @@ import { describeFetchError } from '../fetch-error.js';
 import { adminToken } from './context.js';
 
 /**
- * The running `serve`'s admin API, as the CLI's commands that change calls reach it (contract section 6): which
- * sinks a released or redelivered call goes to, and how an ingested request is normalised, are the running
- * serve's to decide, from its own config. A CLI run with another config, or none, cannot strand a call.
+ * The running `serve`'s admin API, as the CLI's commands that change calls reach it
+ * (docs/reference.md#refused-requests): which sinks a released or redelivered call goes to, and how an ingested request
+ * is normalised, are the running serve's to decide, from its own config. A CLI run with another config, or none, cannot
+ * strand a call.
  */
 
 export interface AdminClientOptions {

@@ -15,14 +15,16 @@ const record = (over: Partial<CallRecord>): CallRecord => ({
   ...over,
 });
 
-/** The CSV of these records, header first, as lines of cells split the simple way (no cell here holds a comma unquoted). */
+/**
+ * The CSV of these records, header first, as lines of cells split the simple way (no cell here holds a comma unquoted).
+ */
 function csv(...records: CallRecord[]): string[] {
   const columns = csvColumns();
   for (const r of records) addColumns(columns, r);
   return [csvHeader(columns), ...records.map((r) => csvRow(r, columns))];
 }
 
-describe('calls export --format csv (contract section 7)', () => {
+describe('calls export --format csv (docs/reference.md#command-line)', () => {
   it('has a column for every data and every extra field any call has, extra ones named extra.<field>', () => {
     const [header, first, second] = csv(
       record({ data: { first_name: 'Asha' }, extra: { campaign: 'diwali' } }),

@@ -1,13 +1,13 @@
 import type { CallRecord } from '../record.js';
 
 /**
- * `callhook calls export --format csv` (contract section 7): RFC 4180 CSV that a spreadsheet program opens as
- * written, one row a call.
+ * `callhook calls export --format csv` (docs/reference.md#command-line): RFC 4180 CSV that a spreadsheet program opens
+ * as written, one row a call.
  *
- * Columns: the record's own fields, then one column per `data` field any exported call has, named as the field,
- * then one per `extra` field, named `extra.<field>`, then `problems`. A declared parameter is lowercase snake_case
- * (contract section 3), so it never holds a dot and `extra.` columns cannot collide with it; a parameter that
- * shares a name with a fixed column (`source`, `id`) is named `data.<field>`, for the same reason.
+ * Columns: the record's own fields, then one column per `data` field any exported call has, named as the field, then
+ * one per `extra` field, named `extra.<field>`, then `problems`. A declared parameter is lowercase snake_case
+ * (docs/reference.md#normalising), so it never holds a dot and `extra.` columns cannot collide with it; a parameter
+ * that shares a name with a fixed column (`source`, `id`) is named `data.<field>`, for the same reason.
  */
 
 /** Excel and LibreOffice read a CSV without it in the machine's legacy code page: `Aśha` comes out as `AÅ›ha`. */

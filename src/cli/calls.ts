@@ -62,8 +62,8 @@ export function callsCommand(io: CommandIo): Command {
       const config = commandConfig(io.env, opts.config);
       const secrets = await configSecrets(config);
       await withStore(config, async (store) => {
-        // As GET /admin/calls/<id> shows it (contract sections 6 and 11), a receipt's body as text or base64, and
-        // masked as the admin API masks it.
+        // As GET /admin/calls/<id> shows it (docs/reference.md#refused-requests and docs/reference.md#dashboard), a
+        // receipt's body as text or base64, and masked as the admin API masks it.
         const call = await showCall({ store }, id);
         const shown = maskSecrets(
           { ...call, receipts: call.receipts.map((r) => receiptJson(r, (bytes) => maskBytes(bytes, secrets))) },
@@ -106,7 +106,7 @@ export function callsCommand(io: CommandIo): Command {
         }
       });
     });
-  // Changes go through the running serve (contract section 6): its config decides the sinks.
+  // Changes go through the running serve (docs/reference.md#operating): its config decides the sinks.
   withAdminOptions(
     calls
       .command('release')
@@ -140,7 +140,7 @@ export function callsCommand(io: CommandIo): Command {
         `redelivering ${id} to ${reply.scheduled} of ${reply.sinks.length} ${reply.sinks.length === 1 ? 'sink' : 'sinks'}${note}: ${reply.sinks.join(', ') || 'none'}\n`,
       );
     });
-  // Contract section 11: the running serve normalises the new values with its hook's parameters, as at intake.
+  // docs/reference.md#dashboard: the running serve normalises the new values with its hook's parameters, as at intake.
   withAdminOptions(
     calls
       .command('edit')
@@ -180,7 +180,10 @@ function collectSet(text: string, set: Record<string, string>): Record<string, s
   });
 }
 
-/** What changed, field by field (before → after, "(none)" where there was no value), the new revision and the problems left. */
+/**
+ * What changed, field by field (before → after, "(none)" where there was no value), the new revision and the problems
+ * left.
+ */
 export function describeEdit(id: string, { record, problems, edit }: EditReply): string {
   const shown = (change: { before?: unknown; after?: unknown }, side: 'before' | 'after') =>
     Object.hasOwn(change, side) ? JSON.stringify(change[side]) : '(none)';

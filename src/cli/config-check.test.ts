@@ -6,7 +6,7 @@ import { loadConfig } from '../config.js';
 import { resolveConfiguredSinks } from '../sinks/registry.js';
 import { describeConfig } from './config-check.js';
 
-describe('config check output (contract section 6)', () => {
+describe('config check output (docs/reference.md#secrets)', () => {
   it('masks every secret shape and shows a ${VAR} value that is no secret as the variable', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'callhook-config-check-'));
     const path = join(dir, 'callhook.yaml');

@@ -26,7 +26,7 @@ export function configCommand(io: CommandIo): Command {
 }
 
 /**
- * The resolved configuration as JSON, every secret replaced by `***` (contract section 6). A sink option's value
+ * The resolved configuration as JSON, every secret replaced by `***` (docs/reference.md#secrets). A sink option's value
  * that `${VAR}` filled in and that is not a secret shows as `${VAR}`: the variable is set, and its value is the
  * environment's to show.
  */

@@ -14,7 +14,7 @@ export function commandConfig(env: CliIo['env'], configPath?: string): Config {
 
 /**
  * The webhook key `serve` accepts: configured, else the newest one callhook keeps, in the data dir or, with
- * DATABASE_URL, in the database, where every replica reads it (contract section 1).
+ * DATABASE_URL, in the database, where every replica reads it (docs/reference.md#start-and-set-up).
  */
 export async function webhookKey(config: Config): Promise<string | undefined> {
   return config.apiKeys[0] ?? (await withKeptKeys(config, API_KEYS_FILE, (kept) => kept.read()))?.[0];
@@ -80,9 +80,9 @@ export function progressLine(stderr: CliIo['stderr']): { show(text: string): voi
 }
 
 /**
- * Every secret `serve` would mask for this config (contract section 6): the config's own, with the options its sink
- * types declare, and the keys and admin token callhook keeps. For the commands that print what the store holds
- * (a raw body is the sender's and may carry anything), as the admin API masks it.
+ * Every secret `serve` would mask for this config (docs/reference.md#secrets): the config's own, with the options its
+ * sink types declare, and the keys and admin token callhook keeps. For the commands that print what the store holds (a
+ * raw body is the sender's and may carry anything), as the admin API masks it.
  */
 export async function configSecrets(config: Config): Promise<string[]> {
   const specs = await resolveConfiguredSinks(config).catch(() => []);

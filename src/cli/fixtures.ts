@@ -4,7 +4,7 @@ import { extname, join } from 'node:path';
 import { z } from 'zod';
 
 /**
- * Fixture files (contract section 8): one request as the calling service sends it, and what the receiver must
+ * Fixture files (docs/reference.md#fixtures): one request as the calling service sends it, and what the receiver must
  * answer. Read by `callhook replay` and by the test suite, so both send exactly the same bytes.
  */
 

@@ -5,7 +5,7 @@ import type { CommandIo } from './io.js';
 
 /**
  * `callhook keys generate|show`: the webhook keys callhook keeps when CALLHOOK_API_KEYS is not set, in the data
- * dir or, with DATABASE_URL, in the database (contract sections 1 and 7).
+ * dir or, with DATABASE_URL, in the database (docs/reference.md#start-and-set-up and docs/reference.md#command-line).
  */
 export function keysCommand(io: CommandIo): Command {
   const keys = new Command('keys').description(

@@ -7,7 +7,7 @@ import { resolveConfiguredSinks } from '../sinks/registry.js';
 const SECRET_FLAGS = new Set(['--key', '--api-key', '--admin-token']);
 
 /**
- * A command's last line with the secrets taken out (contract section 6): an error can quote what a server
+ * A command's last line with the secrets taken out (docs/reference.md#secrets): an error can quote what a server
  * answered, and a server can quote the key it was sent. The secrets are those of the config (as far as it can be
  * read: a command that failed on its config has no secret of it to show), the keys given on the command line, and
  * the credentials inside any URL given there (`--url`, `--api-url`). The sink types the config names are loaded for

@@ -15,10 +15,10 @@ interface Options {
 }
 
 /**
- * `callhook purge --older-than 90d [--dry-run] [--yes] [--include-refused]` (contract section 7): deletes old
- * calls and receipts, never a held call, one still owed to a sink, nor a refused request not yet ingested
- * (Maintenance.purge). On a terminal it shows the counts and asks first. Off a terminal it deletes without asking, as it
- * always has: cron jobs and scripts run it so today, and a `--yes` they lack would stop their purges unnoticed.
+ * `callhook purge --older-than 90d [--dry-run] [--yes] [--include-refused]` (docs/reference.md#command-line): deletes
+ * old calls and receipts, never a held call, one still owed to a sink, nor a refused request not yet ingested
+ * (Maintenance.purge). On a terminal it shows the counts and asks first. Off a terminal it deletes without asking, as
+ * it always has: cron jobs and scripts run it so today, and a `--yes` they lack would stop their purges unnoticed.
  */
 export function purgeCommand(io: CommandIo): Command {
   return new Command('purge')
@@ -31,8 +31,8 @@ export function purgeCommand(io: CommandIo): Command {
     .option('--include-refused', 'also delete the receipts of refused requests not yet ingested (their only copy)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: Options) => {
-      // The one grammar of contract section 7, a bare number of milliseconds included: a purge never deletes what
-      // is still owed, and the dry run and the question on a terminal say what would go first.
+      // The one grammar of docs/reference.md#command-line, a bare number of milliseconds included: a purge never
+      // deletes what is still owed, and the dry run and the question on a terminal say what would go first.
       const before = new Date(Date.now() - durationOption(opts.olderThan, '--older-than'));
       const options = { includeRefused: Boolean(opts.includeRefused) };
       const what = (counts: PurgeCounts) =>

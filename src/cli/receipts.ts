@@ -7,8 +7,8 @@ import { commandConfig, positive, withStore } from './context.js';
 import type { CliIo, CommandIo } from './io.js';
 
 /**
- * `callhook receipts list|ingest` (contract section 6): what every authenticated request left behind, and the
- * refused ones ingested again through the running serve, which normalises and routes them with its own config.
+ * `callhook receipts list|ingest` (docs/reference.md#refused-requests): what every authenticated request left behind,
+ * and the refused ones ingested again through the running serve, which normalises and routes them with its own config.
  */
 export function receiptsCommand(io: CommandIo): Command {
   const receipts = new Command('receipts').description('requests as they arrived; refused ones can be ingested again');
@@ -78,9 +78,9 @@ async function readBody(path: string, stdin: CliIo['stdin']): Promise<Uint8Array
 }
 
 /**
- * The admin API takes a body as text, or in base64 for bytes that are not UTF-8 (contract section 6). Text that JSON
- * would escape to more than its base64 (control characters) goes in base64 too: the API takes an ingest body up to
- * body_limit as base64 would carry it, so any body within body_limit gets through.
+ * The admin API takes a body as text, or in base64 for bytes that are not UTF-8 (docs/reference.md#refused-requests).
+ * Text that JSON would escape to more than its base64 (control characters) goes in base64 too: the API takes an ingest
+ * body up to body_limit as base64 would carry it, so any body within body_limit gets through.
  */
 function asText(bytes: Uint8Array): { body: string } | { body_base64: string } {
   const body = textOrBase64(bytes);

@@ -60,7 +60,7 @@ export function reconcileCommand(io: CommandIo): Command {
 
       await withStore(config, async (store) => {
         const line = progressLine(io.stderr);
-        // Kept for the dashboard's overview, a dry run too, marked as such (contract section 11).
+        // Kept for the dashboard's overview, a dry run too, marked as such (docs/reference.md#dashboard).
         const secrets = [
           ...secretValues(config, specs),
           ...(apiKey.length >= 4 ? [apiKey] : []),
@@ -113,7 +113,7 @@ export function parseSince(text: string, now: Date): string {
   const trimmed = text.trim();
   const date = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? toCalendarDate(trimmed) : undefined;
   if (date) return date;
-  // An age reads as every other duration does (contract section 7): `7d`, `36h`, `1w3d`.
+  // An age reads as every other duration does (docs/reference.md#durations): `7d`, `36h`, `1w3d`.
   const age = readDuration(trimmed);
   if ('error' in age) throw new Error(`--since takes a date (2026-11-01) or an age (7d, 12h, 2w), not "${text}"`);
   return new Date(now.getTime() - age.ms).toISOString().slice(0, 10);

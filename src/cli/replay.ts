@@ -37,7 +37,7 @@ export async function replay(paths: readonly string[], options: ReplayOptions): 
     const fixture = withRunId(template, run);
     const result = await replayOne(file, fixture, options);
     results.push(result);
-    // Each reply whole (contract section 7), on the line of its file.
+    // Each reply whole (docs/reference.md#command-line), on the line of its file.
     const reply =
       result.reply === undefined
         ? ''

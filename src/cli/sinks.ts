@@ -5,10 +5,10 @@ import { commandConfig } from './context.js';
 import type { CommandIo } from './io.js';
 
 /**
- * `callhook sinks list|pause|resume` (contract sections 7 and 9) ask the running serve through its admin API
- * (admin-client.ts): which sinks there are, their types and their configured `paused` are its config's, and a
- * pause it keeps in the store holds for every replica and every restart. No serve answering is one line and a
- * non-zero exit.
+ * `callhook sinks list|pause|resume` (docs/reference.md#command-line and docs/reference.md#what-every-sink-shares) ask
+ * the running serve through its admin API (admin-client.ts): which sinks there are, their types and their configured
+ * `paused` are its config's, and a pause it keeps in the store holds for every replica and every restart. No serve
+ * answering is one line and a non-zero exit.
  */
 export function sinksCommand(io: CommandIo): Command {
   const sinks = new Command('sinks').description('list, pause and resume the sinks of the running serve');

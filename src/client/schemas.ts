@@ -267,12 +267,17 @@ export type SuccessReply = z.infer<typeof successSchema>;
 const asId = (value: string | number | undefined): string | undefined =>
   value === undefined || value === '' ? undefined : String(value);
 
-/** The identifier to pass as `id` to endpoint 9: the list (spec 2.7) shows none, so `id`, `_id` and `campaign_id` are read. */
+/**
+ * The identifier to pass as `id` to endpoint 9: the list (spec 2.7) shows none, so `id`, `_id` and `campaign_id` are
+ * read.
+ */
 export function campaignId(campaign: Campaign): string | undefined {
   return asId(campaign.id) ?? asId(campaign._id) ?? asId(campaign.campaign_id);
 }
 
-/** The identifier of a tag (endpoints 11, 12, 14): the tag of spec 2.6 shows none, so `id`, `_id` and `tag_id` are read. */
+/**
+ * The identifier of a tag (endpoints 11, 12, 14): the tag of spec 2.6 shows none, so `id`, `_id` and `tag_id` are read.
+ */
 export function tagId(tag: Tag): string | undefined {
   return asId(tag.id) ?? asId(tag._id) ?? asId(tag.tag_id);
 }

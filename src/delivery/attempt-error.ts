@@ -7,7 +7,7 @@ import { truncate } from '../sinks/shared/record-fields.js';
 export const ERROR_CHARS = 500;
 
 /**
- * The secrets are taken out first and the text cut after (contract section 6): a secret across the cut would
+ * The secrets are taken out first and the text cut after (docs/reference.md#secrets): a secret across the cut would
  * otherwise keep its first part, which no masker could recognise once it stood alone.
  */
 export function attemptError(text: string, mask: (text: string) => string = (t) => t): string {

@@ -18,7 +18,7 @@ describe('attempt outcome', () => {
     });
   });
 
-  it('pauses the sink for a 429 until the wait it was given, or its next back-off step (contract section 9)', () => {
+  it('pauses the sink for a 429 until the wait it was given, or its next back-off step (docs/reference.md#what-every-sink-shares)', () => {
     const given = attemptOutcome(new RetryableError('HTTP 429', { status: 429, retryAfterMs: 2000 }), 1, policy, 0);
     expect(given).toEqual({
       attempt: { outcome: 'retry', error: 'HTTP 429', httpStatus: 429 },

@@ -8,15 +8,17 @@ export interface FailedAttempt {
   attempt: Omit<AttemptResult, 'startedAt' | 'durationMs'>;
   /** When the delivery is due again; none when it is dead. */
   retryAt?: number;
-  /** A 429: every delivery of the sink waits until then (contract section 9), this one included. */
+  /**
+   * A 429: every delivery of the sink waits until then (docs/reference.md#what-every-sink-shares), this one included.
+   */
   pauseSinkUntil?: number;
 }
 
 /**
  * The classifier's outcome (sinks/errors.ts) as an attempt's record: dead at once, or retried after the policy's wait.
- * A "too many requests" pauses the whole sink until the wait the service gave, or without one its next back-off
- * step (contract section 9); the attempt that met it counts like any other, so after the last one it is dead,
- * though the sink still waits.
+ * A "too many requests" pauses the whole sink until the wait the service gave, or without one its next back-off step
+ * (docs/reference.md#what-every-sink-shares); the attempt that met it counts like any other, so after the last one it
+ * is dead, though the sink still waits.
  */
 export function attemptOutcome(err: unknown, attempt: number, policy: RetryPolicy, now = Date.now()): FailedAttempt {
   const outcome = classify(err);

@@ -1,10 +1,10 @@
 import type { RatePolicy } from '../sinks/policy.js';
 
 /**
- * A sink's `rate` (contract section 9): at most `max` deliveries start in ANY window of `perMs`, in one process.
- * A sliding log of the last `max` start times, not p-queue's `intervalCap`: p-queue counts in fixed intervals
- * that start where its timer does, so `max` starts at the end of one interval and `max` more at the start of the
- * next put 2 × max inside one window of that length, past the limit a CRM documents.
+ * A sink's `rate` (docs/reference.md#what-every-sink-shares): at most `max` deliveries start in ANY window of `perMs`,
+ * in one process. A sliding log of the last `max` start times, not p-queue's `intervalCap`: p-queue counts in fixed
+ * intervals that start where its timer does, so `max` starts at the end of one interval and `max` more at the start of
+ * the next put 2 × max inside one window of that length, past the limit a CRM documents.
  *
  * The window kept is a little longer than `per` (arrivalMargin): a service counts requests as they arrive, and
  * the first requests of a window, which open connections, arrive later after their start than the next window's,

@@ -9,7 +9,10 @@ import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { type AttemptEvent, createDeliveryWorker, type WorkerSink } from './worker.js';
 
-/** What holds a sink's deliveries back (contract section 9): its `rate`, a 429's wait, and a pause. */
+/**
+ * What holds a sink's deliveries back (docs/reference.md#what-every-sink-shares): its `rate`, a 429's wait, and a
+ * pause.
+ */
 
 const log = pino({ level: 'silent' });
 const record = (id: string): CallRecord => ({
@@ -67,7 +70,7 @@ describe('delivery worker holds', () => {
     expect(most).toBe(3);
   });
 
-  it('pauses the whole sink for a 429 until the wait it was given: the others spend no attempt meanwhile (contract section 9)', async () => {
+  it('pauses the whole sink for a 429 until the wait it was given: the others spend no attempt meanwhile (docs/reference.md#what-every-sink-shares)', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const started: { id: string; at: number }[] = [];
     const events: AttemptEvent[] = [];
@@ -117,7 +120,7 @@ describe('delivery worker holds', () => {
     expect((await store.sinkStates())[0]).toMatchObject({ sink: 's', lastError: 'HTTP 429: slow down' });
   });
 
-  it('releases uncounted a claim that was on its way when a 429 came: no attempt starts during the wait (contract section 9)', async () => {
+  it('releases uncounted a claim that was on its way when a 429 came: no attempt starts during the wait (docs/reference.md#what-every-sink-shares)', async () => {
     const inner = openSqliteStore({ path: ':memory:' });
     const onItsWay: string[] = [];
     let answer429 = () => {};

@@ -332,7 +332,7 @@ describe('delivery worker', () => {
 });
 
 describe('the idempotency key of a delivery', () => {
-  it('is <record id>:<sink> as received, and names the revision of an edited record (contract section 5)', () => {
+  it('is <record id>:<sink> as received, and names the revision of an edited record (docs/reference.md#sinks-and-delivery)', () => {
     expect(idempotencyKey({ id: 'r1', revision: 1 }, 'crm')).toBe('r1:crm');
     expect(idempotencyKey({ id: 'r1', revision: 3 }, 'crm')).toBe('r1:crm:r3');
   });

@@ -10,10 +10,11 @@ import { attemptOutcome } from './attempt-outcome.js';
 import { type RateWindow, rateWindow } from './rate-window.js';
 
 /**
- * The outbox worker: takes due deliveries from the store and hands each to its sink, off the request path.
- * Each sink has its own loop, so a slow or hanging sink never holds back another (or the replies). A sink's loop
- * starts no more than its `rate` allows, and none while the sink is paused or waiting out a 429 (contract section
- * 9): the store's claim holds a paused or waiting sink for every replica, this loop for itself.
+ * The outbox worker: takes due deliveries from the store and hands each to its sink, off the request path. Each sink
+ * has its own loop, so a slow or hanging sink never holds back another (or the replies). A sink's loop starts no more
+ * than its `rate` allows, and none while the sink is paused or waiting out a 429
+ * (docs/reference.md#queues-and-databases): the store's claim holds a paused or waiting sink for every replica, this
+ * loop for itself.
  */
 
 export interface WorkerSink {
@@ -26,7 +27,7 @@ export interface AttemptEvent {
   sink: string;
   outcome: AttemptResult['outcome'];
   durationMs: number;
-  /** The sink answered "too many requests" (contract section 9). */
+  /** The sink answered "too many requests" (docs/reference.md#queues-and-databases). */
   rateLimited: boolean;
 }
 
@@ -44,7 +45,7 @@ export interface WorkerOptions {
   /** Told of every finished attempt (metrics). */
   onAttempt?: (event: AttemptEvent) => void;
   /**
-   * Takes the secrets out of an attempt's error text before it is stored (contract section 6): a receiver that
+   * Takes the secrets out of an attempt's error text before it is stored (docs/reference.md#secrets): a receiver that
    * echoes its request in an error quotes the token it was given, and the database, its backups and a SQL query
    * must not hold it any more than an admin reply may.
    */
@@ -102,8 +103,8 @@ export function createDeliveryWorker({
   /**
    * Keeps up to `concurrency` attempts of one sink in flight at all times: a slot is claimed again as soon as its
    * attempt is recorded, whatever the others do, so one receiver that hangs on one record holds one slot until its
-   * timeout, never the whole sink (contract section 5: at least once, and a slow sink must not stall the rest). A
-   * claim asks for the free slots only, as replicas claim side by side from one PostgreSQL outbox.
+   * timeout, never the whole sink (docs/reference.md#sinks-and-delivery: at least once, and a slow sink must not stall
+   * the rest). A claim asks for the free slots only, as replicas claim side by side from one PostgreSQL outbox.
    */
   async function runLoop(loop: SinkLoop): Promise<void> {
     while (running) {
@@ -124,8 +125,8 @@ export function createDeliveryWorker({
       } catch (err) {
         log.error({ err, sink: loop.name }, 'cannot read the outbox');
       }
-      // stop() came while the claim was on its way, or an attempt in flight met a 429 meanwhile: nothing was
-      // attempted, so nothing is counted (contract section 9: the deliveries that wait spend no attempt).
+      // stop() came while the claim was on its way, or an attempt in flight met a 429 meanwhile: nothing was attempted,
+      // so nothing is counted (docs/reference.md#what-every-sink-shares: the deliveries that wait spend no attempt).
       if (!running || loop.pausedUntil > Date.now()) {
         await release(claimed.map((d) => d.id));
         if (!running) break;
@@ -352,8 +353,8 @@ export function createDeliveryWorker({
 }
 
 /**
- * Contract section 5: `<record id>:<sink name>` for a record as received, `…:r<revision>` for an edited one, so a
- * repeat is dropped downstream and an edit is not.
+ * docs/reference.md#sinks-and-delivery: `<record id>:<sink name>` for a record as received, `…:r<revision>` for an
+ * edited one, so a repeat is dropped downstream and an edit is not.
  */
 export function idempotencyKey(record: Pick<CallRecord, 'id' | 'revision'>, sink: string): string {
   return (record.revision ?? 1) > 1 ? `${record.id}:${sink}:r${record.revision}` : `${record.id}:${sink}`;

@@ -3,7 +3,7 @@ import { RECORD_SOURCES } from '../record.js';
 import { timeBound } from '../store/admin-query.js';
 
 /**
- * What each admin route takes (contract section 6), as zod schemas written once: the router validates requests
+ * What each admin route takes (docs/reference.md#operating), as zod schemas written once: the router validates requests
  * with them (admin.ts) and the OpenAPI document's parameters and request bodies are generated from them
  * (openapi.ts, with z.toJSONSchema), so a parameter cannot be accepted without being documented, or the reverse.
  * A description given with `.describe()` is the parameter's description in the document.
@@ -53,7 +53,7 @@ export const callsQuery = z.strictObject({
   from: timeParam('from', 'Received at or after (ISO date or timestamp)'),
   to: timeParam('to', 'Received before (ISO date or timestamp)'),
   q: z.string().optional().describe('Text anywhere in the record'),
-  // Contract section 11: the review queue, held calls and calls with problems not marked reviewed.
+  // docs/reference.md#dashboard: the review queue, held calls and calls with problems not marked reviewed.
   review: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
@@ -66,7 +66,7 @@ export const callsQuery = z.strictObject({
   limit,
 });
 
-/** Contract section 11: the fields named and their new values; null (or "") empties one. */
+/** docs/reference.md#editing-a-call: the fields named and their new values; null (or "") empties one. */
 export const editBody = z.strictObject({
   data: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
@@ -90,7 +90,10 @@ export const receiptsQuery = z.strictObject({
   limit,
 });
 
-/** Contract section 6: the body as text, or in base64 for bytes that are not UTF-8; the content type as it is to be read. */
+/**
+ * docs/reference.md#refused-requests: the body as text, or in base64 for bytes that are not UTF-8; the content type as
+ * it is to be read.
+ */
 export const ingestBody = z
   .strictObject({
     body: z.string().optional().describe('The corrected body, as text'),

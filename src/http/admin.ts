@@ -26,28 +26,28 @@ export interface AdminDeps {
   /** Masked out of every admin reply, whatever field they hide in; a set may grow while serving (kept keys). */
   secrets: SecretList;
   limiter?: AuthLimiter;
-  /** Contract section 6: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
+  /** docs/reference.md#exposure: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
   trustProxy?: boolean;
   /** What a refused request ingested again may weigh, as at intake. */
   bodyLimitBytes: number;
   /**
-   * Contract section 11: the operator's zone (the server's own by default): the dashboard shows times in it, and a
-   * date given as `from` / `to` here and on the pages is that day in it.
+   * docs/reference.md#dashboard: the operator's zone (the server's own by default): the dashboard shows times in it,
+   * and a date given as `from` / `to` here and on the pages is that day in it.
    */
   timezone?: string;
 }
 
-/** Contract section 6: an admin request body over 64 KiB is refused with 413 before it is parsed. */
+/** docs/reference.md#refused-requests: an admin request body over 64 KiB is refused with 413 before it is parsed. */
 export const ADMIN_BODY_LIMIT = 64 * 1024;
 
 /** The body each admin request carried, read once under its route's limit before any route looks at it. */
 type AdminEnv = { Variables: { body?: Uint8Array } };
 
 /**
- * `/admin/*` behind its own bearer token: the webhook key never opens it (contract section 6). Calls, their raw
- * requests, receipts, attempts and edits; deliveries by state and sink; edit, review mark, redelivery, release and
- * bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the admin/
- * module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
+ * `/admin/*` behind its own bearer token: the webhook key never opens it (docs/reference.md#refused-requests). Calls,
+ * their raw requests, receipts, attempts and edits; deliveries by state and sink; edit, review mark, redelivery,
+ * release and bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the
+ * admin/ module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
 export function adminRoutes({
   admin: { calls, deliveries, receipts, sinks },
@@ -59,8 +59,9 @@ export function adminRoutes({
   bodyLimitBytes,
   timezone,
 }: AdminDeps): Hono<AdminEnv> {
-  // The ingest of a refused request may carry up to body_limit (contract section 6), as JSON: a body that is not
-  // text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by ingestReceipt.
+  // The ingest of a refused request may carry up to body_limit (docs/reference.md#refused-requests), as JSON: a body
+  // that is not text comes in base64, 4 bytes for every 3. Its decoded size is held to body_limit exactly by
+  // ingestReceipt.
   const ingestLimit = ADMIN_BODY_LIMIT + Math.ceil(bodyLimitBytes / 3) * 4;
   // A date (YYYY-MM-DD) is that day where the operator is, from its midnight there; a time is taken as written.
   const clock = createClock(timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone);
@@ -87,7 +88,7 @@ export function adminRoutes({
         const call = await calls.showCall(c.req.valid('param').id);
         return reply({ ...call, receipts: call.receipts.map(shown) });
       })
-      // Contract section 11: changes only the fields named, normalised as at intake; never redelivers.
+      // docs/reference.md#dashboard: changes only the fields named, normalised as at intake; never redelivers.
       .patch(
         '/calls/:id',
         param(on['patch /admin/calls/{id}'].params),
@@ -134,7 +135,8 @@ export function adminRoutes({
         const { call_id, ...query } = c.req.valid('json');
         return reply(await deliveries.retryDeliveries({ ...query, callId: call_id }));
       })
-      // Contract section 9: a pause is kept in the store, for every replica and every restart; a resume wakes the worker.
+      // docs/reference.md#what-every-sink-shares: a pause is kept in the store, for every replica and every restart; a
+      // resume wakes the worker.
       .get('/sinks', async () => reply({ sinks: await sinks.listSinks() }))
       .post('/sinks/:name/pause', param(on['post /admin/sinks/{name}/pause'].params), async (c) =>
         reply(await sinks.pauseSink(c.req.valid('param').name, true)),

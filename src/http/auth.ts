@@ -9,16 +9,16 @@ import { requestHeader } from './node-headers.js';
 const BEARER = /^bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
 /**
- * The bearer check of contract section 2: the scheme in any case, the token compared in constant time against every
- * accepted key, each as its SHA-256 digest. Every missing, malformed or wrong key is answered alike, 401 with the
+ * The bearer check of docs/reference.md#receiving: the scheme in any case, the token compared in constant time against
+ * every accepted key, each as its SHA-256 digest. Every missing, malformed or wrong key is answered alike, 401 with the
  * spec's Error object and `WWW-Authenticate: Bearer` (RFC 6750 section 3).
  *
  * hono/bearer-auth does the same check, but reads the header through the request's web Headers, which
  * @hono/node-server builds from scratch for it on every request (node-headers.ts); it also answers a malformed
- * header with 400 where the contract wants 401.
+ * header with 400 where docs/reference.md#replies wants 401.
  *
- * Failures count against the client's address, the last X-Forwarded-For hop when `trustProxy` (contract section 6),
- * else the peer's.
+ * Failures count against the client's address, the last X-Forwarded-For hop when `trustProxy`
+ * (docs/reference.md#exposure), else the peer's.
  */
 export function requireBearer(
   keys: readonly string[] | KeyRing,
@@ -26,8 +26,8 @@ export function requireBearer(
   trustProxy = false,
 ): MiddlewareHandler {
   if (!isKeyRing(keys) && keys.length === 0) throw new Error('requireBearer: requires at least one key');
-  // A ring holds the keys hashed (keys/ring.ts); kept keys come as a ring that changes while serving (contract
-  // section 1), and are looked up per request, from memory.
+  // A ring holds the keys hashed (keys/ring.ts); kept keys come as a ring that changes while serving
+  // (docs/reference.md#start-and-set-up), and are looked up per request, from memory.
   const ring = isKeyRing(keys) ? keys : createKeyRing(keys);
   const refuse = (c: Context) => {
     const address = clientAddress(c, trustProxy);
@@ -35,7 +35,8 @@ export function requireBearer(
     if (waitMs > 0)
       return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
     limiter?.fail(address);
-    // Exactly the contract's challenge: a realm is optional (RFC 6750 section 3) and would only name the route.
+    // Exactly the documented challenge (docs/reference.md#replies): a realm is optional (RFC 6750 section 3) and would
+    // only name the route.
     return errorResponse(new CallhookError('UNAUTHORIZED'), { 'www-authenticate': 'Bearer' });
   };
   return async function bearer(c, next) {

@@ -6,7 +6,7 @@ import { requestHeader } from './node-headers.js';
 /**
  * The address a request is counted and logged under: the auth limiter's key and the request log's `remote`.
  *
- * Contract section 6, `trust_proxy`: when true, the client's address is the last `X-Forwarded-For` hop, the one
+ * docs/reference.md#exposure, `trust_proxy`: when true, the client's address is the last `X-Forwarded-For` hop, the one
  * the proxy in front of callhook added; every hop before it was written by whoever sent the request, and could be
  * anything. Several X-Forwarded-For headers are one list (RFC 9110 section 5.3: a repeated list header means its
  * values joined by commas; Node joins this one so). A last hop that is no address (empty, garbage) is not trusted:

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 /**
  * Node answers a request it cannot parse (malformed HTTP, headers too large, a client too slow) before any route
  * sees it, with a bare status line. This gives those replies the same Error object as every other one
- * (contract section 2), and says which limit was hit.
+ * (docs/reference.md#receiving), and says which limit was hit.
  */
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {

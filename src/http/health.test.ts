@@ -28,7 +28,7 @@ describe('/readyz', () => {
     expect(lines).toEqual([]);
   });
 
-  it("names the failing check and leaves the store's error to the log, where the operator reads it (contract section 6)", async () => {
+  it("names the failing check and leaves the store's error to the log, where the operator reads it (docs/reference.md#operating)", async () => {
     const { app, lines } = routes(async () => {
       throw new Error(REFUSED);
     });

@@ -34,7 +34,7 @@ export function healthRoutes({
       try {
         await withinDeadline(store.ping(), storeDeadlineMs, 'the store probe');
       } catch (err) {
-        // Contract section 6: /readyz answers anyone, and a store's error names hosts, addresses and database
+        // docs/reference.md#health: /readyz answers anyone, and a store's error names hosts, addresses and database
         // users. The reply says which check failed; what failed is the operator's to read, in the log.
         checks.store = 'failing';
         log.warn({ err, check: 'store' }, 'readiness: the store probe failed');

@@ -30,7 +30,8 @@ interface Operation {
  * (admin-schemas.ts): every admin route the router has is in it, and what it documents is what the route takes.
  */
 describe('the OpenAPI document', () => {
-  // A store that is never reached: a request the schemas let through fails at the store, one they refuse never gets there.
+  // A store that is never reached: a request the schemas let through fails at the store, one they refuse never gets
+  // there.
   const store = {} as Store;
   const intake = buildIntake({ store, hooks: new Map() });
   const router = adminRoutes({

@@ -40,20 +40,21 @@ export interface WebhookDeps {
   bodyLimitBytes: number;
   /** Sheds repeated failed authentication (shared with the admin routes). */
   limiter?: AuthLimiter;
-  /** Contract section 6: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
+  /** docs/reference.md#exposure: the limiter counts the last X-Forwarded-For hop, not the peer (client-address.ts). */
   trustProxy?: boolean;
   /** How long a store write or read may take before the reply is a 503 (deadline.ts). */
   storeDeadlineMs?: number;
   /**
-   * The global keys when callhook keeps them (no CALLHOOK_API_KEYS): read again while serving, so a new key works
-   * at once (contract section 1). A hook that declares no keys of its own follows them; one that does keeps its own.
+   * The global keys when callhook keeps them (no CALLHOOK_API_KEYS): read again while serving, so a new key works at
+   * once (docs/reference.md#start-and-set-up). A hook that declares no keys of its own follows them; one that does
+   * keeps its own.
    */
   globalKeys?: KeyRing;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
-/** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (contract section 2). */
+/** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (docs/reference.md#receiving). */
 export function webhookRoutes({
   intake: { hooks, ingestRequest, inCallHandlers },
   store,
@@ -77,13 +78,14 @@ export function webhookRoutes({
   const bounded = <T>(work: Promise<T>, what: string) => withinDeadline(work, storeDeadlineMs, what);
 
   /**
-   * Keeps a receipt of the refused request, then throws the error reply. A body that was read but could not be
-   * used is kept whole, as received (contract section 2): it is within the body limit, which bounds it as it bounds
+   * Keeps a receipt of the refused request, then throws the error reply. A body that was read but could not be used is
+   * kept whole, as received (docs/reference.md#receipts): it is within the body limit, which bounds it as it bounds
    * every stored call's raw body. When the store itself is what failed, the reply does not wait for it a second time.
    */
   const rejectAndThrow = async (c: Context<Env>, err: CallhookError, rawBody?: Uint8Array): Promise<never> => {
     const receipt = receiptAt(c, rawBody?.byteLength);
-    // The query string is kept with the body: a refused request is ingested again as it came (contract section 6).
+    // The query string is kept with the body: a refused request is ingested again as it came
+    // (docs/reference.md#refused-requests).
     const query = searchOf(c.req.url);
     const kept = bounded(
       store.recordRejection({

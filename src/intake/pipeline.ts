@@ -110,7 +110,8 @@ export function prepareCall({
 }: IntakeInput): PreparedCall {
   const { data, extra, problems } = normalize(fields, hook.parameters);
   const hash = contentHash(data, extra, problems);
-  // Contract section 4: a call none of whose declared parameters has a value cannot be told from another call.
+  // docs/reference.md#deduplication: a call none of whose declared parameters has a value cannot be told from another
+  // call.
   const empty = Object.keys(data).length === 0 && problems.every((p) => p.code === 'missing_required');
   const record: CallRecord = {
     // Ids sort by arrival in the store: a refused request ingested now arrives now, though the sender sent it then
@@ -146,9 +147,9 @@ const sinksDue = (hook: Hook, record: CallRecord, status: CallStatus): string[] 
   status === 'held' ? [] : sinksFor(hook, record);
 
 /**
- * Commits a prepared call, and a conflict as a call of its own (contract section 4, `on_conflict: keep`): a stored
- * call has the same key but other content, so this is another call, stored under the key of its content (its own
- * repeats are then duplicates of it), carrying `conflicts_with`, and delivered like any call. Its sinks are chosen
+ * Commits a prepared call, and a conflict as a call of its own (docs/reference.md#deduplication, `on_conflict: keep`):
+ * a stored call has the same key but other content, so this is another call, stored under the key of its content (its
+ * own repeats are then duplicates of it), carrying `conflicts_with`, and delivered like any call. Its sinks are chosen
  * again, as `when` may look at `conflicts_with` or `dedup_key`.
  */
 export async function commitCall(
@@ -170,7 +171,7 @@ export async function commitCall(
   return replyTo(kept, await commit(kept.commit));
 }
 
-/** The reply of contract section 2 to a committed call. */
+/** The reply of docs/reference.md#receiving to a committed call. */
 export function replyTo({ commit, problems }: PreparedCall, result: CommitResult): IntakeReply {
   const { dedup_key, conflicts_with } = commit.record;
   if (result.outcome === 'duplicate' || result.outcome === 'conflict')

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { FILE_MODE, prepareDataDir } from '../data-dir.js';
 
 /**
- * Keys generated when none is configured (contract section 1): kept in the data dir, readable by the owner only,
- * so the key given to the calling service's dashboard survives restarts.
+ * Keys generated when none is configured (docs/reference.md#start-and-set-up): kept in the data dir, readable by the
+ * owner only, so the key given to the calling service's dashboard survives restarts.
  */
 
 export const API_KEYS_FILE = 'api-keys';

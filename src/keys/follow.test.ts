@@ -44,7 +44,7 @@ const until = async (probe: () => boolean) => {
 const polls = (n: number) => new Promise((r) => setTimeout(r, 20 * n));
 
 describe('following a key file', () => {
-  it('looks once a second by default, so a key written now is accepted within 2 s (contract section 1)', async () => {
+  it('looks once a second by default, so a key written now is accepted within 2 s (docs/reference.md#start-and-set-up)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const dataDir = mkdtempSync(join(tmpdir(), 'callhook-follow-'));

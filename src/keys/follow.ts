@@ -4,7 +4,7 @@ import type { KeyRing } from './ring.js';
 
 /**
  * Keeps a ring in step with where its keys are kept, so a key made by `callhook keys generate` or written by hand
- * is accepted within 2 s without a restart (contract section 1), on every replica.
+ * is accepted within 2 s without a restart (docs/reference.md#start-and-set-up), on every replica.
  *
  * A poll, not a file watch: fs.watch follows the file it was given, which an editor's save (a new file renamed
  * over the old one, as writeKeyFile does too) replaces, and it behaves differently on every platform; and keys
@@ -58,7 +58,7 @@ async function pollOnce(state: FollowState): Promise<void> {
   if (state.stopped) return; // the store may be closing under a poll that was under way
   if ('problem' in polled) {
     // An empty or unreadable file must not lock everyone out: the keys accepted so far stay accepted. The line
-    // names the place and the count, never a key (contract section 6).
+    // names the place and the count, never a key (docs/reference.md#operating).
     if (!state.warned)
       log.warn(
         { where: kept.where, kept: ring.keys.length },

@@ -13,9 +13,9 @@ import {
 } from './file.js';
 
 /**
- * Where callhook keeps the keys it generated (contract section 1): a file in the data dir, or with DATABASE_URL a
- * row of the database, so that every replica accepts the same keys. Both have one shape, so serve, the follow
- * loop and the CLI never ask which.
+ * Where callhook keeps the keys it generated (docs/reference.md#start-and-set-up): a file in the data dir, or with
+ * DATABASE_URL a row of the database, so that every replica accepts the same keys. Both have one shape, so serve, the
+ * follow loop and the CLI never ask which.
  */
 
 export type KeyName = typeof API_KEYS_FILE | typeof ADMIN_TOKEN_FILE;

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
- * The keys a bearer check accepts now. Kept keys (contract section 1: generated into the data dir or, with
- * DATABASE_URL, into the database) change while serve runs, so the check asks the ring on every request rather
- * than holding a list of its own; the ring answers from memory, and whatever refreshes it (follow.ts) does its
- * I/O off the request's way.
+ * The keys a bearer check accepts now. Kept keys (docs/reference.md#start-and-set-up: generated into the data dir or,
+ * with DATABASE_URL, into the database) change while serve runs, so the check asks the ring on every request rather
+ * than holding a list of its own; the ring answers from memory, and whatever refreshes it (follow.ts) does its I/O off
+ * the request's way.
  */
 export interface KeyRing {
   /** The keys accepted now, in the order they are kept (the newest first). */
@@ -17,8 +17,8 @@ export interface KeyRing {
 
 export interface KeyRingOptions {
   /**
-   * The secrets the logger and the admin replies mask (contract section 6). Every key the ring ever holds is added
-   * before it is accepted, and stays after it is replaced: a key rotated out is still a secret.
+   * The secrets the logger and the admin replies mask (docs/reference.md#secrets). Every key the ring ever holds is
+   * added before it is accepted, and stays after it is replaced: a key rotated out is still a secret.
    */
   secrets?: Set<string>;
 }

@@ -7,9 +7,9 @@ import { type KeyName, keptKeys } from './kept.js';
 import { createKeyRing, type KeyRing } from './ring.js';
 
 /**
- * The keys a serve accepts (contract section 1). Configured ones (CALLHOOK_API_KEYS, CALLHOOK_ADMIN_TOKEN, or the
- * config file) are fixed for the process's life. Otherwise callhook keeps keys of its own, in the data dir or,
- * given a store that keeps keys (PostgreSQL), in the database, and follows them while serving.
+ * The keys a serve accepts (docs/reference.md#start-and-set-up). Configured ones (CALLHOOK_API_KEYS,
+ * CALLHOOK_ADMIN_TOKEN, or the config file) are fixed for the process's life. Otherwise callhook keeps keys of its own,
+ * in the data dir or, given a store that keeps keys (PostgreSQL), in the database, and follows them while serving.
  */
 
 export interface ServeKeys {

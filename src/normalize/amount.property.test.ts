@@ -4,8 +4,8 @@ import { toAmount } from './amount.js';
 import { toNumber } from './coerce.js';
 
 /**
- * Properties of the amount readings of contract section 3, each checked against an oracle written another way:
- * Intl's own grouping for `en-IN` and `en-US`, and a split on commas for where a comma may stand.
+ * Properties of the amount readings of docs/reference.md#normalising, each checked against an oracle written another
+ * way: Intl's own grouping for `en-IN` and `en-US`, and a split on commas for where a comma may stand.
  */
 
 const integer = fc.bigInt({ min: 0n, max: 10n ** 18n });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toAmount } from './amount.js';
 
-describe('toAmount: digits grouped with commas (contract section 3)', () => {
+describe('toAmount: digits grouped with commas (docs/reference.md#normalising)', () => {
   it.each([
     ['1,234', 1234],
     ['12,345', 12345],
@@ -82,7 +82,7 @@ describe('toAmount: a currency sign or code before or after', () => {
     '₹ ₹499',
     '₹499 INR',
     'Rs.. 499',
-    // Spelled as the contract lists them: only the scale words are read in any case.
+    // Spelled as docs/normalising.md lists them: only the scale words are read in any case.
     'rs 499',
     'inr 499',
     'Rupees 499',

@@ -1,6 +1,6 @@
 /**
- * Amounts as callers say them and the AI writes them down (contract section 3, `number`): digits grouped with
- * commas in the international or the Indian way, a currency sign or code before or after, and the Indian scale
+ * Amounts as callers say them and the AI writes them down (docs/reference.md#normalising, `number`): digits grouped
+ * with commas in the international or the Indian way, a currency sign or code before or after, and the Indian scale
  * words lakh and crore after the number. Plain JSON-grammar text is read by `toNumber` (coerce.ts) before this.
  *
  * The reading is strict on purpose: a value that could mean two things is refused (it becomes a problem that
@@ -11,7 +11,7 @@
  * - one currency at most, before the number or after it (after the scale word: `2 lakh INR`), spelled as listed.
  */
 
-/** Contract section 3's list, spelled as it spells them (only the scale words are read in any case). */
+/** docs/reference.md#normalising's list, spelled as it spells them (only the scale words are read in any case). */
 const CURRENCIES: readonly string[] = ['₹', 'Rs', 'Rs.', 'INR', '$', 'USD', '€', 'EUR', '£', 'GBP', 'AED']
   // Longest first, so "Rs." is taken whole and not as "Rs" followed by ".499".
   .toSorted((a, b) => b.length - a.length);

@@ -94,7 +94,7 @@ describe('readDate, day first (the default, as in India)', () => {
     '30 Feb 2024',
     // Month first is read only when the config says MDY.
     '11/21/2026',
-    // Forms the contract does not list.
+    // Forms docs/normalising.md does not list.
     '21/11-2026',
     '21/11/02026',
     '021/11/2026',

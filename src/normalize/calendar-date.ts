@@ -1,5 +1,5 @@
 /**
- * Calendar dates as the sender writes them (contract section 3, `call_date` and `format: date`). Each reader
+ * Calendar dates as the sender writes them (docs/reference.md#normalising, `call_date` and `format: date`). Each reader
  * returns the date as `YYYY-MM-DD`, or undefined when the text is not a real date in a form it reads; none throws.
  */
 
@@ -37,7 +37,9 @@ export function toCalendarDate(value: string): string | undefined {
   return `${y}-${mo}-${d}`;
 }
 
-/** Which comes first in the numeric day-month forms (contract section 3): the day, as in India, unless MDY. */
+/**
+ * Which comes first in the numeric day-month forms (docs/reference.md#normalising): the day, as in India, unless MDY.
+ */
 export const DATE_ORDERS = ['DMY', 'MDY'] as const;
 export type DateOrder = (typeof DATE_ORDERS)[number];
 
@@ -65,7 +67,7 @@ const MONTH_NAMES = [
   'december',
 ];
 /**
- * The full name and its first three letters, the short form the contract shows (`Nov`), and `Sept`, which is
+ * The full name and its first three letters, the short form docs/normalising.md shows (`Nov`), and `Sept`, which is
  * September's short name in Indian and British English (as Intl's en-IN writes it); no other abbreviation.
  */
 const MONTHS: ReadonlyMap<string, number> = new Map([
@@ -83,7 +85,7 @@ function calendarDate(year: string, month: number, day: number): string | undefi
 }
 
 /**
- * A `call_date` or `format: date` value (contract section 3): `YYYY-MM-DD` or an ISO date-time (its date as
+ * A `call_date` or `format: date` value (docs/reference.md#normalising): `YYYY-MM-DD` or an ISO date-time (its date as
  * written), else the day-first forms above, the numeric ones month first when `order` is MDY.
  */
 export function readDate(value: string, order: DateOrder = 'DMY'): string | undefined {

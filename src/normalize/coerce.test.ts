@@ -12,7 +12,7 @@ describe('toNumber', () => {
     ['1E3', 1000],
     ['2e-2', 0.02],
     ['\t184\n', 184],
-    // Amounts as callers write them (contract section 3; every form is tested in amount.test.ts).
+    // Amounts as callers write them (docs/reference.md#normalising; every form is tested in amount.test.ts).
     ['1,000', 1000],
     [' 5,00,000 ', 500000],
     ['₹499', 499],

@@ -1,5 +1,5 @@
 /**
- * Coercions from what the sender puts on the wire to the declared data type (contract section 3).
+ * Coercions from what the sender puts on the wire to the declared data type (docs/reference.md#normalising).
  * Form and multipart bodies carry every value as text, and the AI often writes numbers and
  * booleans as strings even in JSON, so each coercion accepts both the typed value and its text.
  */

@@ -123,7 +123,7 @@ describe('dedupKey', () => {
     });
     expect(contentHash({ a: 1 }, {}, [problem('98123')])).not.toBe(contentHash({ a: 1 }, {}, [problem('45')]));
     expect(contentHash({ a: 1 }, {}, [problem('98123')])).not.toBe(contentHash({ a: 1 }, {}));
-    // Without such a value the hash is exactly that of {data, extra}, as the contract writes it.
+    // Without such a value the hash is exactly that of {data, extra}, as docs/reference.md#deduplication writes it.
     const missing = { field: 'call_outcome', code: 'missing_required' as const, message: 'm' };
     expect(contentHash({ a: 1 }, {}, [missing])).toBe(
       createHash('sha256').update('{"data":{"a":1},"extra":{}}').digest('hex'),

@@ -1,5 +1,5 @@
 /**
- * The key a record is deduplicated on (contract section 4). The sender fires once per call with
+ * The key a record is deduplicated on (docs/reference.md#deduplication). The sender fires once per call with
  * no retries (spec 6.3 rule 6), but users replay, proxies retry, and two replicas may see the same
  * call, so equal calls must give equal keys on every machine and every run.
  */
@@ -140,17 +140,17 @@ function ownValue(source: Record<string, unknown>, field: string): unknown {
   return Object.hasOwn(source, field) ? source[field] : undefined;
 }
 
-/** A dedup entry: one field, or fields that must all be present (contract section 4). */
+/** A dedup entry: one field, or fields that must all be present (docs/reference.md#deduplication). */
 export type DedupEntry = string | readonly string[];
 
 /**
  * The sha256 (hex) of the canonical normalised `data` and `extra`: what a repeat is compared with, the key of a
- * call that has no key field, and the key a conflicting call is kept under (contract section 4).
+ * call that has no key field, and the key a conflicting call is kept under (docs/reference.md#deduplication).
  *
  * A value that failed its type or format is in neither (it is a problem carrying the value as received), so the
  * hash also covers those values, under `invalid`, when there are any: two calls that differ only in what the AI
  * got wrong ("98123" against "45" for a phone number) are two calls, never one. A call with no such value hashes
- * exactly `{data, extra}`, as the contract writes it.
+ * exactly `{data, extra}`, as docs/reference.md#deduplication writes it.
  */
 export function contentHash(
   data: Record<string, unknown>,
@@ -213,9 +213,9 @@ export interface DedupKeyOptions {
 }
 
 /**
- * Contract section 4: the first entry whose fields are all present (looked up in the normalised data, then in
- * the undeclared extra fields) gives the key; with none present, `"sha256:<hex>"` of the content, so an
- * identical body sent twice is still one record; and null for a call with nothing in it.
+ * docs/reference.md#deduplication: the first entry whose fields are all present (looked up in the normalised data, then
+ * in the undeclared extra fields) gives the key; with none present, `"sha256:<hex>"` of the content, so an identical
+ * body sent twice is still one record; and null for a call with nothing in it.
  */
 export function dedupKey(
   entries: readonly DedupEntry[],

@@ -1,5 +1,5 @@
 /**
- * String formats a body parameter may carry (contract section 3). Each returns the normalised
+ * String formats a body parameter may carry (docs/reference.md#normalising). Each returns the normalised
  * value, or undefined when the text is not in the format; none throws.
  */
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';

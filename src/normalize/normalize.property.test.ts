@@ -102,7 +102,7 @@ function expectWellFormed(parameters: Parameter[], hook: CompiledHook, fields: R
       // A present value either lands in data or is reported, never both, never neither.
       expect(Object.hasOwn(data, p.identifier)).toBe(problem === undefined);
       if (problem !== undefined) expect(problem.message).toContain(p.identifier);
-      // Contract section 3: a refused value travels in its problem exactly as received.
+      // docs/reference.md#normalising: a refused value travels in its problem exactly as received.
       if (problem !== undefined) expect(Object.is(problem.value, sent)).toBe(true);
     }
   }

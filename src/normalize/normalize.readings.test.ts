@@ -3,8 +3,8 @@ import { compileParameters, normalize } from './normalize.js';
 import { RECOMMENDED_PARAMETERS } from './parameters.js';
 
 /**
- * The amount and date readings of contract section 3 (amount.ts, calendar-date.ts, each tested alone beside it)
- * as a hook sees them: what lands in data, and what a refusal reports.
+ * The amount and date readings of docs/reference.md#normalising (amount.ts, calendar-date.ts, each tested alone beside
+ * it) as a hook sees them: what lands in data, and what a refusal reports.
  */
 
 const recommended = compileParameters(RECOMMENDED_PARAMETERS);
@@ -20,7 +20,7 @@ const formBody = {
 };
 
 describe('normalize with the readings Indian callers use', () => {
-  it('reads amounts and day-first dates as Indian callers say them (contract section 3)', () => {
+  it('reads amounts and day-first dates as Indian callers say them (docs/reference.md#normalising)', () => {
     const { data, problems } = normalize(
       { ...formBody, call_date: '21.11.2026', call_cost: '₹499', quantity: '1,000', order_value: '2.3 lakh' },
       recommended,

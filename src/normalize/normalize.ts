@@ -1,5 +1,5 @@
 /**
- * Declared body parameters → the `data`, `extra` and `problems` of a record (contract section 3).
+ * Declared body parameters → the `data`, `extra` and `problems` of a record (docs/reference.md#normalising).
  *
  * The fields come from an unauthenticated-shape body, so keys such as `__proto__` or `constructor`
  * are plain data: fields are read through own properties only and every output object is built with
@@ -14,9 +14,9 @@ import { DEFAULT_PHONE_REGION, isEmail, isHttpUrl, toE164, toEnum } from './form
 import { type FormatRule, formatOf, type Parameter, type ParameterType, parametersSchema } from './parameters.js';
 
 export interface NormalizeOptions {
-  /** Region for phone numbers written without a country code; contract section 3 defaults to IN. */
+  /** Region for phone numbers written without a country code; docs/reference.md#normalising defaults to IN. */
   region?: CountryCode;
-  /** Day or month first in `21/11/2026`-style dates; contract section 3 reads the day first, as in India. */
+  /** Day or month first in `21/11/2026`-style dates; docs/reference.md#normalising reads the day first, as in India. */
   dateOrder?: DateOrder;
 }
 
@@ -61,7 +61,7 @@ function kindOf(value: unknown): string {
 const ARTICLE: Record<ParameterType, string> = { string: 'a string', number: 'a number', boolean: 'a boolean' };
 const TYPE_HINT: Record<ParameterType, string> = {
   string: '',
-  // Contract section 3: the amount forms are read too, so the hint shows one of each.
+  // docs/reference.md#normalising: the amount forms are read too, so the hint shows one of each.
   number: ' (expected a number such as 1299.50, 1,299, 5,00,000, ₹499 or 2 lakh)',
   boolean: ' (expected true/false, yes/no or 1/0)',
 };
@@ -189,8 +189,8 @@ export function normalize(fields: Record<string, unknown>, hook: CompiledHook): 
       data.push([field.identifier, checked.value]);
       continue;
     }
-    // Contract section 3: the value as received, untrimmed and whole (the message shortens it), so a sink still
-    // gets what the caller said though it is left out of data.
+    // docs/reference.md#normalising: the value as received, untrimmed and whole (the message shortens it), so a sink
+    // still gets what the caller said though it is left out of data.
     problems.push({ field: field.identifier, code: checked.code, message: checked.message, value });
   }
   const extra = Object.entries(fields).filter(([key]) => !hook.declared.has(key));

@@ -120,7 +120,7 @@ describe('RECOMMENDED_PARAMETERS', () => {
     ]);
   });
 
-  it('carries the formats of contract section 3', () => {
+  it('carries the formats of docs/reference.md#normalising', () => {
     const formats = Object.fromEntries(
       RECOMMENDED_PARAMETERS.filter((p) => p.format !== undefined).map((p) => [p.identifier, [p.format, p.values]]),
     );
@@ -142,7 +142,7 @@ describe('impliedFormat and formatOf', () => {
     description: '',
   });
 
-  it('implies the contract formats for string parameters without one', () => {
+  it('implies the documented formats for string parameters without one', () => {
     expect(impliedFormat(plain('phone_number'))).toEqual({ format: 'e164' });
     expect(impliedFormat(plain('call_date'))).toEqual({ format: 'date' });
     expect(impliedFormat(plain('email_address'))).toEqual({ format: 'email' });

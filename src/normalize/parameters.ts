@@ -1,6 +1,6 @@
 /**
  * Body parameter declarations, as a hook's owner types them into the calling service's dashboard
- * (spec 6.2, "Body parameter row"), plus the optional `format` the receiver checks (contract section 3).
+ * (spec 6.2, "Body parameter row"), plus the optional `format` the receiver checks (docs/reference.md#normalising).
  */
 import { z } from 'zod';
 
@@ -44,7 +44,7 @@ export const parameterSchema = z
     if (p.format !== 'enum' && p.values !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['values'], message: 'values is only allowed when format is "enum"' });
     }
-    // Enum matching ignores case (contract section 3), so two values equal but for case would be ambiguous.
+    // Enum matching ignores case (docs/reference.md#normalising), so two values equal but for case would be ambiguous.
     const seen = new Set<string>();
     for (const value of p.values ?? []) {
       const folded = value.toLowerCase();
@@ -77,7 +77,7 @@ export const parametersSchema = z.array(parameterSchema).superRefine((parameters
 
 export const SENTIMENTS = ['Positive', 'Neutral', 'Negative'] as const;
 
-/** Spec 6.4, row for row, with the formats contract section 3 asks the receiver to check. */
+/** Spec 6.4, row for row, with the formats docs/reference.md#normalising asks the receiver to check. */
 export const RECOMMENDED_PARAMETERS: Parameter[] = [
   { identifier: 'first_name', type: 'string', required: true, description: "Caller's first name" },
   { identifier: 'last_name', type: 'string', required: true, description: "Caller's last name" },
@@ -135,7 +135,7 @@ export interface FormatRule {
 }
 
 /**
- * Contract section 3 checks these fields by name, so a hook that declares them by hand without a
+ * docs/reference.md#normalising checks these fields by name, so a hook that declares them by hand without a
  * format still gets the check; an explicit format always wins.
  */
 const IMPLIED_FORMATS: ReadonlyMap<string, FormatRule> = new Map<string, FormatRule>([

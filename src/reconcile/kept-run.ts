@@ -4,10 +4,11 @@ import type { ReconcileRun } from '../store/reconcile-run.js';
 import { emptySummary, type ReconcileSummary } from './reconcile.js';
 
 /**
- * Every reconcile run, `callhook reconcile`'s and serve's scheduled ones, a dry run too, ends by keeping what it did
- * in the store (AdminQueries.recordReconcileRun), for the dashboard's overview (contract section 11). A failed run is kept
- * with what it had done when it failed, and its error masked: the overview shows no secret (contract section 11)
- * and the store keeps no phone number outside a call (an erasure could not find it there, contract section 12).
+ * Every reconcile run, `callhook reconcile`'s and serve's scheduled ones, a dry run too, ends by keeping what it did in
+ * the store (AdminQueries.recordReconcileRun), for the dashboard's overview (docs/reference.md#dashboard). A failed run
+ * is kept with what it had done when it failed, and its error masked: the overview shows no secret
+ * (docs/reference.md#dashboard) and the store keeps no phone number outside a call (a person's data is found by looking
+ * in calls).
  */
 
 export interface RunKeeping {
@@ -60,7 +61,10 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
 
 /** Longer is a body quoted whole: the overview needs the cause, the log has the rest. */
 const MAX_ERROR = 300;
-/** Seven digits or more, with spaces, dashes or brackets between, an optional + or ( before: a phone number written any way. */
+/**
+ * Seven digits or more, with spaces, dashes or brackets between, an optional + or ( before: a phone number written any
+ * way.
+ */
 const PHONE_LIKE = /\+?\(?\d[\d\s()-]{5,}\d/g;
 const DATE = /^\d{4}-\d{2}-\d{2}/;
 

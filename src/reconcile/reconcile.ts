@@ -8,8 +8,9 @@ import { callPages } from '../store/call-pages.js';
 import { audienceFields, campaignDate, isPlacedCall } from './audience.js';
 
 /**
- * Recovers the calls whose webhook never arrived (contract section 7): the sender fires once and never retries
- * (spec 6.3 rules 6 and 8), but the service still lists every call in its campaigns' audiences (endpoints 8, 9).
+ * Recovers the calls whose webhook never arrived (docs/reference.md#command-line): the sender fires once and never
+ * retries (spec 6.3 rules 6 and 8), but the service still lists every call in its campaigns' audiences (endpoints 8,
+ * 9).
  *
  * Matching rule, in order, for each audience entry that is a placed call:
  *  1. a stored call (any hook) with the same `recording_url`: the recording is unique to one call;

@@ -155,7 +155,7 @@ describe('matches on long values', () => {
   const long = (at: number, word: string) =>
     record({ data: { call_summary: `${'x'.repeat(at)}${word}${'y'.repeat(10_000 - at - word.length)}` } });
 
-  it('matches a value of 10,000 characters on its first 4,096 only (contract section 6)', () => {
+  it('matches a value of 10,000 characters on its first 4,096 only (docs/reference.md#operating)', () => {
     const filter = filterSchema.parse({ field: 'call_summary', matches: 'refund' });
     expect(holds(filter, long(100, 'refund'))).toBe(true);
     expect(holds(filter, long(MATCHED_LENGTH - 6, 'refund'))).toBe(true);

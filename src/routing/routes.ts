@@ -20,7 +20,9 @@ export interface Route {
   accepts: (record: CallRecord) => boolean;
 }
 
-/** The routes of a hook's sinks, in the hook's order; a sink without a `when`, or not in `sinks`, takes every record. */
+/**
+ * The routes of a hook's sinks, in the hook's order; a sink without a `when`, or not in `sinks`, takes every record.
+ */
 export function compileRoutes(hookSinks: readonly string[], sinks: readonly SinkWhen[]): Route[] {
   const whens = new Map(sinks.map((sink) => [sink.name, sink.when]));
   return hookSinks.map((name) => ({ name, accepts: compileWhen(whens.get(name)) }));

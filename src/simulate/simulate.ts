@@ -59,7 +59,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulateSummar
 /** Exactly one attempt (spec 6.3 rule 6): whatever happens is the outcome, never a reason to try again. */
 async function send(planned: Planned, base: string, key: string | undefined, timeoutMs: number): Promise<Outcome> {
   const { url, init } = buildRequest(planned.fixture, base, key);
-  // Contract section 3: what simulate stores says `source: simulate`, so a load test can be kept from real sinks.
+  // docs/reference.md#normalising: what simulate stores says `source: simulate`, so a load test can be kept from real
+  // sinks.
   if (!init.headers.has(SOURCE_HEADER)) init.headers.set(SOURCE_HEADER, 'simulate');
   const t0 = performance.now();
   try {

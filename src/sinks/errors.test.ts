@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classify, errorForStatus, PermanentError, RetryableError } from './errors.js';
 
-describe('classify (contract sections 5 and 9)', () => {
+describe('classify (docs/reference.md#sinks-and-delivery and docs/reference.md#queues-and-databases)', () => {
   it('reads our errors, and plain ones by their fields, as a sink written by a user throws them', () => {
     expect(classify(new PermanentError('no', { status: 400 }))).toEqual({
       kind: 'permanent',

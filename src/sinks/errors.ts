@@ -1,10 +1,10 @@
 /**
  * The errors a sink throws and one classifier of a delivery's outcome (docs/reference.md#sinks-and-delivery and
- * #queues-and-databases), for every sink and the worker: worth trying again, never going to succeed, or refused for too many requests, with the wait the
- * service gave. A sink maps what its service answered with `errorForStatus`; the worker reads any error with
- * `classify`, so a sink written by a user need not import our error classes: `permanent: true`, a numeric `status`
- * and `retryAfterMs` are read as ours are. Both sides import this module, and it imports neither, so a sink never
- * reaches into delivery/ (docs/design.md).
+ * #queues-and-databases), for every sink and the worker: worth trying again, never going to succeed, or refused for too
+ * many requests, with the wait the service gave. A sink maps what its service answered with `errorForStatus`; the
+ * worker reads any error with `classify`, so a sink written by a user need not import our error classes: `permanent:
+ * true`, a numeric `status` and `retryAfterMs` are read as ours are. Both sides import this module, and it imports
+ * neither, so a sink never reaches into delivery/ (docs/design.md).
  */
 
 /** Throw from `deliver` when trying again later may succeed: network errors, 408, 425, 429, 5xx. */
@@ -35,7 +35,9 @@ export class PermanentError extends Error {
 export type Outcome =
   | { kind: 'retry'; error: string; status?: number; retryAfterMs?: number }
   | { kind: 'permanent'; error: string; status?: number }
-  /** HTTP 429, or a service's own "too many requests": the whole sink waits (docs/reference.md#queues-and-databases). */
+  /**
+   * HTTP 429, or a service's own "too many requests": the whole sink waits (docs/reference.md#queues-and-databases).
+   */
   | { kind: 'rate-limited'; error: string; status?: number; retryAfterMs?: number };
 
 /** RFC 9110 section 15: these may succeed later; every other 4xx will fail the same way again. */

@@ -12,7 +12,7 @@ describe('delivery options', () => {
     });
   });
 
-  it('read `rate` as starts per window and `paused` as the state a sink starts in (contract section 9)', () => {
+  it('read `rate` as starts per window and `paused` as the state a sink starts in (docs/reference.md#what-every-sink-shares)', () => {
     expect(toPolicy(deliveryOptionsSchema.parse({ rate: { max: 3, per: '1s' }, paused: true }))).toMatchObject({
       rate: { max: 3, perMs: 1000 },
       paused: true,

@@ -12,9 +12,9 @@ import { durationSchema } from '../duration.js';
  */
 
 /**
- * The declared retry schedule (docs/reference.md#sinks-and-delivery): the wait before attempt n+1 is `schedule[n-1]`, spread by
- * jitter so that a sink coming back is not hit by every delivery at the same instant.
- * The default is 8 attempts over about 12 hours.
+ * The declared retry schedule (docs/reference.md#sinks-and-delivery): the wait before attempt n+1 is `schedule[n-1]`,
+ * spread by jitter so that a sink coming back is not hit by every delivery at the same instant. The default is 8
+ * attempts over about 12 hours.
  */
 export const DEFAULT_SCHEDULE_MS: readonly number[] = [
   30_000, // 30 s

@@ -7,7 +7,7 @@ import { ConfigError } from '../config.js';
 import { builtInType, builtInTypes, openSinks, resolveSinks } from './registry.js';
 
 describe('resolveSinks', () => {
-  it('refuses a `when` pattern that can backtrack catastrophically, naming the sink (contract section 6)', async () => {
+  it('refuses a `when` pattern that can backtrack catastrophically, naming the sink (docs/reference.md#refused-requests)', async () => {
     const sinks = [
       { name: 'audit', type: 'log' },
       {
@@ -98,7 +98,7 @@ describe('openSinks', () => {
   const folder = mkdtempSync(join(tmpdir(), 'callhook-open-'));
   const module = (file: string, text: string) => (writeFileSync(join(folder, file), text), `./${file}`);
 
-  it("passes `rate` and `paused` to the delivery policy, and a type's default rate where the entry gives none (contract section 9)", async () => {
+  it("passes `rate` and `paused` to the delivery policy, and a type's default rate where the entry gives none (docs/reference.md#what-every-sink-shares)", async () => {
     const [given, plain] = await resolveSinks([
       { name: 'a', type: 'log', rate: { max: 3, per: '1s' }, paused: true },
       { name: 'b', type: 'log' },
@@ -114,7 +114,7 @@ describe('openSinks', () => {
     );
   });
 
-  it('does not stop start-up for a sink that cannot be opened: its attempts fail with that error until it opens (contract section 9)', async () => {
+  it('does not stop start-up for a sink that cannot be opened: its attempts fail with that error until it opens (docs/reference.md#queues-and-databases)', async () => {
     const path = module(
       'flaky.mjs',
       [

@@ -98,11 +98,11 @@ export function resolveConfiguredSinks(config: Pick<Config, 'sinks' | 'configPat
 }
 
 /**
- * Opens every sink. One whose service cannot be reached does not stop start-up (contract section 9): it is told
- * to `onOpenFailed` (when its factory fails, or later when its probe does), and its deliveries fail with that error as their attempt's, retried on their schedule, each
- * attempt opening it again until it opens (reopening.ts). A ConfigError (a module whose factory returned no sink)
- * is a mistake in the config, not an outage: it closes the sinks already opened and stops start-up, as a bad
- * option does.
+ * Opens every sink. One whose service cannot be reached does not stop start-up
+ * (docs/reference.md#queues-and-databases): it is told to `onOpenFailed` (when its factory fails, or later when its
+ * probe does), and its deliveries fail with that error as their attempt's, retried on their schedule, each attempt
+ * opening it again until it opens (reopening.ts). A ConfigError (a module whose factory returned no sink) is a mistake
+ * in the config, not an outage: it closes the sinks already opened and stops start-up, as a bad option does.
  */
 export async function openSinks(
   specs: readonly SinkSpec[],
@@ -115,8 +115,9 @@ export async function openSinks(
     try {
       const sink = await open();
       sinks.set(spec.name, sink);
-      // Connections are made by the first delivery; the probe makes one now, without waiting for it, so that a
-      // server down at start-up is said at once (contract section 9), and the deliveries then retry as usual.
+      // Connections are made by the first delivery; the probe makes one now, without waiting for it, so that a server
+      // down at start-up is said at once (docs/reference.md#queues-and-databases), and the deliveries then retry as
+      // usual.
       sink.probe?.().catch((err: unknown) => onOpenFailed?.(spec.name, err));
     } catch (err) {
       if (err instanceof ConfigError) {

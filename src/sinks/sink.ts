@@ -12,7 +12,10 @@ import type { CallRecord } from '../record.js';
 export interface DeliveryContext {
   /** 1 for the first attempt. */
   attempt: number;
-  /** `<record id>:<sink name>`: the same on every attempt, so a receiver can drop repeats (contract section 5). */
+  /**
+   * `<record id>:<sink name>`: the same on every attempt, so a receiver can drop repeats
+   * (docs/reference.md#sinks-and-delivery).
+   */
   idempotencyKey: string;
   /** Aborted when the attempt times out or the process shuts down. */
   signal: AbortSignal;
@@ -21,7 +24,7 @@ export interface DeliveryContext {
 
 /**
  * What a delivery may say of itself when it succeeds: a `note` an operator should read with the attempt (a CRM
- * search that found several contacts and used the most recently updated, contract section 10).
+ * search that found several contacts and used the most recently updated, docs/reference.md#crm-sinks).
  */
 export interface DeliveryResult {
   note?: string;
@@ -31,9 +34,9 @@ export interface Sink {
   // biome-ignore lint/suspicious/noConfusingVoidType: most sinks' deliver is an async function that returns nothing.
   deliver(record: CallRecord, context: DeliveryContext): Promise<void | DeliveryResult>;
   /**
-   * Reaches the sink's service once, as a delivery would (connects, finds its table, stream or queue), and throws
-   * what a delivery would throw. Called in the background at start-up, so that a sink whose server is down says
-   * why in GET /admin/sinks before any delivery has failed (contract section 9); it never holds start-up.
+   * Reaches the sink's service once, as a delivery would (connects, finds its table, stream or queue), and throws what
+   * a delivery would throw. Called in the background at start-up, so that a sink whose server is down says why in GET
+   * /admin/sinks before any delivery has failed (docs/reference.md#queues-and-databases); it never holds start-up.
    */
   probe?(): Promise<void>;
   close?(): Promise<void>;
@@ -47,14 +50,14 @@ export interface SinkContext {
   databaseUrl?: string;
   /**
    * The end-of-call hooks of the config: what each declares and to which sinks it delivers, for a sink whose default
-   * layout follows the declared parameters (a spreadsheet's columns, contract section 10).
+   * layout follows the declared parameters (a spreadsheet's columns, docs/reference.md#crm-sinks).
    */
   hooks?: readonly HookSummary[];
   /**
    * Masks a secret the options lead to but do not hold (a private key read from the file an option names, an access
-   * token fetched with them) wherever callhook writes text, as the options' own secrets are (contract section 6).
-   * The function it returns forgets it again: call it for a token a newer one has replaced, so that a long run
-   * does not mask an ever-growing list.
+   * token fetched with them) wherever callhook writes text, as the options' own secrets are
+   * (docs/reference.md#secrets). The function it returns forgets it again: call it for a token a newer one has
+   * replaced, so that a long run does not mask an ever-growing list.
    */
   secret?(value: string): () => void;
 }
@@ -75,15 +78,15 @@ export interface SinkType<Schema extends z.ZodType = z.ZodType> {
   type: string;
   /**
    * Delivery settings this type works best with, where the config entry does not say: a CRM's `rate` keeps the
-   * requests of its deliveries within the CRM's documented limit (contract section 9).
+   * requests of its deliveries within the CRM's documented limit (docs/reference.md#what-every-sink-shares).
    */
   defaults?: { concurrency?: number; rate?: { max: number; per: number | string } };
   /** Options after `name` and `type`, checked once at start-up; a bad one stops start-up naming the option. */
   options: Schema;
   /**
-   * The options that hold a secret (dotted paths, `signing.secret`), masked wherever callhook writes text (contract
-   * section 6). Options named like one (`token`, `password`, `api_key`…) and the credential headers of a `headers`
-   * map are secret whatever a type declares (secret-values.ts).
+   * The options that hold a secret (dotted paths, `signing.secret`), masked wherever callhook writes text
+   * (docs/reference.md#operating). Options named like one (`token`, `password`, `api_key`…) and the credential headers
+   * of a `headers` map are secret whatever a type declares (secret-values.ts).
    */
   secretOptions?: readonly string[];
   /**

@@ -38,8 +38,9 @@ export interface ListCallsQuery {
   /** Case-insensitive substring of the record's JSON (names, summaries, ids). */
   text?: string;
   /**
-   * The review queue (contract section 11): held calls, and calls with problems not marked reviewed at their
-   * current revision. Read by a scan, as a text search is: the queue is a page the operator opens, not a hot path.
+   * The review queue (docs/reference.md#editing-a-call): held calls, and calls with problems not marked reviewed at
+   * their current revision. Read by a scan, as a text search is: the queue is a page the operator opens, not a hot
+   * path.
    */
   review?: boolean;
   limit?: number;
@@ -48,7 +49,9 @@ export interface ListCallsQuery {
   order?: PageOrder;
 }
 
-/** What an edit did to one field (contract section 11): a side is absent when the field had no value there. */
+/**
+ * What an edit did to one field (docs/reference.md#editing-a-call): a side is absent when the field had no value there.
+ */
 export interface FieldChange {
   /** The value in `data`, or the value as received while the field had a problem. */
   before?: unknown;
@@ -56,8 +59,8 @@ export interface FieldChange {
 }
 
 /**
- * One entry of a call's edit history, kept with the call (contract section 11): an edit, which made the record's
- * revision `revision`, or a mark that the call needs no change (`reviewed`), given at revision `revision`.
+ * One entry of a call's edit history, kept with the call (docs/reference.md#editing-a-call): an edit, which made the
+ * record's revision `revision`, or a mark that the call needs no change (`reviewed`), given at revision `revision`.
  */
 export interface CallEdit {
   /** ISO 8601. */
@@ -120,12 +123,12 @@ export interface ReceiptInfo {
   /** The body as received, on a refused request's and a duplicate's receipt (Receipt.rawBody). */
   rawBody: Uint8Array | null;
   query: string | null;
-  /** For a refused request: the call it was ingested as, once it was (contract section 6). */
+  /** For a refused request: the call it was ingested as, once it was (docs/reference.md#refused-requests). */
   ingestedAs: string | null;
 }
 
 export interface ListReceiptsQuery {
-  /** `rejected`: the refused requests (contract section 6). */
+  /** `rejected`: the refused requests (docs/reference.md#refused-requests). */
   outcome?: Receipt['outcome'];
   hook?: string;
   /** `received_at` within [from, to): ISO timestamps or dates. */
@@ -157,11 +160,12 @@ export interface AdminQueries {
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
   /**
-   * Keeps an entry of the call's edit history (contract section 11), and with an edit the record as edited, in one
-   * transaction, only while the stored record is still at the revision the entry was made from: `record.revision - 1`
-   * for an edit (which carries the record), `entry.revision` for a review mark. The record's id, key, status and raw
-   * request stay as they are; so does what a repeat is compared with (contract section 4): a call that has no
-   * content hash yet gets the hash of its record as it was before its first edit, as received.
+   * Keeps an entry of the call's edit history (docs/reference.md#editing-a-call), and with an edit the record as
+   * edited, in one transaction, only while the stored record is still at the revision the entry was made from:
+   * `record.revision - 1` for an edit (which carries the record), `entry.revision` for a review mark. The record's id,
+   * key, status and raw request stay as they are; so does what a repeat is compared with
+   * (docs/reference.md#deduplication): a call that has no content hash yet gets the hash of its record as it was before
+   * its first edit, as received.
    */
   editCall(callId: string, entry: CallEdit, record?: CallRecord): Promise<EditOutcome>;
   /** A call's edit history, oldest first. */
@@ -193,11 +197,17 @@ export interface AdminQueries {
   /** Receipts by outcome, hook and time, a page at a time. */
   listReceiptPage(query: ListReceiptsQuery): Promise<ReceiptInfo[]>;
   getReceipt(id: number): Promise<ReceiptInfo | undefined>;
-  /** What is kept of each sink that has any state (contract section 9): one row a sink, never a scan. */
+  /**
+   * What is kept of each sink that has any state (docs/reference.md#queues-and-databases): one row a sink, never a
+   * scan.
+   */
   sinkStates(): Promise<SinkState[]>;
-  /** An operator's pause (true) or resume (false), kept for every replica and every restart (contract section 9). */
+  /**
+   * An operator's pause (true) or resume (false), kept for every replica and every restart
+   * (docs/reference.md#what-every-sink-shares).
+   */
   setSinkPaused(sink: string, paused: boolean): Promise<void>;
-  /** Keeps `run` as the last reconcile run, in place of the one kept before (contract section 11). */
+  /** Keeps `run` as the last reconcile run, in place of the one kept before (docs/reference.md#dashboard). */
   recordReconcileRun(run: ReconcileRun): Promise<void>;
   /** The last reconcile run kept, or undefined when none was (or what is kept is not one: a row edited by hand). */
   lastReconcileRun(): Promise<ReconcileRun | undefined>;

@@ -21,9 +21,9 @@ export interface Receipt {
   outcome: CommitOutcome | 'rejected' | 'in-call';
   error?: string;
   /**
-   * The body as received, kept on the receipts that are the only copy of it: a refused request's, and a
-   * duplicate's (contract section 4: an `on_conflict: duplicate` repeat may differ from the call it is counted on).
-   * A stored call's own receipt leaves it out: the call's `raw` holds it.
+   * The body as received, kept on the receipts that are the only copy of it: a refused request's, and a duplicate's
+   * (docs/reference.md#deduplication: an `on_conflict: duplicate` repeat may differ from the call it is counted on). A
+   * stored call's own receipt leaves it out: the call's `raw` holds it.
    */
   rawBody?: Uint8Array;
   /** The query string with its `?` (or ''), kept with the body, so a refused request can be ingested as it came. */
@@ -35,9 +35,9 @@ export interface CommitInput {
   /** The content hash of the record's data and extra as received (normalize/dedup-key.ts). */
   contentHash: string;
   /**
-   * What a stored call with the same key but other content makes of this one (contract section 4): `duplicate`
-   * counts it as a duplicate of that call; `keep` commits nothing and answers `conflict`, for the intake to store
-   * it under its content's key.
+   * What a stored call with the same key but other content makes of this one (docs/reference.md#deduplication):
+   * `duplicate` counts it as a duplicate of that call; `keep` commits nothing and answers `conflict`, for the intake to
+   * store it under its content's key.
    */
   onConflict: 'keep' | 'duplicate';
   status: CallStatus;
@@ -46,8 +46,9 @@ export interface CommitInput {
   sinks: readonly string[];
   receipt: Omit<Receipt, 'outcome' | 'status'>;
   /**
-   * The refused request's receipt this commit ingests (contract section 6): instead of a receipt of its own, that
-   * receipt is marked, in the same transaction, with the call it became; a receipt ingested already fails the commit.
+   * The refused request's receipt this commit ingests (docs/reference.md#refused-requests): instead of a receipt of its
+   * own, that receipt is marked, in the same transaction, with the call it became; a receipt ingested already fails the
+   * commit.
    */
   ingests?: number;
 }
@@ -62,7 +63,10 @@ export interface CommitResult {
 export interface CallStore {
   /** Inserts the record and its outbox rows in one transaction keyed on (hook, dedup_key), with its receipt. */
   commitCall(input: CommitInput): Promise<CommitResult>;
-  /** A receipt for a request that passed auth but stored no call: refused (bad body, too large, store down), or an in-call lookup. */
+  /**
+   * A receipt for a request that passed auth but stored no call: refused (bad body, too large, store down), or an
+   * in-call lookup.
+   */
   recordRejection(receipt: Receipt): Promise<void>;
   /**
    * One caller's calls by `data.phone_number` (E.164), newest first, at most `limit`, and how many there are in

@@ -31,12 +31,12 @@ export interface Maintenance {
    */
   resumeInFlight(): Promise<Resumed>;
   /**
-   * Deletes what is older than `before` and no longer owed (contract section 7, `callhook purge`): calls received
-   * before it, with their deliveries and attempts, and receipts received before it. It never deletes a held call
-   * (the store is its only copy), a call with a delivery that is not done (pending, in flight or dead: still owed
-   * to a sink), the receipts of a call it keeps (a call's receipts, and a refused request's ingested as it, are part
-   * of its history), nor, unless `includeRefused`, the receipt of a refused request not yet ingested (the only copy
-   * of a call the sender will not send again, contract section 6).
+   * Deletes what is older than `before` and no longer owed (docs/reference.md#command-line, `callhook purge`): calls
+   * received before it, with their deliveries and attempts, and receipts received before it. It never deletes a held
+   * call (the store is its only copy), a call with a delivery that is not done (pending, in flight or dead: still owed
+   * to a sink), the receipts of a call it keeps (a call's receipts, and a refused request's ingested as it, are part of
+   * its history), nor, unless `includeRefused`, the receipt of a refused request not yet ingested (the only copy of a
+   * call the sender will not send again, docs/reference.md#refused-requests).
    */
   purge(before: Date, options?: PurgeOptions): Promise<PurgeCounts>;
   /** What purge with the same cutoff and options would delete now, counted without deleting anything. */

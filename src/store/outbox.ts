@@ -1,9 +1,9 @@
 import type { CallRecord } from '../record.js';
 
 /**
- * What the delivery worker asks of the store: due deliveries leased to it, each attempt recorded, leases given
- * back on shutdown, how long to sleep. A sink's state (contract section 9) is written on the way, in the same
- * write as the attempt, or on its own when the sink could not even be opened.
+ * What the delivery worker asks of the store: due deliveries leased to it, each attempt recorded, leases given back on
+ * shutdown, how long to sleep. A sink's state (docs/reference.md#queues-and-databases) is written on the way, in the
+ * same write as the attempt, or on its own when the sink could not even be opened.
  */
 
 /** Where an outbox row is: waiting (due now or later), leased to a worker, delivered, or given up on. */
@@ -35,10 +35,11 @@ export interface Outbox {
    */
   claimDeliveries(sink: string, limit: number, leaseMs: number, pausedByDefault?: boolean): Promise<ClaimedDelivery[]>;
   /**
-   * Records the attempt and moves the delivery on: done, back to pending at `retryAt`, or dead. Only while the
-   * delivery is still in flight as this attempt: a worker whose lease expired and was taken over changes nothing
-   * (and gets false). In the same write it keeps the sink's state: its last success or last error, and, for a
-   * 429, `pauseSinkUntil`, which holds every delivery of the sink on every replica (contract section 9).
+   * Records the attempt and moves the delivery on: done, back to pending at `retryAt`, or dead. Only while the delivery
+   * is still in flight as this attempt: a worker whose lease expired and was taken over changes nothing (and gets
+   * false). In the same write it keeps the sink's state: its last success or last error, and, for a 429,
+   * `pauseSinkUntil`, which holds every delivery of the sink on every replica
+   * (docs/reference.md#what-every-sink-shares).
    */
   finishAttempt(
     deliveryId: number,

@@ -7,8 +7,8 @@ import { z } from 'zod';
  */
 
 /**
- * One `reconcile` run, kept for the dashboard's overview (contract section 11: "the last reconcile run"). Only the
- * last is kept, as the one `meta` row below; its error is masked before it is kept (no secret, no phone number).
+ * One `reconcile` run, kept for the dashboard's overview (docs/reference.md#dashboard: "the last reconcile run"). Only
+ * the last is kept, as the one `meta` row below; its error is masked before it is kept (no secret, no phone number).
  */
 export interface ReconcileRun {
   /** ISO 8601. */

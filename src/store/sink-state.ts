@@ -1,13 +1,15 @@
 /**
- * What both stores keep of a sink besides its deliveries (contract section 9), and how they read it: one row a
- * sink, written by the worker in the same write as the attempt it records, so `GET /admin/sinks` and `/metrics`
- * read a few rows whatever the store holds, and a pause is seen by every replica's claim.
+ * What both stores keep of a sink besides its deliveries (docs/reference.md#queues-and-databases), and how they read
+ * it: one row a sink, written by the worker in the same write as the attempt it records, so `GET /admin/sinks` and
+ * `/metrics` read a few rows whatever the store holds, and a pause is seen by every replica's claim.
  */
 
-/** One sink's kept state (contract section 9), epoch milliseconds. */
+/** One sink's kept state (docs/reference.md#queues-and-databases), epoch milliseconds. */
 export interface SinkState {
   sink: string;
-  /** An operator's last word: paused (true) or resumed (false); null when none was ever given, and the config decides. */
+  /**
+   * An operator's last word: paused (true) or resumed (false); null when none was ever given, and the config decides.
+   */
   paused: boolean | null;
   /** When an operator last paused or resumed it. */
   pausedChangedAt: number | null;

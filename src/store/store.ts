@@ -15,8 +15,8 @@ import type { Outbox } from './outbox.js';
 export interface Store extends CallStore, Outbox, AdminQueries, Maintenance {
   readonly kind: 'sqlite' | 'postgres';
   /**
-   * Generated keys kept where every replica reads them (contract section 1: with DATABASE_URL, made once by the
-   * replica that starts first). PostgreSQL only: SQLite's serve keeps them in files in its data dir.
+   * Generated keys kept where every replica reads them (docs/reference.md#start-and-set-up: with DATABASE_URL, made
+   * once by the replica that starts first). PostgreSQL only: SQLite's serve keeps them in files in its data dir.
    */
   keptKeys?: KeptKeysStore;
 }

@@ -1,5 +1,5 @@
 /**
- * Bar charts drawn on the server as SVG (contract section 11: the overview's charts, readable on a phone): no
+ * Bar charts drawn on the server as SVG (docs/reference.md#dashboard: the overview's charts, readable on a phone): no
  * script, no library. The drawing is 320 units wide, the width of a phone, and scales up on a wider screen; every
  * bar carries its label and count as text, so the chart reads without colour and without hovering.
  */

@@ -30,7 +30,7 @@ export function Pre({ value, label }: { value: unknown; label: string }) {
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   // A scrolling region is reachable by keyboard, and named for a screen reader.
   return (
-    // biome-ignore lint/a11y/useAriaPropsSupportedByRole: a focusable scrolling region needs a name; axe checks the page.
+    // biome-ignore lint/a11y/useAriaPropsSupportedByRole: a focusable scrolling region needs a name (axe checks it).
     <pre tabindex={0} aria-label={label}>
       {text}
     </pre>
@@ -114,7 +114,9 @@ export function Pager({
   );
 }
 
-/** What a form that acts leaves on the page it redirects to: a fixed sentence chosen by code, never text from the URL. */
+/**
+ * What a form that acts leaves on the page it redirects to: a fixed sentence chosen by code, never text from the URL.
+ */
 export function Done({ messages, code }: { messages: Record<string, string>; code: string | undefined }) {
   const message = code === undefined ? undefined : messages[code];
   return message === undefined ? null : <Note kind="ok">{message}</Note>;

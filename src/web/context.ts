@@ -21,8 +21,8 @@ export interface WebContext {
   sinks: SinkOperations;
   clock: Clock;
   /**
-   * A copy of a value with every configured secret masked (contract sections 6 and 11: no page shows one), for
-   * whatever a page shows from the store or an error, before JSX escapes it.
+   * A copy of a value with every configured secret masked (docs/reference.md#secrets and docs/reference.md#dashboard:
+   * no page shows one), for whatever a page shows from the store or an error, before JSX escapes it.
    */
   shown: <T>(value: T) => T;
   /** Bytes with every secret masked, for a body shown in base64. */

@@ -51,11 +51,11 @@ export interface DashboardDeps {
 }
 
 /**
- * The operator's dashboard at `/ui` (contract section 11): pages rendered on the server with hono/jsx, a plain HTML
- * form for every action, one stylesheet served from here. Signed in with the admin token, which becomes a signed
- * session cookie (session.ts); every POST is checked for its origin (origin.ts); the Content-Security-Policy lets
- * a page load nothing from another origin, and runs no inline script, so even text that got past the escaping
- * could not run.
+ * The operator's dashboard at `/ui` (docs/reference.md#dashboard): pages rendered on the server with hono/jsx, a plain
+ * HTML form for every action, one stylesheet served from here. Signed in with the admin token, which becomes a signed
+ * session cookie (session.ts); every POST is checked for its origin (origin.ts); the Content-Security-Policy lets a
+ * page load nothing from another origin, and runs no inline script, so even text that got past the escaping could not
+ * run.
  */
 export function dashboardRoutes(deps: DashboardDeps): Hono {
   const { store, admin, limiter, trustProxy = false, secureCookies = false } = deps;
@@ -114,8 +114,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
         onError: (c) => c.text('The form is too large.', 413),
       }),
     )
-    // Last of all, whatever a page shows passes the masker once more (contract section 11: no page shows a secret):
-    // the pages mask what they show before JSX escapes it, and this catches what a page forgot.
+    // Last of all, whatever a page shows passes the masker once more (docs/reference.md#dashboard: no page shows a
+    // secret): the pages mask what they show before JSX escapes it, and this catches what a page forgot.
     .use(async function maskPage(c, next) {
       await next();
       if (!c.res.headers.get('content-type')?.startsWith('text/html')) return;
@@ -140,7 +140,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
         });
         return c.redirect('/ui', 303);
       }
-      // The same limiter as the bearer checks (contract section 11): a wrong token counts as a failed sign-in.
+      // The same limiter as the bearer checks (docs/reference.md#dashboard): a wrong token counts as a failed sign-in.
       const address = clientAddress(c, trustProxy);
       const waitMs = limiter.retryAfterMs(address);
       if (waitMs > 0) {

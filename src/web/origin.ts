@@ -2,11 +2,11 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { requestHeader } from '../http/node-headers.js';
 
 /**
- * Where the browser believes it is: the scheme and host of the page it shows. Behind a proxy (contract section 6,
- * `trust_proxy`) that is what the proxy says in `X-Forwarded-Proto` and `X-Forwarded-Host`, each read from its last
- * value, the one the proxy in front of callhook wrote (as X-Forwarded-For's last hop is); otherwise the request's
- * own. `scheme` is undefined when nothing says it: without a proxy header, the scheme of the hop that reached
- * callhook is not the browser's when a proxy ends TLS in front of it.
+ * Where the browser believes it is: the scheme and host of the page it shows. Behind a proxy
+ * (docs/reference.md#exposure, `trust_proxy`) that is what the proxy says in `X-Forwarded-Proto` and
+ * `X-Forwarded-Host`, each read from its last value, the one the proxy in front of callhook wrote (as X-Forwarded-For's
+ * last hop is); otherwise the request's own. `scheme` is undefined when nothing says it: without a proxy header, the
+ * scheme of the hop that reached callhook is not the browser's when a proxy ends TLS in front of it.
  */
 export function publicOrigin(
   c: Context,
@@ -20,13 +20,13 @@ export function publicOrigin(
   return { scheme, host };
 }
 
-/** Whether the browser came over HTTPS, for the session cookie's `Secure` flag (contract section 11). */
+/** Whether the browser came over HTTPS, for the session cookie's `Secure` flag (docs/reference.md#dashboard). */
 export function overHttps(c: Context, trustProxy: boolean): boolean {
   return publicOrigin(c, trustProxy).scheme === 'https';
 }
 
 /**
- * Contract section 11: a POST whose `Origin` is another site, or `null`, is refused with 403.
+ * docs/reference.md#dashboard: a POST whose `Origin` is another site, or `null`, is refused with 403.
  *
  * hono/csrf lets a request through on `Sec-Fetch-Site: same-origin` whatever its Origin says, looks only at form
  * bodies, and compares with the request's own URL, which behind a proxy is not the page's. This checks the Origin

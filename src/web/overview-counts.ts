@@ -2,7 +2,7 @@ import type { Scalar } from '../record.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 
 /**
- * What the overview counts (contract section 11): the calls received in the last 24 hours and 7 days by outcome
+ * What the overview counts (docs/reference.md#dashboard): the calls received in the last 24 hours and 7 days by outcome
  * and by sentiment, and the requests by what became of them. The store keeps no such counts, so they are read
  * from its pages of calls and receipts, newest first, up to `cap` of each: past that the page says the figures
  * cover the newest `cap` (the last 24 hours come first, so they are whole longest). What is counted is kept for

@@ -2,10 +2,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 
 /**
- * The dashboard's sign-in session (contract section 11), kept without a store table: the cookie carries a random
- * session id and the time the session ends, signed with an HMAC key derived from the admin token. So every replica
- * that shares the token accepts a session any of them began, a rotated token ends every session at once (the old
- * token's key signs nothing the new ring checks), and the cookie never holds the token itself.
+ * The dashboard's sign-in session (docs/reference.md#dashboard), kept without a store table: the cookie carries a
+ * random session id and the time the session ends, signed with an HMAC key derived from the admin token. So every
+ * replica that shares the token accepts a session any of them began, a rotated token ends every session at once (the
+ * old token's key signs nothing the new ring checks), and the cookie never holds the token itself.
  *
  * A logout is kept in memory, by session id, until that session would have ended anyway: with several replicas a
  * signed-out cookie is refused by the replica that signed it out and, until its 12 hours are up, still accepted by
@@ -13,7 +13,7 @@ import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
  * before then could be replayed.
  */
 
-/** Contract section 11: a session ends 12 hours after sign-in, whatever the cookie says. */
+/** docs/reference.md#dashboard: a session ends 12 hours after sign-in, whatever the cookie says. */
 export const SESSION_MS = 12 * 60 * 60 * 1000;
 export const SESSION_COOKIE = 'callhook_session';
 

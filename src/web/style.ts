@@ -1,5 +1,5 @@
 /**
- * The dashboard's one stylesheet, served by the package itself at /ui/assets/style.css (contract section 11: no
+ * The dashboard's one stylesheet, served by the package itself at /ui/assets/style.css (docs/reference.md#dashboard: no
  * CDN, nothing fetched, works offline). Plain CSS with no build step; the Content-Security-Policy allows styles
  * from this origin only, so no page carries a style attribute.
  */

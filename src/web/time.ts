@@ -1,6 +1,6 @@
 /**
- * Times as the operator reads them (contract section 11): shown in the configured `timezone`, and a date given to
- * a filter is that day where the operator is, not in UTC.
+ * Times as the operator reads them (docs/reference.md#time-zone): shown in the configured `timezone`, and a date given
+ * to a filter is that day where the operator is, not in UTC.
  */
 
 export interface Clock {

@@ -364,7 +364,10 @@ function column(letters: string): number {
   return [...letters].reduce((n, ch) => n * 26 + ch.charCodeAt(0) - 64, 0);
 }
 
-/** A ValueRange body (https://developers.google.com/workspace/sheets/api/reference/rest/v4/spreadsheets.values), or Google's message for what is wrong. */
+/**
+ * A ValueRange body (https://developers.google.com/workspace/sheets/api/reference/rest/v4/spreadsheets.values), or
+ * Google's message for what is wrong.
+ */
 function valueRange(text: string): { values: unknown[][] } | string {
   let body: unknown;
   try {

@@ -2,10 +2,10 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 
 /**
- * The CRM behind the fake HubSpot (hubspot.ts), for tests only: contacts and calls in memory, with the search,
- * batch upsert, create, update and default association of HubSpot's documentation, each request's body checked
- * against the documented shape and each property name against the account's properties. An object becomes
- * searchable `indexLagMs` after it is made, as HubSpot's search index lags (https://developers.hubspot.com/docs/api/crm/search).
+ * The CRM behind the fake HubSpot (hubspot.ts), for tests only: contacts and calls in memory, with the search, batch
+ * upsert, create, update and default association of HubSpot's documentation, each request's body checked against the
+ * documented shape and each property name against the account's properties. An object becomes searchable `indexLagMs`
+ * after it is made, as HubSpot's search index lags (https://developers.hubspot.com/docs/api/crm/search).
  */
 
 export interface HubSpotObject {
@@ -251,7 +251,10 @@ export function fakeCrm({ indexLagMs = 0 }: { indexLagMs?: number } = {}) {
     return view(object);
   }
 
-  /** Associations v4, "Associate records without a label": the default type, call → contact 194; a second PUT changes nothing. */
+  /**
+   * Associations v4, "Associate records without a label": the default type, call → contact 194; a second PUT changes
+   * nothing.
+   */
   function associateDefault(callId: string, contactId: string) {
     const call = store.calls.get(callId);
     if (!call || !store.contacts.has(contactId))
@@ -325,7 +328,10 @@ export function fakeCrm({ indexLagMs = 0 }: { indexLagMs?: number } = {}) {
   };
 }
 
-/** The digits of a typed number without its country code or national prefix: the fake's stand-in for HubSpot's calculated property. */
+/**
+ * The digits of a typed number without its country code or national prefix: the fake's stand-in for HubSpot's
+ * calculated property.
+ */
 function searchableDigits(phone: string): string | undefined {
   const parsed = phone.trim().startsWith('+') ? parsePhoneNumberFromString(phone) : undefined;
   const digits = parsed ? String(parsed.nationalNumber) : phone.replace(/\D/g, '').replace(/^0+/, '');

@@ -77,7 +77,9 @@ const FIELDS = new Set([
   'Company',
   'Title',
 ]);
-/** System-defined duplicate check fields of Contacts and Leads (upsert-records.html); no field is marked unique here. */
+/**
+ * System-defined duplicate check fields of Contacts and Leads (upsert-records.html); no field is marked unique here.
+ */
 const UNIQUE = new Set(['Email']);
 
 const error = (code: string, message: string, details: Row = {}) => ({ code, details, message, status: 'error' });
@@ -156,7 +158,9 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
     return [404, error('INVALID_URL_PATTERN', 'Please check if the URL trying to access is a correct one')];
   }
 
-  /** https://www.zoho.com/crm/developer/docs/api/v6/refresh.html; refused grants answer 200 with `error`, as Zoho does. */
+  /**
+   * https://www.zoho.com/crm/developer/docs/api/v6/refresh.html; refused grants answer 200 with `error`, as Zoho does.
+   */
   function token(method: string, form: URLSearchParams | undefined, headers: IncomingHttpHeaders): [number, unknown] {
     if (method !== 'POST' || !String(headers['content-type']).startsWith('application/x-www-form-urlencoded') || !form)
       return [400, { error: 'invalid_request' }];
@@ -352,7 +356,9 @@ export async function startFakeZohoCrm(): Promise<FakeZohoCrm> {
     ];
   }
 
-  /** https://www.zoho.com/crm/developer/docs/api/v6/create-notes.html: `Parent_Id` is `{ module: { api_name }, id }`. */
+  /**
+   * https://www.zoho.com/crm/developer/docs/api/v6/create-notes.html: `Parent_Id` is `{ module: { api_name }, id }`.
+   */
   function createNote(body: unknown): [number, unknown] {
     const row = oneRecord(body, new Set(['Note_Title', 'Note_Content', 'Parent_Id']));
     if (Array.isArray(row)) return row;

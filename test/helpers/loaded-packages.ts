@@ -5,10 +5,10 @@ import { join } from 'node:path';
 
 /**
  * Run as its own process, `node --import tsx test/helpers/loaded-packages.ts '<config as JSON>'`: serves a receiver
- * with that config (its sinks resolved and opened, one call posted and attempted by every sink), closes it, and
- * prints the names of the packages the process loaded as one JSON array. What proves that a sink's client
- * library is loaded only when a configured sink uses it (contract section 9), as only a fresh process can: a
- * test's own process has loaded every sink's module already.
+ * with that config (its sinks resolved and opened, one call posted and attempted by every sink), closes it, and prints
+ * the names of the packages the process loaded as one JSON array. What proves that a sink's client library is loaded
+ * only when a configured sink uses it (docs/reference.md#queues-and-databases), as only a fresh process can: a test's
+ * own process has loaded every sink's module already.
  */
 
 const config: unknown = JSON.parse(process.argv[2]!);

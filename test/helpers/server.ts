@@ -167,7 +167,9 @@ export function readStoreFile<T>(dataDir: string, read: (db: Database.Database) 
   }
 }
 
-/** A data dir's deliveries by state (of one sink when `sink` is given), read from its database as another process would. */
+/**
+ * A data dir's deliveries by state (of one sink when `sink` is given), read from its database as another process would.
+ */
 export function deliveryStates(dataDir: string, sink?: string): Record<string, number> {
   const where = sink === undefined ? '' : 'WHERE sink = ?';
   const rows = readStoreFile(

@@ -6,16 +6,18 @@ import { readPlainMultipart } from './multipart-plain.js';
 import { decodeUtf8, groupFields, parseUrlEncoded, quote } from './parse-query.js';
 
 /**
- * The body of a webhook as plain fields, read by its Content-Type (CONTRACT section 2, spec section 6.3 rule 2):
- * application/json, application/x-www-form-urlencoded or multipart/form-data (RFC 7578).
- * Every failure is a CallhookError: 400 unreadable, 413 over a limit, 415 a type, charset or file part refused.
+ * The body of a webhook as plain fields, read by its Content-Type (docs/reference.md#receiving, spec section 6.3 rule
+ * 2): application/json, application/x-www-form-urlencoded or multipart/form-data (RFC 7578). Every failure is a
+ * CallhookError: 400 unreadable, 413 over a limit, 415 a type, charset or file part refused.
  */
 
 export type Encoding = 'json' | 'form' | 'multipart' | 'none';
 export interface ParsedBody {
   encoding: Encoding;
   fields: Record<string, unknown>;
-  /** The body as text, when it was read as UTF-8 whole (JSON, form): the raw request keeps it without a second decode. */
+  /**
+   * The body as text, when it was read as UTF-8 whole (JSON, form): the raw request keeps it without a second decode.
+   */
   text?: string;
 }
 export interface FileField {

@@ -4,8 +4,8 @@ import { CallhookError, type ErrorCode } from '../../errors.js';
  * application/x-www-form-urlencoded (WHATWG URL, section 5.1), shared by query strings and form bodies, plus the
  * strict UTF-8 and field-grouping rules that parse-body.ts reuses for JSON and multipart.
  *
- * Stricter than the WHATWG parser on purpose: it replaces a bad escape or a byte that is not UTF-8 with U+FFFD,
- * which would store a mangled name as if the sender had meant it. Here such input is refused (CONTRACT section 2).
+ * Stricter than the WHATWG parser on purpose: it replaces a bad escape or a byte that is not UTF-8 with U+FFFD, which
+ * would store a mangled name as if the sender had meant it. Here such input is refused (docs/reference.md#receiving).
  */
 
 export interface UrlEncodedLimits {

@@ -29,8 +29,8 @@ export type RequestHead = Pick<WebhookRequest, 'hook' | 'method' | 'contentType'
 
 /**
  * The header `callhook replay` and `callhook simulate` send, so the records they make say `source: replay` or
- * `simulate` (contract section 3) and test traffic can be told from real calls (and left out with `when`). Only an
- * authenticated request is stored, and no other source can be claimed this way.
+ * `simulate` (docs/reference.md#normalising) and test traffic can be told from real calls (and left out with `when`).
+ * Only an authenticated request is stored, and no other source can be claimed this way.
  */
 export const SOURCE_HEADER = 'x-callhook-source';
 
@@ -52,7 +52,7 @@ const lenientUtf8 = new TextDecoder();
 
 /**
  * The fields of a request, and the request as it is kept in `raw`. Query parameters fill only what the body does
- * not carry (contract section 2); both stay in `raw`. Throws the CallhookError of an unreadable query or body.
+ * not carry (docs/reference.md#receiving); both stay in `raw`. Throws the CallhookError of an unreadable query or body.
  */
 export async function requestFields(
   { method, contentType, search, body }: WebhookRequest,

@@ -12,9 +12,10 @@ import {
 import type { SinkView } from '../../admin/sinks.js';
 
 /**
- * The gohighlevel sink in a running serve against the local HighLevel (contract sections 9 and 10): a 429 with
- * HighLevel's rate-limit headers pauses the whole sink for the window they give, and a revoked token ends the delivery
- * dead with HighLevel's words, the token in no admin reply; a known caller gets a field only the upsert takes.
+ * The gohighlevel sink in a running serve against the local HighLevel (docs/reference.md#what-every-sink-shares and
+ * docs/reference.md#crm-sinks): a 429 with HighLevel's rate-limit headers pauses the whole sink for the window they
+ * give, and a revoked token ends the delivery dead with HighLevel's words, the token in no admin reply; a known caller
+ * gets a field only the upsert takes.
  */
 
 type Delivery = { sink: string; state: string; attempts: number; callId: string };
@@ -66,7 +67,8 @@ describe('gohighlevel sink in a running serve', () => {
     expect(sink.last_error).toBe('HTTP 429: Too Many Requests (POST /contacts/search)');
 
     await until(async () => (await deliveriesOf(server)).every((d) => d.state === 'done'), { timeoutMs: 20_000 });
-    // The default schedule's first wait is 30 s: the sink came back after the 2 s HighLevel gave, asking nothing before.
+    // The default schedule's first wait is 30 s: the sink came back after the 2 s HighLevel gave, asking nothing
+    // before.
     const [limited, ...rest] = fake.requests;
     expect(rest.length).toBeGreaterThan(0);
     expect(rest.every((r) => r.at >= limited!.at + 2_000)).toBe(true);

@@ -9,9 +9,9 @@ import { addTags, CUSTOM_FIELD_PREFIX, contactFields, findContact, updateOrUpser
 import { attachNote } from './note.js';
 
 /**
- * GoHighLevel (HighLevel, LeadConnector) as a sink (contract section 10): the caller becomes or updates a contact of
- * the sub-account (`location_id`), the given `tags` are added to it, and the call is a note on it holding the record
- * id. API 2.0 only: API 1.0 has reached its end of support.
+ * GoHighLevel (HighLevel, LeadConnector) as a sink (docs/reference.md#crm-sinks): the caller becomes or updates a
+ * contact of the sub-account (`location_id`), the given `tags` are added to it, and the call is a note on it holding
+ * the record id. API 2.0 only: API 1.0 has reached its end of support.
  */
 
 const text = (option: string) =>

@@ -3,7 +3,7 @@ import { text, truncate } from '../shared/record-fields.js';
 import type { GhlClient } from './client.js';
 
 /**
- * The call as a note on the contact (contract section 10; https://github.com/GoHighLevel/highlevel-api-docs
+ * The call as a note on the contact (docs/reference.md#crm-sinks; https://github.com/GoHighLevel/highlevel-api-docs
  * apps/contacts.json, "Notes": `GET`/`POST /contacts/{contactId}/notes`, `PUT /contacts/{contactId}/notes/{id}`,
  * body NotesDTO `{ body, userId? }`). Its first line holds the record id and revision, so a repeated delivery finds
  * it in the contact's notes and adds nothing, and an edited call (a higher revision) rewrites it.

@@ -3,10 +3,11 @@ import type { HookSummary } from '../sink.js';
 
 /**
  * What one call's row holds: the columns of the sheet, and each value as a cell the Sheets API writes with
- * `valueInputOption=USER_ENTERED` (contract section 10), which reads what it is given as if typed into the sheet.
+ * `valueInputOption=USER_ENTERED` (docs/reference.md#crm-sinks), which reads what it is given as if typed into the
+ * sheet.
  */
 
-/** Contract section 10: the first column is always the record's id, under this header. */
+/** docs/reference.md#crm-sinks: the first column is always the record's id, under this header. */
 export const ID_HEADER = 'callhook_id';
 
 /** A cell as the API takes it: "supported value types are: bool, string, and double" (ValueRange.values). */
@@ -17,10 +18,10 @@ const CELL_CHARS = 50_000;
 
 /**
  * Text a spreadsheet would not keep as the text it is, when typed: a formula (`=`, and `+`, `-`, `@` start one too:
- * contract section 10), a number, a date, a time, a percentage or an amount (a phone `+91…`, an id `0042`, `12:30`,
- * `2026-11-21`, `₹499`), a month and a day (`Nov 21`), a boolean (`true`), and text already starting with the
- * apostrophe that would be taken as the marker. A leading `'` makes Sheets keep the rest as text; it is not part of
- * the cell's value, so it is not shown and not read back.
+ * docs/reference.md#crm-sinks), a number, a date, a time, a percentage or an amount (a phone `+91…`, an id `0042`,
+ * `12:30`, `2026-11-21`, `₹499`), a month and a day (`Nov 21`), a boolean (`true`), and text already starting with the
+ * apostrophe that would be taken as the marker. A leading `'` makes Sheets keep the rest as text; it is not part of the
+ * cell's value, so it is not shown and not read back.
  */
 const FORMULA = /^[=+\-@']/;
 const NUMBER_LIKE =
@@ -40,8 +41,8 @@ function text(value: string): string {
 }
 
 /**
- * The default columns after the id (contract section 10): `received_at`, `hook`, then each declared parameter of the
- * hooks whose calls come to this sink, in declaration order, a parameter two hooks share once.
+ * The default columns after the id (docs/reference.md#crm-sinks): `received_at`, `hook`, then each declared parameter
+ * of the hooks whose calls come to this sink, in declaration order, a parameter two hooks share once.
  */
 export function defaultColumns(hooks: readonly HookSummary[] | undefined, sink: string): Record<string, string> {
   // A Map, then fromEntries: a parameter named `__proto__` is a column like any other, not an object's prototype.

@@ -5,8 +5,9 @@ import { googleApiError } from './errors.js';
 import { SHEETS_SCOPE, type TokenSource } from './token.js';
 
 /**
- * One Sheets API v4 request with the service account's access token (`Authorization: Bearer`), the reply's JSON or
- * an error the worker classifies, in Google's words with what the operator must do (contract sections 5, 9, 10).
+ * One Sheets API v4 request with the service account's access token (`Authorization: Bearer`), the reply's JSON or an
+ * error the worker classifies, in Google's words with what the operator must do (docs/reference.md#sinks-and-delivery,
+ * docs/reference.md#queues-and-databases and docs/reference.md#crm-sinks).
  */
 
 export type Method = 'GET' | 'POST' | 'PUT';
@@ -57,7 +58,8 @@ export function sheetsClient({ apiUrl, tokens, spreadsheetId, sheet, clientEmail
         response = await send(method, path, body, signal, token);
       } catch (err) {
         if (!isStatus(err, 401)) throw sheetsError(err, { spreadsheetId, sheet, clientEmail });
-        // A token revoked or expired early: one new token, once (contract section 10); a second 401 is permanent.
+        // A token revoked or expired early: one new token, once (docs/reference.md#crm-sinks); a second 401 is
+        // permanent.
         tokens.invalidate(token);
         token = await tokens.token(signal);
         try {
@@ -81,14 +83,17 @@ function isStatus(err: unknown, status: number): boolean {
   return (err instanceof RetryableError || err instanceof PermanentError) && err.status === status;
 }
 
-/** Quota errors by ErrorInfo reason (https://cloud.google.com/apis/design/errors#error_info); Sheets v4 sends them with 429. */
+/**
+ * Quota errors by ErrorInfo reason (https://cloud.google.com/apis/design/errors#error_info); Sheets v4 sends them with
+ * 429.
+ */
 const RATE_LIMIT_REASONS = new Set(['RATE_LIMIT_EXCEEDED', 'USER_RATE_LIMIT_EXCEEDED', 'RESOURCE_EXHAUSTED']);
 
 /**
- * Google's error object (`{"error":{"code","message","status"}}`) read into a message that says what to do. The
- * Sheets API's usage limits (https://developers.google.com/workspace/sheets/api/limits) answer 429
- * `RESOURCE_EXHAUSTED`, usually without `Retry-After`: the whole sink then waits its back-off step (contract section
- * 9). A quota error that came as 403 (older Google APIs did) is a rate limit too, not a refusal.
+ * Google's error object (`{"error":{"code","message","status"}}`) read into a message that says what to do. The Sheets
+ * API's usage limits (https://developers.google.com/workspace/sheets/api/limits) answer 429 `RESOURCE_EXHAUSTED`,
+ * usually without `Retry-After`: the whole sink then waits its back-off step (docs/reference.md#queues-and-databases).
+ * A quota error that came as 403 (older Google APIs did) is a rate limit too, not a refusal.
  */
 export function sheetsError(
   err: unknown,

@@ -37,7 +37,8 @@ export function readServiceAccount(value: string): ServiceAccount {
   } catch {
     throw new Error("the key's private_key is not a PEM private key");
   }
-  // Google signs service-account grants with RS256 only (https://developers.google.com/identity/protocols/oauth2/service-account#jwt-auth).
+  // Google signs service-account grants with RS256 only
+  // (https://developers.google.com/identity/protocols/oauth2/service-account#jwt-auth).
   if (privateKey.asymmetricKeyType !== 'rsa')
     throw new Error("the key's private_key is not an RSA key, which RS256 needs");
   return { clientEmail, privateKey, privateKeyPem: pem };
@@ -67,7 +68,7 @@ function parseKey(text: string): Record<string, unknown> {
 }
 
 /**
- * What to mask of a private key (contract section 6): the PEM, and each line of its base64 body on its own, so a
+ * What to mask of a private key (docs/reference.md#secrets): the PEM, and each line of its base64 body on its own, so a
  * part of it (an excerpt cut short, the JSON-escaped `\n` between lines) is masked too. A short last line is left:
  * a few bytes of a key give nothing away, and would match by chance.
  */

@@ -14,7 +14,10 @@ export interface GoogleApiError {
   code?: number;
   message?: string;
   status?: string;
-  /** The `reason` of an `ErrorInfo` detail: `RATE_LIMIT_EXCEEDED`, `ACCESS_TOKEN_SCOPE_INSUFFICIENT`, `SERVICE_DISABLED`… */
+  /**
+   * The `reason` of an `ErrorInfo` detail: `RATE_LIMIT_EXCEEDED`, `ACCESS_TOKEN_SCOPE_INSUFFICIENT`,
+   * `SERVICE_DISABLED`…
+   */
   reason?: string;
 }
 

@@ -11,14 +11,17 @@ import { type Sheet, writeRow } from './row.js';
 import { serviceAccountTokens } from './token.js';
 
 /**
- * One row per call in a Google Sheets spreadsheet (contract section 10), written by a service account: its key
+ * One row per call in a Google Sheets spreadsheet (docs/reference.md#crm-sinks), written by a service account: its key
  * signs the token grant, and the spreadsheet is shared with its address.
  */
 
 export const TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const API_URL = 'https://sheets.googleapis.com';
 
-/** "A unique spreadsheetId value, containing letters, numbers, hyphens, or underscores" (https://developers.google.com/workspace/sheets/api/guides/concepts). */
+/**
+ * "A unique spreadsheetId value, containing letters, numbers, hyphens, or underscores"
+ * (https://developers.google.com/workspace/sheets/api/guides/concepts).
+ */
 const SPREADSHEET_ID =
   "spreadsheet_id must be the id in the spreadsheet's URL, docs.google.com/spreadsheets/d/<spreadsheet_id>/edit";
 
@@ -64,7 +67,7 @@ export const googleSheetsSink = defineSinkType({
     context,
   ) {
     // The private key came from a file the option names, or from inside its JSON text: masked as an option's own
-    // secret is, wherever callhook writes text (contract section 6).
+    // secret is, wherever callhook writes text (docs/reference.md#secrets).
     for (const secret of keySecrets(account.privateKeyPem)) context.secret?.(secret);
     const tokens = serviceAccountTokens({ account, tokenUrl, onToken: maskFetchedTokens(context.secret) });
     const client = sheetsClient({ apiUrl, tokens, spreadsheetId, sheet, clientEmail: account.clientEmail });

@@ -5,9 +5,9 @@ import { type Cell, ID_HEADER } from './cells.js';
 import type { SheetsClient } from './client.js';
 
 /**
- * One row per call (contract section 10), written at most once: the sheet's first column is read for the record's
- * id before anything is written, so a repeated delivery (a retry after a lost reply, a redeliver, a crash) appends
- * nothing; an edited call (a higher revision) rewrites the row it finds; on an empty sheet the header row goes
+ * One row per call (docs/reference.md#crm-sinks), written at most once: the sheet's first column is read for the
+ * record's id before anything is written, so a repeated delivery (a retry after a lost reply, a redeliver, a crash)
+ * appends nothing; an edited call (a higher revision) rewrites the row it finds; on an empty sheet the header row goes
  * first, in the same append as the call's row.
  */
 
@@ -75,8 +75,9 @@ async function firstColumn(target: Sheet, signal: AbortSignal): Promise<string[]
 }
 
 /**
- * `/v4/spreadsheets/{spreadsheetId}/values/{range}`: the range percent-encoded as one path segment, so a sheet
- * named `Calls / 2026` or `Q1?` stays inside it (https://developers.google.com/workspace/sheets/api/reference/rest/v4/spreadsheets.values/get).
+ * `/v4/spreadsheets/{spreadsheetId}/values/{range}`: the range percent-encoded as one path segment, so a sheet named
+ * `Calls / 2026` or `Q1?` stays inside it
+ * (https://developers.google.com/workspace/sheets/api/reference/rest/v4/spreadsheets.values/get).
  */
 function valuesPath(target: Sheet, cells: string): string {
   return `/v4/spreadsheets/${encodeURIComponent(target.spreadsheetId)}/values/${encodeURIComponent(sheetRange(target.sheet, cells))}`;

@@ -16,10 +16,10 @@ import {
 } from '../../../test/helpers/server.js';
 
 /**
- * The google-sheets sink end to end, in a running serve against the local fake of Google (contract sections 9 and
- * 10): a 429 pauses the whole sink for its Retry-After, a disabled account ends the delivery dead in Google's words,
- * bad options stop start-up naming the key, and the service account's private key is in no log line, attempt or
- * admin reply, even when Google's reply quotes it.
+ * The google-sheets sink end to end, in a running serve against the local fake of Google
+ * (docs/reference.md#what-every-sink-shares and 10): a 429 pauses the whole sink for its Retry-After, a disabled
+ * account ends the delivery dead in Google's words, bad options stop start-up naming the key, and the service account's
+ * private key is in no log line, attempt or admin reply, even when Google's reply quotes it.
  */
 
 function serviceAccount(clientEmail: string) {

@@ -138,7 +138,10 @@ function tokenError(err: unknown, clientEmail: string): unknown {
   return reworded(err, `Google refused a token for the service account ${clientEmail}: ${code}${description}`);
 }
 
-/** The shared promise, given up by one delivery whose signal aborts (its time-out, shutdown) without ending it for the others. */
+/**
+ * The shared promise, given up by one delivery whose signal aborts (its time-out, shutdown) without ending it for the
+ * others.
+ */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {

@@ -35,8 +35,9 @@ const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
 });
 
 /**
- * POSTs each record as JSON to a URL the user owns. Receivers drop repeats by `Idempotency-Key` (contract
- * section 5: delivery is at least once) and may check a Standard Webhooks signature over the exact body sent.
+ * POSTs each record as JSON to a URL the user owns. Receivers drop repeats by `Idempotency-Key`
+ * (docs/reference.md#sinks-and-delivery: delivery is at least once) and may check a Standard Webhooks signature over
+ * the exact body sent.
  */
 export const httpSink = defineSinkType({
   type: 'http',

@@ -3,12 +3,15 @@ import { text, truncate } from '../shared/record-fields.js';
 import type { HubSpotClient } from './client.js';
 
 /**
- * The call as a HubSpot call engagement on the contact's timeline (contract section 10;
+ * The call as a HubSpot call engagement on the contact's timeline (docs/reference.md#crm-sinks;
  * https://developers.hubspot.com/docs/api/crm/calls). Its title holds the record id, so a repeated delivery finds
  * it with a search and adds nothing, and an edited call (a higher revision) updates it.
  */
 
-/** Contact → call is HUBSPOT_DEFINED type 194 in the other direction, call → contact (https://developers.hubspot.com/docs/api/crm/associations, "Association type ID values"). */
+/**
+ * Contact → call is HUBSPOT_DEFINED type 194 in the other direction, call → contact
+ * (https://developers.hubspot.com/docs/api/crm/associations, "Association type ID values").
+ */
 export const CALL_TO_CONTACT = 194;
 
 /** hs_call_body is rich text; a summary past this is cut so the timeline stays readable. */
@@ -55,8 +58,8 @@ function escapeHtml(value: string): string {
 }
 
 /**
- * The engagements already made for this record: `POST /crm/v3/objects/calls/search` on `hs_call_title`. HubSpot's
- * index lags a new object by seconds; the worker's first retry comes later than that (contract section 10), and a
+ * The engagements already made for this record: `POST /crm/v3/objects/calls/search` on `hs_call_title`. HubSpot's index
+ * lags a new object by seconds; the worker's first retry comes later than that (docs/reference.md#crm-sinks), and a
  * repeat that does not wait finds what this process made in recent.ts.
  */
 export async function findCalls(client: HubSpotClient, record: CallRecord): Promise<string[]> {

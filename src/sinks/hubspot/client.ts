@@ -4,11 +4,12 @@ import { replyJson, reworded } from '../shared/refusal.js';
 
 /**
  * One HubSpot REST request with the private app's token (https://developers.hubspot.com/docs/api/private-apps:
- * `Authorization: Bearer <token>`), the reply's JSON or an error the worker classifies (contract sections 5, 9, 10).
- * A refused request's error says what HubSpot's own JSON body says (`status`, `message`, `correlationId`,
- * `category`, https://developers.hubspot.com/docs/api/error-handling), so an expired or revoked token (401
- * `EXPIRED_AUTHENTICATION` / `INVALID_AUTHENTICATION`), a missing scope (403 `MISSING_SCOPES`) or an unknown
- * property (400 `VALIDATION_ERROR`) is dead with HubSpot's words; the token itself never enters a message.
+ * `Authorization: Bearer <token>`), the reply's JSON or an error the worker classifies
+ * (docs/reference.md#sinks-and-delivery, docs/reference.md#queues-and-databases and docs/reference.md#crm-sinks). A
+ * refused request's error says what HubSpot's own JSON body says (`status`, `message`, `correlationId`, `category`,
+ * https://developers.hubspot.com/docs/api/error-handling), so an expired or revoked token (401 `EXPIRED_AUTHENTICATION`
+ * / `INVALID_AUTHENTICATION`), a missing scope (403 `MISSING_SCOPES`) or an unknown property (400 `VALIDATION_ERROR`)
+ * is dead with HubSpot's words; the token itself never enters a message.
  */
 
 export interface HubSpotClient {
@@ -50,7 +51,10 @@ export function hubspotClient({ apiUrl, token, signal }: ClientOptions): HubSpot
   };
 }
 
-/** The parts of HubSpot's error body worth an operator's reading (https://developers.hubspot.com/docs/api/error-handling). */
+/**
+ * The parts of HubSpot's error body worth an operator's reading
+ * (https://developers.hubspot.com/docs/api/error-handling).
+ */
 interface ErrorBody {
   message?: unknown;
   category?: unknown;
@@ -83,11 +87,11 @@ function inHubSpotWords(err: unknown): unknown {
 }
 
 /**
- * The wait a 429 asks for, from HubSpot's rate-limit headers (https://developers.hubspot.com/docs/developer-tooling/platform/usage-guidelines,
- * "Rate limits"): with `X-HubSpot-RateLimit-Remaining: 0` the rolling window of
- * `X-HubSpot-RateLimit-Interval-Milliseconds` (10 s for private apps) must pass; with
- * `X-HubSpot-RateLimit-Secondly-Remaining: 0`, one second. The search endpoints send none of these headers: their
- * 429 is read from the body's `policyName` instead (policyWait).
+ * The wait a 429 asks for, from HubSpot's rate-limit headers
+ * (https://developers.hubspot.com/docs/developer-tooling/platform/usage-guidelines, "Rate limits"): with
+ * `X-HubSpot-RateLimit-Remaining: 0` the rolling window of `X-HubSpot-RateLimit-Interval-Milliseconds` (10 s for
+ * private apps) must pass; with `X-HubSpot-RateLimit-Secondly-Remaining: 0`, one second. The search endpoints send none
+ * of these headers: their 429 is read from the body's `policyName` instead (policyWait).
  */
 export function hubspotRetryAfter(headers: Headers): number | undefined {
   return (
@@ -100,7 +104,7 @@ export function hubspotRetryAfter(headers: Headers): number | undefined {
  * A 429 without the headers (the search endpoints' own limit, per second) names its policy in the body
  * (`"errorType": "RATE_LIMIT", "policyName": "SECONDLY"`): a second, or the ten-second window, is the wait. A
  * `DAILY` policy resets at midnight in the account's time zone, which callhook does not know: the worker's back-off
- * step is the wait then (contract section 9).
+ * step is the wait then (docs/reference.md#queues-and-databases).
  */
 function policyWait(policy: unknown): number | undefined {
   if (policy === 'SECONDLY') return 1000;

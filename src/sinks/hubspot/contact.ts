@@ -4,7 +4,7 @@ import { phoneSpellings, samePhone } from '../shared/phone.js';
 import type { HubSpotClient } from './client.js';
 
 /**
- * The caller as a HubSpot contact (contract section 10): by email with one batch upsert, else by phone with a
+ * The caller as a HubSpot contact (docs/reference.md#crm-sinks): by email with one batch upsert, else by phone with a
  * search, then an update or a create. Only the properties given are written: HubSpot leaves the others as they
  * were (https://developers.hubspot.com/docs/api/crm/contacts, "Update contacts").
  */
@@ -23,8 +23,8 @@ export interface FoundContact extends Found {
 }
 
 /**
- * `POST /crm/v3/objects/contacts/batch/upsert` with `idProperty: email`: creates the contact or updates the one
- * with that address (https://developers.hubspot.com/docs/api-reference/legacy/crm/objects/contacts/batch/upsert-contacts).
+ * `POST /crm/v3/objects/contacts/batch/upsert` with `idProperty: email`: creates the contact or updates the one with
+ * that address (https://developers.hubspot.com/docs/api-reference/legacy/crm/objects/contacts/batch/upsert-contacts).
  */
 export async function upsertByEmail(
   client: HubSpotClient,
@@ -51,10 +51,10 @@ export async function upsertByEmail(
  * HubSpot keeps a phone as it was typed, and its search matches `phone` and `mobilephone` as whole values
  * (https://developers.hubspot.com/docs/api/crm/search: filter groups are ORed, at most five of them), so the likely
  * spellings are asked for with `IN`. HubSpot also keeps each number's digits in the calculated, read-only
- * `hs_searchable_calculated_phone_number` / `hs_searchable_calculated_mobile_number` (the number without its
- * country code whatever the punctuation, `98123-45678` as `9812345678`, as HubSpot's accounts show it; the API
- * reference does not describe them): a spelling none of the others guessed is found by those. What comes back is checked against
- * the record's number, and of several the most recently modified is taken (contract section 10).
+ * `hs_searchable_calculated_phone_number` / `hs_searchable_calculated_mobile_number` (the number without its country
+ * code whatever the punctuation, `98123-45678` as `9812345678`, as HubSpot's accounts show it; the API reference does
+ * not describe them): a spelling none of the others guessed is found by those. What comes back is checked against the
+ * record's number, and of several the most recently modified is taken (docs/reference.md#crm-sinks).
  */
 export async function findByPhone(client: HubSpotClient, phone: string): Promise<FoundContact | undefined> {
   const { national, spellings } = phoneSpellings(phone);

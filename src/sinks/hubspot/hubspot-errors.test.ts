@@ -7,10 +7,11 @@ import { hubspotRetryAfter } from './client.js';
 import { hubspotSink } from './hubspot.js';
 
 /**
- * What HubSpot refuses, and what the sink makes of it (contract sections 5, 9, 10): a 429 waits as long as HubSpot's
- * headers (or, from a search, its body) say; a revoked or expired token, a missing scope and an unknown property
- * are dead at once with HubSpot's words and never the token; a 5xx and a lost reply are tried again. And the
- * options, checked at start-up.
+ * What HubSpot refuses, and what the sink makes of it (docs/reference.md#sinks-and-delivery,
+ * docs/reference.md#what-every-sink-shares and docs/reference.md#crm-sinks): a 429 waits as long as HubSpot's headers
+ * (or, from a search, its body) say; a revoked or expired token, a missing scope and an unknown property are dead at
+ * once with HubSpot's words and never the token; a 5xx and a lost reply are tried again. And the options, checked at
+ * start-up.
  */
 
 const log = pino({ level: 'silent' });

@@ -12,9 +12,10 @@ import {
 import type { SinkView } from '../../admin/sinks.js';
 
 /**
- * The hubspot sink in a running serve against the local HubSpot (contract sections 9 and 10): a 429 with HubSpot's
- * rate-limit headers pauses the whole sink for the window they give; a revoked token ends the delivery dead with
- * HubSpot's words, the token in no admin reply; bad options stop start-up naming the key.
+ * The hubspot sink in a running serve against the local HubSpot (docs/reference.md#what-every-sink-shares and
+ * docs/reference.md#crm-sinks): a 429 with HubSpot's rate-limit headers pauses the whole sink for the window they give;
+ * a revoked token ends the delivery dead with HubSpot's words, the token in no admin reply; bad options stop start-up
+ * naming the key.
  */
 
 type Delivery = { sink: string; state: string; attempts: number };

@@ -7,7 +7,7 @@ import { hubspotSink } from './hubspot.js';
 /**
  * The hubspot sink against a local HubSpot (test/fakes/hubspot.ts) that checks every request as HubSpot documents it:
  * the caller as a contact, found by email or by phone however it was typed, and the call as one call engagement
- * that a repeat never doubles and an edit rewrites (contract section 10, issue 22).
+ * that a repeat never doubles and an edit rewrites (docs/reference.md#crm-sinks, issue 22).
  */
 
 const log = pino({ level: 'silent' });

@@ -11,7 +11,7 @@ import { type FoundContact, findByPhone, type Properties, updateOrCreate, upsert
 import { type Recent, recentIds } from './recent.js';
 
 /**
- * The caller as a HubSpot contact and the call as a call engagement on its timeline (contract section 10).
+ * The caller as a HubSpot contact and the call as a call engagement on its timeline (docs/reference.md#crm-sinks).
  * A delivery makes three requests when the record has an email (upsert, call search, call create), four without
  * (contact search, contact update or create, call search, call create), two of them searches; an edited call one
  * more (the call's update and its association).
@@ -40,7 +40,8 @@ export const hubspotSink = defineSinkType({
     map: mapSchema.optional(),
   }),
   open({ token, api_url: apiUrl, map }) {
-    // Both outlive one delivery: a repeat delivered within HubSpot's search lag finds what this process made (recent.ts).
+    // Both outlive one delivery: a repeat delivered within HubSpot's search lag finds what this process made
+    // (recent.ts).
     const recentCalls = recentIds();
     const recentContacts = recentIds();
     return {

@@ -1,11 +1,11 @@
 /**
  * What this process made in HubSpot in the last minutes, by the key it was looked up by (a record id for a call, a
  * phone number for a contact). HubSpot's search index lags a new object by seconds
- * (https://developers.hubspot.com/docs/api/crm/search, "Limitations"), so a repeat delivered within those seconds
- * (a redeliver clicked at once, an edit saved right after the call arrived) would search, find nothing and make a
- * second one. The worker's own retries come later than the lag (the first after about 30 s, contract section 5);
- * this covers the repeats that do not wait, in this process. Another replica, or this one after a restart, relies
- * on the search alone.
+ * (https://developers.hubspot.com/docs/api/crm/search, "Limitations"), so a repeat delivered within those seconds (a
+ * redeliver clicked at once, an edit saved right after the call arrived) would search, find nothing and make a second
+ * one. The worker's own retries come later than the lag (the first after about 30 s,
+ * docs/reference.md#sinks-and-delivery); this covers the repeats that do not wait, in this process. Another replica, or
+ * this one after a restart, relies on the search alone.
  */
 
 export interface Recent {

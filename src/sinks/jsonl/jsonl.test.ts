@@ -50,7 +50,7 @@ describe('jsonl sink', () => {
     expect(lines(join(dir, 'calls.jsonl')).map((r) => r.id)).toEqual(['a', 'b']);
   });
 
-  it('writes a line per revision: an edited record is another line, each written once, also across a restart (contract section 5)', async () => {
+  it('writes a line per revision: an edited record is another line, each written once, also across a restart (docs/reference.md#sinks-and-delivery)', async () => {
     const dir = tempDir();
     const edited = { ...record('a'), revision: 2, data: { first_name: 'Asha Rao' } };
     const first = await open(dir);

@@ -10,10 +10,10 @@ const TAIL_BYTES = 4 * 1024 * 1024;
 const REMEMBERED_IDS = 100_000;
 
 /**
- * Appends each record as one JSON line and syncs it to disk before the delivery counts as done.
- * The file holds exactly one line per record and revision (contract sections 3 and 5): delivery is at least once,
- * so a record written just before a crash is delivered again after the restart, and is recognised and skipped
- * here; an edited record (revision 2 and on) is another line.
+ * Appends each record as one JSON line and syncs it to disk before the delivery counts as done. The file holds exactly
+ * one line per record and revision (docs/reference.md#normalising and docs/reference.md#sinks-and-delivery): delivery
+ * is at least once, so a record written just before a crash is delivered again after the restart, and is recognised and
+ * skipped here; an edited record (revision 2 and on) is another line.
  */
 export const jsonlSink = defineSinkType({
   type: 'jsonl',
@@ -28,8 +28,8 @@ export const jsonlSink = defineSinkType({
   }),
   async open({ path }, { dataDir }) {
     const file = resolve(path ?? resolve(dataDir, 'calls.jsonl'));
-    // Owner-only, in the data dir or elsewhere (contract section 6): the folder when callhook makes it, the file
-    // whoever made it.
+    // Owner-only, in the data dir or elsewhere (docs/reference.md#operating): the folder when callhook makes it, the
+    // file whoever made it.
     prepareFolderOf(file, dataDir);
     const handle = await open(file, 'a+', FILE_MODE);
     try {

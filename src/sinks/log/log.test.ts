@@ -35,7 +35,7 @@ async function linesFor(options: Record<string, unknown>): Promise<string[]> {
 }
 
 describe('log sink', () => {
-  it('writes which call arrived and how it went, and nothing personal, by default (contract section 6)', async () => {
+  it('writes which call arrived and how it went, and nothing personal, by default (docs/reference.md#operating)', async () => {
     const [line] = await linesFor({});
     expect(JSON.parse(line!)).toMatchObject({
       sink: 'log',

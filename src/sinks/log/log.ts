@@ -3,10 +3,10 @@ import type { CallRecord } from '../../record.js';
 import { defineSinkType } from '../sink.js';
 
 /**
- * Writes each call as one pino line: the simplest proof that calls arrive, and a debugging aid. The process log is
- * read by more people than the calls are, and kept longer, so by default a line says which call arrived and how
- * it went, not who called (contract section 6): no name, number, address or summary, and not the dedup key, which
- * can hold a number. `full: true` writes the whole record.
+ * Writes each call as one pino line: the simplest proof that calls arrive, and a debugging aid. The process log is read
+ * by more people than the calls are, and kept longer, so by default a line says which call arrived and how it went, not
+ * who called (docs/reference.md#operating): no name, number, address or summary, and not the dedup key, which can hold
+ * a number. `full: true` writes the whole record.
  */
 export const logSink = defineSinkType({
   type: 'log',

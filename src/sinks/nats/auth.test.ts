@@ -7,9 +7,9 @@ import { PermanentError } from '../errors.js';
 import { natsSink } from './nats.js';
 
 /**
- * The nats sink's credentials (contract section 9: `token` or `user` + `pass`) against servers of the test's own
- * that require them: the machine's shared NATS requires none. Each is a nats-server on a free port with JetStream
- * in a temporary folder, stopped after the file.
+ * The nats sink's credentials (docs/reference.md#queues-and-databases: `token` or `user` + `pass`) against servers of
+ * the test's own that require them: the machine's shared NATS requires none. Each is a nats-server on a free port with
+ * JetStream in a temporary folder, stopped after the file.
  */
 
 const log = pino({ level: 'silent' });

@@ -5,10 +5,11 @@ import { RetryableError } from '../errors.js';
 import { type LazyConnection, lazyConnection } from '../shared/lazy-connection.js';
 
 /**
- * The nats sink's one connection (contract section 9): opened on the first delivery, never at start-up, so a
- * server that is down does not stop callhook; reused; opened again on the next delivery after the client closed
- * it; drained by close(). While it is disconnected the client reconnects on its own, and `lost` is aborted so that a publish
- * fails at once instead of waiting in the client's buffer: the outbox worker's schedule does the retrying.
+ * The nats sink's one connection (docs/reference.md#queues-and-databases): opened on the first delivery, never at
+ * start-up, so a server that is down does not stop callhook; reused; opened again on the next delivery after the client
+ * closed it; drained by close(). While it is disconnected the client reconnects on its own, and `lost` is aborted so
+ * that a publish fails at once instead of waiting in the client's buffer: the outbox worker's schedule does the
+ * retrying.
  */
 
 /** The handshake's deadline (the client's default is 20 s, longer than an attempt should hang on a dead host). */

@@ -9,10 +9,11 @@ import {
 import { errorForStatus, PermanentError, RetryableError } from '../errors.js';
 
 /**
- * What the NATS client threw, as a delivery outcome (contract sections 5 and 9): worth trying again (the server
- * is unreachable, the connection dropped, no acknowledgement in time, JetStream answered 503), or never going to
- * succeed (no stream listens on the subject, credentials or permissions refused, an invalid subject, a JetStream
- * 4xx). `context` says what was being done and where, never with credentials; the client's own text follows.
+ * What the NATS client threw, as a delivery outcome (docs/reference.md#sinks-and-delivery and
+ * docs/reference.md#queues-and-databases): worth trying again (the server is unreachable, the connection dropped, no
+ * acknowledgement in time, JetStream answered 503), or never going to succeed (no stream listens on the subject,
+ * credentials or permissions refused, an invalid subject, a JetStream 4xx). `context` says what was being done and
+ * where, never with credentials; the client's own text follows.
  */
 export function natsError(err: unknown, context: string, { noResponders }: { noResponders: string }): Error {
   if (err instanceof RetryableError || err instanceof PermanentError) return err;

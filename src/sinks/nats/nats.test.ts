@@ -39,7 +39,7 @@ const problem = (options: Record<string, unknown>) => {
   return issue && `${issue.path.join('.')}: ${issue.message}`;
 };
 
-describe('nats sink options (contract section 9)', () => {
+describe('nats sink options (docs/reference.md#queues-and-databases)', () => {
   it('defaults to the local server and callhook.calls.<hook>, with no stream of its own', () => {
     const options = natsSink.options.parse({});
     expect(options.servers).toBe('nats://127.0.0.1:4222');
@@ -104,7 +104,7 @@ describe('nats sink options (contract section 9)', () => {
   });
 });
 
-describe('nats sink, a subject naming the platform (contract sections 9 and 13)', () => {
+describe('nats sink, a subject naming the platform (docs/reference.md#queues-and-databases)', () => {
   const fromRetell = { ...record, platform: 'retell' } as CallRecord;
 
   it('takes {{ platform }} as one token, also as the filter of a stream of its own', () => {
@@ -178,7 +178,7 @@ describe.skipIf(!url)('nats sink against the real server', () => {
       { subject: `${prefix}.end-of-call`, msgId: `${record.id}:bus`, body: JSON.parse(JSON.stringify(record)) },
     ]);
 
-    // An edited call (contract section 11) has a key of its own, so the stream keeps it as a new message.
+    // An edited call (docs/reference.md#editing-a-call) has a key of its own, so the stream keeps it as a new message.
     const edited: CallRecord = {
       ...record,
       revision: 2,

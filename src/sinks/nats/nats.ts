@@ -8,7 +8,7 @@ import { ensureStream, streamNameProblem } from './stream.js';
 import { publishSubjectProblem, subjectSchema } from './subject.js';
 
 /**
- * The `nats` sink (contract section 9): a JetStream publish of the record as JSON with the header
+ * The `nats` sink (docs/reference.md#queues-and-databases): a JetStream publish of the record as JSON with the header
  * `Nats-Msg-Id: <idempotency key>`, so the stream drops a repeat within its duplicate window and the
  * at-least-once outbox becomes exactly once downstream. Success is the stream's acknowledgement; a `duplicate`
  * acknowledgement is success too (the stream holds the message already). The NATS client is loaded only when a
@@ -27,7 +27,7 @@ function serverUrl(value: string): URL | undefined {
 
 /**
  * Credentials in a server URL are refused: this client does not send them (the server answers Authorization
- * Violation), and `token` and `pass` are where callhook knows a secret to mask (contract section 6).
+ * Violation), and `token` and `pass` are where callhook knows a secret to mask (docs/reference.md#refused-requests).
  */
 const server = z.string().superRefine((value, ctx) => {
   const url = serverUrl(value);

@@ -2,17 +2,17 @@ import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io
 import { type NatsConnection, nanos } from '@nats-io/transport-node';
 
 /**
- * The nats sink's `stream` option (contract section 9): a stream that exists is used as it is, with its own
- * subjects and its own duplicate window; a missing one is created to listen on the sink's subject, each
- * `{{ … }}` as `*`, with a duplicate window of 24 hours.
+ * The nats sink's `stream` option (docs/reference.md#queues-and-databases): a stream that exists is used as it is, with
+ * its own subjects and its own duplicate window; a missing one is created to listen on the sink's subject, each `{{ …
+ * }}` as `*`, with a duplicate window of 24 hours.
  */
 
 /**
  * How long the stream remembers a `Nats-Msg-Id` and drops a repeat (the server's default is 2 minutes,
- * https://docs.nats.io/using-nats/developer/develop_jetstream/model_deep_dive#message-deduplication). 24 hours
- * outlasts the default retry schedule (8 attempts over about 12 hours, contract section 5), so a retry whose
- * acknowledgement was lost, or a delivery repeated after a crash, is dropped; a redeliver by hand later than that
- * adds a message.
+ * https://docs.nats.io/using-nats/developer/develop_jetstream/model_deep_dive#message-deduplication). 24 hours outlasts
+ * the default retry schedule (8 attempts over about 12 hours, docs/reference.md#sinks-and-delivery), so a retry whose
+ * acknowledgement was lost, or a delivery repeated after a crash, is dropped; a redeliver by hand later than that adds
+ * a message.
  */
 export const DUPLICATE_WINDOW_MS = 24 * 60 * 60 * 1000;
 

@@ -3,20 +3,20 @@ import type { CallRecord } from '../../record.js';
 import { compileTextTemplate, type TextTemplate, templateParts } from '../shared/template.js';
 
 /**
- * The `subject` option of the nats sink (contract section 9): a template, `callhook.calls.{{ hook }}` by default,
- * checked at start-up so that every record renders to a subject one can publish to, and turned into the subject
- * filter of a stream callhook creates (each `{{ … }}` as `*`).
+ * The `subject` option of the nats sink (docs/reference.md#queues-and-databases): a template, `callhook.calls.{{ hook
+ * }}` by default, checked at start-up so that every record renders to a subject one can publish to, and turned into the
+ * subject filter of a stream callhook creates (each `{{ … }}` as `*`).
  */
 
 export const DEFAULT_SUBJECT = 'callhook.calls.{{ hook }}';
 
 /**
- * The roots a subject may name: each renders one token that is always a valid subject token (a hook name is
- * lowercase letters, digits, - and _ by config.ts; an id is a UUID; a source is one word; a revision a number; a
- * platform one of `vapi`, `retell`, `elevenlabs`, contract section 13). A data or extra field, dedup_key or
- * received_at may not: a caller's words hold spaces and dots, and a dot makes more tokens than the stream filter's
- * `*` matches, so the stream would never hear the subject and the call would go dead over a word the caller said.
- * Routing on content belongs to `when` and a second sink.
+ * The roots a subject may name: each renders one token that is always a valid subject token (a hook name is lowercase
+ * letters, digits, - and _ by config.ts; an id is a UUID; a source is one word; a revision a number; a platform, once
+ * other voice platforms' calls arrive, one of `vapi`, `retell`, `elevenlabs`). A data or extra field, dedup_key or
+ * received_at may not: a caller's words hold spaces and dots, and a dot makes more tokens than the stream filter's `*`
+ * matches, so the stream would never hear the subject and the call would go dead over a word the caller said. Routing
+ * on content belongs to `when` and a second sink.
  *
  * `platform` is the one that can be missing (a hook of the spec's own calling service names none, section 13),
  * and a missing value renders as empty text (section 9), which is no subject token: such a delivery is dead at

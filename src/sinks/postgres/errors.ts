@@ -2,10 +2,10 @@ import pg from 'pg';
 import { PermanentError, RetryableError } from '../errors.js';
 
 /**
- * What a PostgreSQL failure means for a delivery (contract section 9): a constraint or type error, or anything
- * else the server says of the statement itself, fails the same way every time; a connection error, or a server
- * that cannot take the write now, may succeed later. SQLSTATE classes from PostgreSQL's documentation,
- * Appendix A "PostgreSQL Error Codes".
+ * What a PostgreSQL failure means for a delivery (docs/reference.md#queues-and-databases): a constraint or type error,
+ * or anything else the server says of the statement itself, fails the same way every time; a connection error, or a
+ * server that cannot take the write now, may succeed later. SQLSTATE classes from PostgreSQL's documentation, Appendix
+ * A "PostgreSQL Error Codes".
  */
 
 /** Classes whose errors say nothing against the statement: trying it again later may succeed. */

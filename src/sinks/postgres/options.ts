@@ -2,18 +2,19 @@ import { z } from 'zod';
 import { type CompiledMap, compileMap, mapSchema } from '../shared/template.js';
 
 /**
- * The options of the `postgres` sink (contract section 9), checked once at start-up: `url` (the deployment's
- * DATABASE_URL when left out, which only the factory knows), `table`, `columns` and `key_column`.
+ * The options of the `postgres` sink (docs/reference.md#queues-and-databases), checked once at start-up: `url` (the
+ * deployment's DATABASE_URL when left out, which only the factory knows), `table`, `columns` and `key_column`.
  */
 
 export const DEFAULT_TABLE = 'callhook_calls';
 export const DEFAULT_KEY_COLUMN = 'id';
-/** The column whose higher value lets a record replace its row (contract section 9). */
+/** The column whose higher value lets a record replace its row (docs/reference.md#queues-and-databases). */
 export const REVISION_COLUMN = 'revision';
 
 /**
- * The table callhook creates when no `columns` are given, as the record's fields (contract sections 3 and 9); each
- * a lone placeholder, so a value keeps its JSON type and jsonb columns get the JSON itself.
+ * The table callhook creates when no `columns` are given, as the record's fields (docs/reference.md#the-record and
+ * docs/reference.md#queues-and-databases); each a lone placeholder, so a value keeps its JSON type and jsonb columns
+ * get the JSON itself.
  */
 export const DEFAULT_COLUMNS: Readonly<Record<string, string>> = Object.fromEntries(
   ['id', 'hook', 'dedup_key', 'received_at', 'source', 'revision', 'data', 'extra', 'problems'].map((field) => [
@@ -71,7 +72,10 @@ export interface PostgresOptions {
   columns: CompiledMap;
   /** True without `columns`: the table is callhook's, created when missing. */
   ownTable: boolean;
-  /** Whether a record of a higher revision replaces its row: always in callhook's table, with a `revision` column in the user's. */
+  /**
+   * Whether a record of a higher revision replaces its row: always in callhook's table, with a `revision` column in the
+   * user's.
+   */
   replacesOnRevision: boolean;
 }
 

@@ -215,7 +215,7 @@ describe.skipIf(!url)('postgres sink on a real PostgreSQL', () => {
   const rows = async (sql: string) => (await admin.query(sql)).rows;
   const table = () => `t_${++counter}`;
 
-  it('creates callhook_calls when missing, with the contract’s columns, and writes the record into it', async () => {
+  it('creates callhook_calls when missing, with the documented columns, and writes the record into it', async () => {
     const sink = await open();
     const r = record({
       conflicts_with: undefined,

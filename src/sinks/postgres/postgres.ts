@@ -11,9 +11,9 @@ import { statementFor } from './statement.js';
 import { findTarget } from './target.js';
 
 /**
- * Writes each record as a row of a PostgreSQL table (contract section 9), exactly once downstream: every delivery
- * is one INSERT … ON CONFLICT on the key column, so a delivery made again leaves the one row it made. Without
- * `columns` the table is callhook's own, created when missing; with them it is the user's.
+ * Writes each record as a row of a PostgreSQL table (docs/reference.md#queues-and-databases), exactly once downstream:
+ * every delivery is one INSERT … ON CONFLICT on the key column, so a delivery made again leaves the one row it made.
+ * Without `columns` the table is callhook's own, created when missing; with them it is the user's.
  *
  * `url` (or the deployment's DATABASE_URL) holds the database's password: it is a secret by the URL rule
  * (secret-values.ts), and no message here quotes more of it than host and port.

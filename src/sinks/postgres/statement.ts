@@ -5,10 +5,10 @@ import { type PostgresOptions, REVISION_COLUMN } from './options.js';
 import type { Target, TargetColumn } from './target.js';
 
 /**
- * The one statement a delivery runs (contract section 9): an INSERT keyed on the key column, so a delivery made
- * again (after a crash, a redeliver, a retry whose reply was lost) leaves one row. A repeat changes nothing; where
- * the row carries a revision, a record of a higher one (an edited call, section 11) replaces the mapped columns,
- * and a lower one, an older revision's delivery arriving late, changes nothing either.
+ * The one statement a delivery runs (docs/reference.md#queues-and-databases): an INSERT keyed on the key column, so a
+ * delivery made again (after a crash, a redeliver, a retry whose reply was lost) leaves one row. A repeat changes
+ * nothing; where the row carries a revision, a record of a higher one (an edited call, section 11) replaces the mapped
+ * columns, and a lower one, an older revision's delivery arriving late, changes nothing either.
  */
 
 export interface Statement {

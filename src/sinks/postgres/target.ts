@@ -4,11 +4,11 @@ import { sqlState } from './errors.js';
 import type { PostgresOptions } from './options.js';
 
 /**
- * The table a `postgres` sink writes to, as found when the sink first connects (contract section 9): in the
- * connection's default schema, created there when it is callhook's own and missing, with the type of each mapped
- * column and a check that the key column can drop repeats. What goes wrong here is said once per delivery, in
- * PostgreSQL's words where it has them, and looked at again by the next delivery, so a table fixed while the sink
- * runs is used without a restart.
+ * The table a `postgres` sink writes to, as found when the sink first connects
+ * (docs/reference.md#queues-and-databases): in the connection's default schema, created there when it is callhook's own
+ * and missing, with the type of each mapped column and a check that the key column can drop repeats. What goes wrong
+ * here is said once per delivery, in PostgreSQL's words where it has them, and looked at again by the next delivery, so
+ * a table fixed while the sink runs is used without a restart.
  */
 
 export interface TargetColumn {
@@ -28,7 +28,10 @@ export interface Target {
   columns: TargetColumn[];
 }
 
-/** callhook's own table (contract section 9). NOT NULL where a record always has the field (section 3). */
+/**
+ * callhook's own table (docs/reference.md#queues-and-databases). NOT NULL where a record always has the field (section
+ * 3).
+ */
 const createOwnTable = (qualified: string) => `
   CREATE TABLE IF NOT EXISTS ${qualified} (
     id uuid PRIMARY KEY,

@@ -3,7 +3,10 @@ import type { CallRecord } from '../../record.js';
 import { resolveSinks } from '../registry.js';
 import { rabbitmqOptions } from './options.js';
 
-/** The `rabbitmq` sink's options (contract section 9): defaults, refusals naming the option, the default-exchange rule. */
+/**
+ * The `rabbitmq` sink's options (docs/reference.md#queues-and-databases): defaults, refusals naming the option, the
+ * default-exchange rule.
+ */
 
 const record: CallRecord = {
   id: '01J0000000000000000000000A',

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { compileTextTemplate, type TextTemplate } from '../shared/template.js';
 
 /**
- * The options of the `rabbitmq` sink (contract section 9), checked once at start-up: `url`, `exchange`,
- * `routing_key` (a template) and `queue`. The routing key comes out compiled, as a function of the record.
+ * The options of the `rabbitmq` sink (docs/reference.md#queues-and-databases), checked once at start-up: `url`,
+ * `exchange`, `routing_key` (a template) and `queue`. The routing key comes out compiled, as a function of the record.
  */
 
 export const DEFAULT_URL = 'amqp://guest:guest@127.0.0.1:5672';
@@ -24,7 +24,10 @@ const url = z.string().refine((value) => URL.canParse(value) && /^amqps?:$/.test
 
 const rawOptions = z.strictObject({
   url: url.default(DEFAULT_URL),
-  /** `""` is the default exchange, which routes a message to the queue its routing key names (AMQP 0-9-1 section 3.1.3.1). */
+  /**
+   * `""` is the default exchange, which routes a message to the queue its routing key names (AMQP 0-9-1 section
+   * 3.1.3.1).
+   */
   exchange: name('exchange').default(''),
   routing_key: z.string().optional(),
   queue: name('queue')

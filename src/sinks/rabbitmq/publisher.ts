@@ -4,9 +4,9 @@ import { PermanentError, RetryableError } from '../errors.js';
 import { lazyConnection } from '../shared/lazy-connection.js';
 
 /**
- * One connection and one confirm channel to RabbitMQ, opened by the first publish (never at start-up: a broker
- * that is down must not stop it, contract section 9), reused by every delivery, and opened again by the next
- * publish after either one closed. A publish succeeds only on the broker's confirm of a message it routed.
+ * One connection and one confirm channel to RabbitMQ, opened by the first publish (never at start-up: a broker that is
+ * down must not stop it, docs/reference.md#queues-and-databases), reused by every delivery, and opened again by the
+ * next publish after either one closed. A publish succeeds only on the broker's confirm of a message it routed.
  */
 
 export interface Outgoing {

@@ -11,9 +11,9 @@ import type { DeliveryContext, Sink } from '../sink.js';
 import { rabbitmqSink } from './rabbitmq.js';
 
 /**
- * The `rabbitmq` sink against the machine's RabbitMQ (contract section 9): the message's shape and properties, one
- * `message_id` for every copy, a returned (unroutable) message never counted as delivered, a missing exchange,
- * and one connection opened late, reused, opened again and closed.
+ * The `rabbitmq` sink against the machine's RabbitMQ (docs/reference.md#queues-and-databases): the message's shape and
+ * properties, one `message_id` for every copy, a returned (unroutable) message never counted as delivered, a missing
+ * exchange, and one connection opened late, reused, opened again and closed.
  */
 
 const url = serviceUrl('amqp');

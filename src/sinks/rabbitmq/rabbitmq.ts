@@ -4,10 +4,10 @@ import { MAX_NAME_BYTES, rabbitmqOptions } from './options.js';
 import { createPublisher } from './publisher.js';
 
 /**
- * Publishes each record as JSON to a RabbitMQ exchange (contract section 9): a persistent message published
- * `mandatory` on a confirm channel, counted as delivered only on the broker's confirm of a message it routed.
- * RabbitMQ cannot drop repeats, so this is at least once: every copy of a delivery carries the same `message_id`,
- * the idempotency key (`<record id>:<sink>`, `:r<revision>` after an edit, section 5), for consumers to drop by.
+ * Publishes each record as JSON to a RabbitMQ exchange (docs/reference.md#queues-and-databases): a persistent message
+ * published `mandatory` on a confirm channel, counted as delivered only on the broker's confirm of a message it routed.
+ * RabbitMQ cannot drop repeats, so this is at least once: every copy of a delivery carries the same `message_id`, the
+ * idempotency key (`<record id>:<sink>`, `:r<revision>` after an edit, section 5), for consumers to drop by.
  *
  * `url` holds the broker's password: it is a secret by the URL rule (secret-values.ts), and no error here
  * ever quotes it.

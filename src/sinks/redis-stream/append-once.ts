@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 
 /**
- * The entry and its marker, written together or not at all (contract section 9, `redis-stream`): one Lua script,
- * which Redis runs with no other command in between (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/),
- * so two deliveries of one key racing each other add one entry.
+ * The entry and its marker, written together or not at all (docs/reference.md#queues-and-databases, `redis-stream`):
+ * one Lua script, which Redis runs with no other command in between
+ * (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/), so two deliveries of one key racing each
+ * other add one entry.
  *
  * The order matters. A script is atomic but is not rolled back: a command that fails stops it and keeps what the
  * commands before it wrote. So the marker is read first (nothing written), the entry is added next (a WRONGTYPE

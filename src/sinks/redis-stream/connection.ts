@@ -3,11 +3,11 @@ import { APPEND_ONCE_SCRIPTS } from './append-once.js';
 import { redisError } from './redis-errors.js';
 
 /**
- * One connection to Redis, opened for a delivery (contract section 9: never by `create()`, so a Redis that is down
- * does not stop start-up). ioredis by default reconnects on its own, forever, and queues commands while it does:
- * a delivery would then wait for a Redis that is down until the attempt's time-out, and an attempt sent twice by
- * the client is one the worker cannot count. Here the client neither reconnects nor queues: a command that finds no
- * connection fails at once, the connection is given up (`onEnd`), and the outbox's retry schedule
+ * One connection to Redis, opened for a delivery (docs/reference.md#queues-and-databases: never by `create()`, so a
+ * Redis that is down does not stop start-up). ioredis by default reconnects on its own, forever, and queues commands
+ * while it does: a delivery would then wait for a Redis that is down until the attempt's time-out, and an attempt sent
+ * twice by the client is one the worker cannot count. Here the client neither reconnects nor queues: a command that
+ * finds no connection fails at once, the connection is given up (`onEnd`), and the outbox's retry schedule
  * (src/delivery/backoff.ts) decides when the next attempt opens another.
  */
 

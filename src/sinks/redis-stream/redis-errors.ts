@@ -1,8 +1,8 @@
 import { PermanentError, RetryableError } from '../errors.js';
 
 /**
- * What a Redis failure means for a delivery (contract section 9: "a connection error retryable", an error that can
- * never succeed permanent). Redis says what went wrong in the first word of an error reply, its code
+ * What a Redis failure means for a delivery (docs/reference.md#queues-and-databases: "a connection error retryable", an
+ * error that can never succeed permanent). Redis says what went wrong in the first word of an error reply, its code
  * (https://redis.io/docs/latest/develop/reference/protocol-spec/#simple-errors); a failure with no reply (refused,
  * reset, timed out, closed) is the network's and may succeed later.
  */

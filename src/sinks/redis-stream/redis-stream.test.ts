@@ -36,7 +36,7 @@ const open = (options: Record<string, unknown>) =>
   redisStreamSink.open(redisStreamSink.options.parse(options), { name: 'stream', dataDir: '/nonexistent', log });
 
 describe('redis-stream options', () => {
-  it("defaults to the contract's (section 9): a local Redis, callhook:calls, about a million entries, markers for 7 days", () => {
+  it('defaults to the documented ones (docs/reference.md#queues-and-databases): a local Redis, callhook:calls, about a million entries, markers for 7 days', () => {
     expect(redisStreamSink.options.parse({})).toEqual({
       url: 'redis://127.0.0.1:6379',
       stream: 'callhook:calls',
@@ -192,7 +192,8 @@ describe.skipIf(!url)('redis-stream sink on the real Redis', () => {
     expect((down as Error).message).not.toContain('hunter2');
 
     await proxy.up();
-    // Redis on this machine has no password: ioredis warns and goes on (the AUTH is then only tested against a fake below).
+    // Redis on this machine has no password: ioredis warns and goes on (the AUTH is then only tested against a fake
+    // below).
     const plain = await open({ url: proxy.url(url!), stream });
     await plain.deliver(rec, context(rec));
     await proxy.down(); // cuts the open connection: the next attempt fails, and the one after opens another
@@ -274,7 +275,9 @@ function pairs(flat: string[]): [string, string][] {
   return out;
 }
 
-/** A server that answers every command of the RESP protocol with one error, as a Redis that refuses the client would. */
+/**
+ * A server that answers every command of the RESP protocol with one error, as a Redis that refuses the client would.
+ */
 async function fakeRedis(error: string): Promise<Server> {
   const server = createServer((socket) => {
     socket.on('data', (chunk) => {

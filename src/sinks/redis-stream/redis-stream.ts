@@ -10,13 +10,13 @@ import { type Connection, openConnection, stillAnswers } from './connection.js';
 import { redisError } from './redis-errors.js';
 
 /**
- * Adds each call to a Redis stream, once (contract section 9, `redis-stream`): the entry and a marker key
- * `<stream>:sent:<idempotency key>` are written by one script, so a delivery made again (a crash between the write
- * and its record, a redeliver, a retry whose reply was lost) finds the marker and adds nothing, for as long as the
- * marker lives (`dedup_ttl`). An edited call has another idempotency key (`…:r2`, contract section 5), and so
- * another entry.
+ * Adds each call to a Redis stream, once (docs/reference.md#queues-and-databases, `redis-stream`): the entry and a
+ * marker key `<stream>:sent:<idempotency key>` are written by one script, so a delivery made again (a crash between the
+ * write and its record, a redeliver, a retry whose reply was lost) finds the marker and adds nothing, for as long as
+ * the marker lives (`dedup_ttl`). An edited call has another idempotency key (`…:r2`,
+ * docs/reference.md#sinks-and-delivery), and so another entry.
  *
- * Redis Cluster is not supported: the script's two keys must hash to one slot, which the contract's key names do
+ * Redis Cluster is not supported: the script's two keys must hash to one slot, which the documented key names do
  * not promise. A stream named with a hash tag (`{callhook:calls}`) puts its markers in its slot.
  */
 
@@ -94,8 +94,8 @@ export const redisStreamSink = defineSinkType({
 });
 
 /**
- * The entry's fields (contract section 9: at least `id`, `hook`, `idempotency_key` and `record`), with `revision`
- * so that a consumer can tell an edited call's entry from the first without parsing the record.
+ * The entry's fields (docs/reference.md#queues-and-databases: at least `id`, `hook`, `idempotency_key` and `record`),
+ * with `revision` so that a consumer can tell an edited call's entry from the first without parsing the record.
  */
 export function entryFields(record: CallRecord, idempotencyKey: string): [string, string][] {
   return [

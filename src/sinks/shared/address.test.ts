@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hostAndPort } from './address.js';
 
-describe('hostAndPort (contract section 6: a URL in a message is its host and port only)', () => {
+describe('hostAndPort (docs/reference.md#operating: a URL in a message is its host and port only)', () => {
   it('leaves user info and query out, and fills in the service default port and host', () => {
     expect(hostAndPort('postgres://callhook:pw-secret@db.internal/calls?password=x', { defaultPort: 5432 })).toBe(
       'db.internal:5432',

@@ -1,6 +1,6 @@
 /**
- * Where a sink's service is, as its messages say it: the host and port of its URL, and never the URL itself, whose
- * user info (or a `password` query value) is a secret (contract section 6). The port is the service's own default
+ * Where a sink's service is, as its messages say it: the host and port of its URL, and never the URL itself, whose user
+ * info (or a `password` query value) is a secret (docs/reference.md#secrets). The port is the service's own default
  * when the URL gives none, so that two messages about one server name it alike.
  */
 export function hostAndPort(

@@ -1,6 +1,6 @@
 /**
- * A caller as a CRM contact, and the choice among several (contract section 10: a contact search that finds several
- * contacts uses the most recently updated and says so in the attempt), the same words for every CRM.
+ * A caller as a CRM contact, and the choice among several (docs/reference.md#crm-sinks: a contact search that finds
+ * several contacts uses the most recently updated and says so in the attempt), the same words for every CRM.
  */
 export interface FoundContact {
   id: string;

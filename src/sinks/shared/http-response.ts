@@ -21,15 +21,16 @@ export interface SendOptions {
   timeoutMs?: number;
   /**
    * The wait a failed reply asks for when it has no `Retry-After`, read from the service's own headers (HubSpot's
-   * `X-HubSpot-RateLimit-*`): a 429 pauses the whole sink for that long (contract section 9).
+   * `X-HubSpot-RateLimit-*`): a 429 pauses the whole sink for that long (docs/reference.md#what-every-sink-shares).
    */
   retryAfterFromHeaders?: (headers: Headers) => number | undefined;
 }
 
 /**
- * Performs one attempt and maps its outcome for the delivery worker (contract section 5): 2xx resolves with the
- * Response (the caller consumes or cancels its body); 408, 425, 429, 5xx and network errors throw RetryableError;
- * every other status throws PermanentError. Messages never contain the URL: for some sinks it is the secret.
+ * Performs one attempt and maps its outcome for the delivery worker (docs/reference.md#sinks-and-delivery): 2xx
+ * resolves with the Response (the caller consumes or cancels its body); 408, 425, 429, 5xx and network errors throw
+ * RetryableError; every other status throws PermanentError. Messages never contain the URL: for some sinks it is the
+ * secret.
  */
 export async function sendRequest(
   url: string,

@@ -1,8 +1,8 @@
 /**
- * The connection of a sink whose service may be down (contract section 9): none is opened by `create()`, so a
- * service that is unreachable at start-up does not stop start-up; the first delivery opens it, later ones reuse it,
- * and one that failed is forgotten, so the next delivery opens another. The deliveries' own retry schedule does the
- * waiting in between (src/delivery/backoff.ts), never the client library.
+ * The connection of a sink whose service may be down (docs/reference.md#queues-and-databases): none is opened by
+ * `create()`, so a service that is unreachable at start-up does not stop start-up; the first delivery opens it, later
+ * ones reuse it, and one that failed is forgotten, so the next delivery opens another. The deliveries' own retry
+ * schedule does the waiting in between (src/delivery/backoff.ts), never the client library.
  *
  * Under it, `lazyValue`: the same "made by the first who asks, shared, made again once forgotten" for what is no
  * connection and has nothing to close (the postgres sink's table, as found when it first connects).
@@ -13,7 +13,9 @@ export interface LazyValue<T> {
   get(): Promise<T>;
   /** The value made and not forgotten, if any (not one still being made). */
   current(): T | undefined;
-  /** Forgets `value` when it is still the current one (a stale report changes nothing): the next `get()` makes another. */
+  /**
+   * Forgets `value` when it is still the current one (a stale report changes nothing): the next `get()` makes another.
+   */
   forget(value: T): void;
   /** Forgets whatever is made or being made. */
   reset(): void;

@@ -3,7 +3,7 @@ import { toE164 } from '../../normalize/formats.js';
 
 /**
  * Phone numbers as a service stores them (as someone typed them) against a record's E.164, for every sink that
- * looks a caller up by number (the calling service's tags, the CRMs of contract section 10).
+ * looks a caller up by number (the calling service's tags, the CRMs of docs/reference.md#crm-sinks).
  */
 
 /**

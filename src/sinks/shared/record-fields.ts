@@ -18,7 +18,7 @@ export interface Caller {
   lastName: string | undefined;
   /** First and last name together, when either is there. */
   name: string | undefined;
-  /** E.164 when the call's number passed its format check (contract section 3). */
+  /** E.164 when the call's number passed its format check (docs/reference.md#normalising). */
   phone: string | undefined;
   email: string | undefined;
 }

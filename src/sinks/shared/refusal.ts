@@ -2,8 +2,8 @@ import { PermanentError, RetryableError } from '../errors.js';
 
 /**
  * A service's refused reply, read back from the error sendRequest threw (`HTTP 403: <the reply's first bytes>`,
- * http-response.ts), for the sinks that retell it in the service's own words (the CRMs of contract section 10): the
- * classifier's decision (class, status, wait) stays, only the words change.
+ * http-response.ts), for the sinks that retell it in the service's own words (the CRMs of docs/reference.md#crm-sinks):
+ * the classifier's decision (class, status, wait) stays, only the words change.
  */
 
 /** The JSON the reply carried, when its excerpt is JSON; undefined for any other error or body. */

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 
 /**
- * The base URL of a service a sink sends a credential to (a CRM's `api_url`, a token endpoint's `token_url`, contract
- * section 10): https, or plain http only to this machine (a local fake, a proxy on the host), so that no token,
- * client secret or signed grant crosses a network in the clear. `invalid` names what the option should be when it
- * is no http(s) URL at all.
+ * The base URL of a service a sink sends a credential to (a CRM's `api_url`, a token endpoint's `token_url`,
+ * docs/reference.md#crm-sinks): https, or plain http only to this machine (a local fake, a proxy on the host), so that
+ * no token, client secret or signed grant crosses a network in the clear. `invalid` names what the option should be
+ * when it is no http(s) URL at all.
  */
 export function serviceUrl(option: string, invalid = `${option} must be an https:// URL`) {
   return z.url({ protocol: /^https?$/, error: invalid }).refine(

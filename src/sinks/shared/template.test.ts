@@ -14,7 +14,7 @@ const record: CallRecord = {
   problems: [{ field: 'email_address', code: 'invalid_format', message: 'not an email', value: 'x@' }],
 };
 
-describe('map templates (contract section 9)', () => {
+describe('map templates (docs/reference.md#queues-and-databases)', () => {
   it('keeps the JSON type of a lone placeholder, and leaves a missing one out', () => {
     expect(compileTemplate('{{ data.call_duration }}')(record)).toBe(184);
     expect(compileTemplate('{{revision}}')(record)).toBe(2);

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
 
 /**
- * `map` templates (contract section 9): text in which `{{ path }}` is replaced by the record's value at `path`.
- * Compiled once at start-up, so a template naming an unknown root stops start-up naming the sink and the key;
- * rendered per delivery with no parsing left to do.
+ * `map` templates (docs/reference.md#queues-and-databases): text in which `{{ path }}` is replaced by the record's
+ * value at `path`. Compiled once at start-up, so a template naming an unknown root stops start-up naming the sink and
+ * the key; rendered per delivery with no parsing left to do.
  */
 
 /** The record's own fields a template may name; `data.<field>` and `extra.<field>` name one field of those. */
@@ -51,7 +51,7 @@ function lookup(path: string): Lookup {
 
 /**
  * A record's own field only: `{{ constructor }}` or `{{ data.__proto__ }}` names a field a call did not have, not
- * what every object inherits (contract section 3: such keys are plain data).
+ * what every object inherits (docs/reference.md#the-record: such keys are plain data).
  */
 function own(fields: unknown, name: string): unknown {
   return fields !== null && typeof fields === 'object' && Object.hasOwn(fields, name)
@@ -64,7 +64,7 @@ export function compileTemplate(text: string): Template {
   // split() with one capture group alternates text and paths: [text, path, text, path, …, text].
   const lookups = parts.filter((_, i) => i % 2 === 1).map(lookup);
   if (lookups.length === 1 && parts[0] === '' && parts[2] === '') {
-    // Contract section 9: a lone placeholder keeps the value's JSON type (a number stays a number).
+    // docs/reference.md#queues-and-databases: a lone placeholder keeps the value's JSON type (a number stays a number).
     return lookups[0]!;
   }
   if (lookups.length === 0) return () => text;
@@ -82,8 +82,8 @@ export function templateParts(text: string): { texts: string[]; paths: string[] 
 }
 
 /**
- * A template whose target is always text (a NATS subject, an AMQP routing key): a lone placeholder's value as text
- * too, and a missing value empty text, as everywhere in a template with other text (contract section 9).
+ * A template whose target is always text (a NATS subject, an AMQP routing key): a lone placeholder's value as text too,
+ * and a missing value empty text, as everywhere in a template with other text (docs/reference.md#queues-and-databases).
  */
 export type TextTemplate = (record: CallRecord) => string;
 

@@ -4,7 +4,10 @@ import { sendRequest } from '../shared/http-response.js';
 import { caller, truncate as cutText, text } from '../shared/record-fields.js';
 import { defineSinkType } from '../sink.js';
 
-/** Block Kit limits (https://api.slack.com/reference/block-kit/blocks): longer text makes Slack refuse the whole message. */
+/**
+ * Block Kit limits (https://api.slack.com/reference/block-kit/blocks): longer text makes Slack refuse the whole
+ * message.
+ */
 const SECTION_TEXT = 3000;
 const FIELD_TEXT = 2000;
 const HEADER_TEXT = 150;

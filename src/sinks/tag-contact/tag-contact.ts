@@ -79,8 +79,9 @@ export function tagContact(record: CallRecord): TagContactRequest & { phone: str
 }
 
 /**
- * As the http sink maps statuses (contract section 5): a 4xx that is not retryable will fail again; the rest, a
- * lost reply and one not in the documented shape are retried, when the service's Retry-After says if it says.
+ * As the http sink maps statuses (docs/reference.md#sinks-and-delivery): a 4xx that is not retryable will fail again;
+ * the rest, a lost reply and one not in the documented shape are retried, when the service's Retry-After says if it
+ * says.
  */
 function forWorker(err: unknown): unknown {
   if (!(err instanceof CallingServiceError)) return err;

@@ -190,7 +190,8 @@ describe('zoho-crm sink: refusals and rate limits', () => {
       message:
         'Zoho CRM POST /crm/v6/Contacts/upsert: HTTP 429 TOO_MANY_REQUESTS: The number of concurrent requests has exceeded the limit',
     });
-    // The reset is 5 s after the fake got the request; the wait is read when its reply arrives, on a loaded machine later.
+    // The reset is 5 s after the fake got the request; the wait is read when its reply arrives, on a loaded machine
+    // later.
     expect((limited as RetryableError).retryAfterMs).toBeGreaterThan(2500);
     expect((limited as RetryableError).retryAfterMs).toBeLessThanOrEqual(5000);
 

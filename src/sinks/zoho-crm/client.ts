@@ -6,9 +6,10 @@ import type { TokenSource } from './token.js';
 
 /**
  * One Zoho CRM REST request with the access token (`Authorization: Zoho-oauthtoken <token>`,
- * https://www.zoho.com/crm/developer/docs/api/v6/oauth-overview.html), its reply's JSON (none for a 204, which
- * Zoho answers when a search or a related list finds nothing), or an error the worker classifies with Zoho's own
- * code and message (contract sections 5, 9, 10).
+ * https://www.zoho.com/crm/developer/docs/api/v6/oauth-overview.html), its reply's JSON (none for a 204, which Zoho
+ * answers when a search or a related list finds nothing), or an error the worker classifies with Zoho's own code and
+ * message (docs/reference.md#sinks-and-delivery, docs/reference.md#queues-and-databases and
+ * docs/reference.md#crm-sinks).
  *
  * A 401 for the token (INVALID_TOKEN: expired, or replaced by newer ones) is asked once more with a new token;
  * a second 401, or one for a missing scope (OAUTH_SCOPE_MISMATCH, which a new token of the same grant cannot cure),

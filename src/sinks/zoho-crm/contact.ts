@@ -10,7 +10,7 @@ import { type ActionReply, resultId } from './reply.js';
 export type { FoundContact };
 
 /**
- * The caller as a Zoho CRM contact or lead (contract section 10): by email with an upsert, else by phone with a
+ * The caller as a Zoho CRM contact or lead (docs/reference.md#crm-sinks): by email with an upsert, else by phone with a
  * search, then an update of the one found or a new one. Only the fields given are sent; Zoho leaves the others as
  * they were (https://www.zoho.com/crm/developer/docs/api/v6/update-records.html).
  */

@@ -5,16 +5,22 @@ import type { Module } from './contact.js';
 import { type ActionReply, resultId } from './reply.js';
 
 /**
- * The call as a note on the contact or lead (contract section 10; https://www.zoho.com/crm/developer/docs/api/v6/create-notes.html).
- * Its title holds the record id, so a repeated delivery finds it among the record's notes and adds nothing; its last
- * line says which revision it holds, so an edited call (a higher revision) rewrites it and an older one never does.
+ * The call as a note on the contact or lead (docs/reference.md#crm-sinks;
+ * https://www.zoho.com/crm/developer/docs/api/v6/create-notes.html). Its title holds the record id, so a repeated
+ * delivery finds it among the record's notes and adds nothing; its last line says which revision it holds, so an edited
+ * call (a higher revision) rewrites it and an older one never does.
  */
 
 /** Zoho does not document Note_Content's length; a note past this is no longer read by anyone. */
 const CONTENT_CHARS = 10_000;
-/** Notes read per page of a record's notes, Zoho's largest (https://www.zoho.com/crm/developer/docs/api/v6/get-related-records.html). */
+/**
+ * Notes read per page of a record's notes, Zoho's largest
+ * (https://www.zoho.com/crm/developer/docs/api/v6/get-related-records.html).
+ */
 const PER_PAGE = 200;
-/** Pages of notes looked through: a caller with more than 2,000 notes on one record is not a case worth more requests. */
+/**
+ * Pages of notes looked through: a caller with more than 2,000 notes on one record is not a case worth more requests.
+ */
 const MAX_PAGES = 10;
 
 export interface FoundNote {
@@ -92,7 +98,10 @@ export async function createNote(
   );
 }
 
-/** `PUT /crm/v6/Notes/<id>` (https://www.zoho.com/crm/developer/docs/api/v6/update-notes.html): title and content, its only writable fields. */
+/**
+ * `PUT /crm/v6/Notes/<id>` (https://www.zoho.com/crm/developer/docs/api/v6/update-notes.html): title and content, its
+ * only writable fields.
+ */
 export async function updateNote(client: ZohoClient, noteId: string, record: CallRecord): Promise<void> {
   const note = { Note_Title: noteTitle(record), Note_Content: noteContent(record) };
   resultId(

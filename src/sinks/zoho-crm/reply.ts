@@ -15,7 +15,9 @@ export interface ZohoError {
   details?: { api_name?: string; param?: string; [key: string]: unknown };
 }
 
-/** A refused request as sendRequest reports it: its status, the wait it asked for, and Zoho's JSON when it sent some. */
+/**
+ * A refused request as sendRequest reports it: its status, the wait it asked for, and Zoho's JSON when it sent some.
+ */
 export interface Refusal {
   status: number;
   retryAfterMs: number | undefined;
@@ -65,7 +67,7 @@ export function crmError(what: string, refused: Refusal, cause: unknown): Retrya
  * since credits (https://www.zoho.com/crm/developer/docs/api/v6/api-limits.html) name no header; its earlier ones
  * named `X-RATELIMIT-RESET`, the time the limit resets, in epoch milliseconds. It is read as that (or epoch seconds,
  * or a number of seconds from now, by its size); without either header the worker's back-off step is the wait
- * (contract section 9).
+ * (docs/reference.md#queues-and-databases).
  */
 export function zohoRetryAfter(headers: Headers, now = Date.now()): number | undefined {
   const value = headers.get('x-ratelimit-reset')?.trim();

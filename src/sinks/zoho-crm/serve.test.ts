@@ -3,9 +3,9 @@ import { type FakeZohoCrm, startFakeZohoCrm } from '../../../test/fakes/zoho-crm
 import { adminApi, post, sampleCall, startServer, type TestServer, until } from '../../../test/helpers/server.js';
 
 /**
- * The zoho-crm sink end to end, through a running serve against the fake Zoho (contract sections 9 and 10): a 429
- * with Zoho's reset header pauses the whole sink for that long, and a revoked refresh token ends the delivery dead
- * with Zoho's words, no secret in any admin reply.
+ * The zoho-crm sink end to end, through a running serve against the fake Zoho (docs/reference.md#what-every-sink-shares
+ * and docs/reference.md#crm-sinks): a 429 with Zoho's reset header pauses the whole sink for that long, and a revoked
+ * refresh token ends the delivery dead with Zoho's words, no secret in any admin reply.
  */
 
 type Delivery = { sink: string; state: string; attempts: number };

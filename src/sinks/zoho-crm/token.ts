@@ -31,7 +31,7 @@ export interface TokenOptions {
   now?: () => number;
 }
 
-/** A revoked refresh token, a deleted or wrong client: no later request can succeed (contract section 10). */
+/** A revoked refresh token, a deleted or wrong client: no later request can succeed (docs/reference.md#crm-sinks). */
 const PERMANENT = new Set(['invalid_code', 'invalid_client']);
 /** Renewed this long before Zoho says it expires, so a token never runs out between the check and the request. */
 const MARGIN_MS = 5 * 60_000;
@@ -86,7 +86,8 @@ export function zohoTokens({
     } catch (err) {
       const refused = refusal(err);
       const body = refused?.body;
-      // A refusal Zoho explains is judged by its words below; anything else (5xx without JSON, the network) as classified.
+      // A refusal Zoho explains is judged by its words below; anything else (5xx without JSON, the network) as
+      // classified.
       if (!refused || body === null || typeof body !== 'object' || !('error' in body)) throw err;
       status = refused.status;
       reply = body as TokenReply;
@@ -131,7 +132,8 @@ function tokenError(reply: TokenReply, status: number | undefined): Error {
   if (code !== undefined && PERMANENT.has(code))
     return new PermanentError(message, { status: status !== undefined && status >= 400 ? status : undefined });
   // "Access Denied: You have made too many requests continuously": Zoho throttles token requests. Every delivery needs
-  // a token, so it is a rate limit of the whole sink (contract section 9), waiting the worker's back-off step.
+  // a token, so it is a rate limit of the whole sink (docs/reference.md#what-every-sink-shares), waiting the worker's
+  // back-off step.
   const throttled = code === 'Access Denied' || /too many requests/i.test(description ?? '');
   return new RetryableError(message, {
     status: throttled ? 429 : status !== undefined && status >= 400 ? status : undefined,

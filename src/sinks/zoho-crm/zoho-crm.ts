@@ -11,8 +11,8 @@ import { createNote, findNote, updateNote } from './note.js';
 import { zohoTokens } from './token.js';
 
 /**
- * Zoho CRM (contract section 10): the caller as a contact (or a lead), found by email, else by phone, updated or
- * created; then the call as a note on it, holding the record id, so a repeated delivery adds nothing and an edited
+ * Zoho CRM (docs/reference.md#crm-sinks): the caller as a contact (or a lead), found by email, else by phone, updated
+ * or created; then the call as a note on it, holding the record id, so a repeated delivery adds nothing and an edited
  * call rewrites its note. The access token comes from the refresh-token grant and is shared by every delivery.
  */
 

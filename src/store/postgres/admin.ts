@@ -17,7 +17,7 @@ import { pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js
 import type { Store } from '../store.js';
 import { inTransaction, pgText } from './client.js';
 
-/** The PostgreSQL store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
+/** The PostgreSQL store's reads and admin writes (docs/reference.md#operating): what /admin and the CLI ask of it. */
 
 export type PostgresAdmin = Pick<
   Store,
@@ -61,7 +61,7 @@ export const CALLER_HISTORY_SQL = {
   calls: `SELECT record FROM calls WHERE ${dataField('phone_number')} = $1 ORDER BY id DESC LIMIT $2`,
 };
 /**
- * Deliveries by sink and state, for /metrics (contract section 6: a scrape's cost does not grow with the store).
+ * Deliveries by sink and state, for /metrics (docs/reference.md#metrics: a scrape's cost does not grow with the store).
  * The counts are the shards the triggers of migration 5 keep, added up; the oldest pending delivery of a sink is
  * its first by id in the (state, sink, id) index, one row read (bigserial ids grow in the order deliveries are
  * made, as does the created_at they are made with).
@@ -78,8 +78,8 @@ const readable = `replace(calls.record::text, '\\u0000', '\\ufffd')::json`;
 /** The record's revision: 1 for one stored before records carried it (record.ts storedRecord). */
 const REVISION = `coalesce((${readable} ->> 'revision')::integer, 1)`;
 /**
- * Contract section 11: held, or with problems and no review mark at the current revision. A record that is not
- * callhook's (a row edited by hand) may hold no array of problems: json_array_length would fail on it.
+ * docs/reference.md#editing-a-call: held, or with problems and no review mark at the current revision. A record that is
+ * not callhook's (a row edited by hand) may hold no array of problems: json_array_length would fail on it.
  */
 const IN_REVIEW = `(status = 'held' OR (CASE WHEN json_typeof(${readable} -> 'problems') = 'array' THEN json_array_length(${readable} -> 'problems') END > 0
   AND NOT EXISTS (SELECT 1 FROM call_edits e WHERE e.call_id = calls.id AND e.reviewed AND e.revision = ${REVISION})))`;

@@ -11,10 +11,10 @@ import { pgText, withClient } from './client.js';
  * that went in, in one round trip and one implicit transaction. A statement is atomic, and its promise settles
  * only at ReadyForQuery, after the COMMIT it implies: no call resolves before it is durable.
  *
- * A call the statement cannot simply insert goes the way of a call alone (postgres/store.ts `commit`, contract section
- * 4), after the statement: one whose key a stored call already has (a duplicate or a conflict), one that ingests a
- * refused request, and a repeat of a key within the batch, so that the first is the record and the next its
- * duplicate, exactly as if they had come one after the other.
+ * A call the statement cannot simply insert goes the way of a call alone (postgres/store.ts `commit`,
+ * docs/reference.md#deduplication), after the statement: one whose key a stored call already has (a duplicate or a
+ * conflict), one that ingests a refused request, and a repeat of a key within the batch, so that the first is the
+ * record and the next its duplicate, exactly as if they had come one after the other.
  */
 
 /** Bounds one statement's parameters and the rows it locks, whatever the storm: a busy turn makes several. */
@@ -88,7 +88,10 @@ export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
   return (input) => new Promise<CommitResult>((resolve, reject) => enqueue({ input, resolve, reject }));
 }
 
-/** A call without a dedup key (contract section 4: nothing in it to tell it from another) never meets another. */
+/**
+ * A call without a dedup key (docs/reference.md#deduplication: nothing in it to tell it from another) never meets
+ * another.
+ */
 const keyOf = ({ record }: CommitInput): string | undefined =>
   record.dedup_key === null ? undefined : JSON.stringify([record.hook, record.dedup_key]);
 

@@ -2,9 +2,9 @@ import pg from 'pg';
 import type { KeptKeysStore } from '../store.js';
 
 /**
- * Generated keys kept in PostgreSQL's `meta` table, one row per name (`api-keys`, `admin-token`), the keys one a
- * line as in the data dir's files (contract section 1: with DATABASE_URL every replica accepts the same keys).
- * No migration: `meta (key, value)` is in the first one.
+ * Generated keys kept in PostgreSQL's `meta` table, one row per name (`api-keys`, `admin-token`), the keys one a line
+ * as in the data dir's files (docs/reference.md#start-and-set-up: with DATABASE_URL every replica accepts the same
+ * keys). No migration: `meta (key, value)` is in the first one.
  */
 
 /** What the store's pool and a lone client both offer. */

@@ -3,9 +3,9 @@ import type { PurgeCounts, PurgeOptions } from '../maintenance.js';
 import { inTransaction } from './client.js';
 
 /**
- * `callhook purge` on PostgreSQL (contract section 7; Store.purge says what goes and what stays), with the rules
- * written as in sqlite/purge.ts: two predicates, read alike by the dry run's count and by the delete.
- * $1 is the cutoff, $2 whether refused requests not yet ingested go too.
+ * `callhook purge` on PostgreSQL (docs/reference.md#command-line; Store.purge says what goes and what stays), with the
+ * rules written as in sqlite/purge.ts: two predicates, read alike by the dry run's count and by the delete. $1 is the
+ * cutoff, $2 whether refused requests not yet ingested go too.
  */
 
 /** A call purge deletes: received before the cutoff, not held (the store is its only copy), every delivery done. */

@@ -69,7 +69,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX receipts_received ON receipts (received_at);
   CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
   `,
-  // The age of the oldest pending delivery (contract section 6, /metrics) needs each delivery's creation time.
+  // The age of the oldest pending delivery (docs/reference.md#metrics, /metrics) needs each delivery's creation time.
   // The indexes serve the admin lists: deliveries by state and sink in id order, calls by status or date.
   `
   ALTER TABLE deliveries ADD COLUMN created_at bigint;
@@ -85,12 +85,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_phone ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'phone_number'), id);
   CREATE INDEX calls_recording ON calls ((replace(record::text, '\\u0000', '\\ufffd')::json -> 'data' ->> 'recording_url'), id);
   `,
-  // Contract sections 4 and 6, as SQLite's migration 4: a call with nothing in it has no dedup key (NULL, which
-  // UNIQUE never matches); a repeat is compared with the content hash of the call as first received (NULL for a
-  // call stored before, or by a replica of the version before during a rolling upgrade: computed from its record
-  // when a repeat meets it); a refused request's receipt keeps its query string and says as which call it was
-  // ingested. Nothing is rewritten: each ALTER changes the catalogue only, so replicas of the version before keep
-  // committing beside this one. The partial index reads the receipts once, refused ones only kept in it.
+  // docs/reference.md#deduplication and docs/reference.md#operating, as SQLite's migration 4: a call with nothing in it
+  // has no dedup key (NULL, which UNIQUE never matches); a repeat is compared with the content hash of the call as
+  // first received (NULL for a call stored before, or by a replica of the version before during a rolling upgrade:
+  // computed from its record when a repeat meets it); a refused request's receipt keeps its query string and says as
+  // which call it was ingested. Nothing is rewritten: each ALTER changes the catalogue only, so replicas of the version
+  // before keep committing beside this one. The partial index reads the receipts once, refused ones only kept in it.
   `
   ALTER TABLE calls ALTER COLUMN dedup_key DROP NOT NULL;
   ALTER TABLE calls ADD COLUMN content_hash text;
@@ -98,11 +98,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE receipts ADD COLUMN ingested_as text COLLATE "C";
   CREATE INDEX receipts_refused ON receipts (id) WHERE outcome = 'rejected';
   `,
-  // Contract section 6: a /metrics scrape costs the same at ten deliveries and at ten million. The counts by sink
-  // and state are kept as the deliveries change, by triggers, so every writer keeps them right in its own
+  // docs/reference.md#metrics: a /metrics scrape costs the same at ten deliveries and at ten million. The counts by
+  // sink and state are kept as the deliveries change, by triggers, so every writer keeps them right in its own
   // transaction: intake, worker, admin retry, purge's cascade, a hand-written UPDATE, and a replica of the version
-  // before during a rolling upgrade. The lock keeps writers out from the count that fills the table to the
-  // triggers' creation (readers go on); it is held for one count of the deliveries, as an index build would be.
+  // before during a rolling upgrade. The lock keeps writers out from the count that fills the table to the triggers'
+  // creation (readers go on); it is held for one count of the deliveries, as an index build would be.
   //
   // Replicas commit at once, and a count row is locked by the transaction that changed it until it commits: one
   // row per (sink, state) would queue every intake commit of a sink behind the others. Each connection adds to a
@@ -159,9 +159,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER delivery_counts_truncate AFTER TRUNCATE ON deliveries
     FOR EACH STATEMENT EXECUTE FUNCTION delivery_counts_follow();
   `,
-  // Contract section 9, as SQLite's migration 6: one row a sink. `paused` is an operator's last word (NULL: never
-  // given, and the config's `paused` decides), kept here so it holds for every replica and survives a restart;
-  // `paused_until` is the end of a 429's wait, so every replica waits it out, not only the one that met it.
+  // docs/reference.md#what-every-sink-shares, as SQLite's migration 6: one row a sink. `paused` is an operator's last
+  // word (NULL: never given, and the config's `paused` decides), kept here so it holds for every replica and survives a
+  // restart; `paused_until` is the end of a 429's wait, so every replica waits it out, not only the one that met it.
   `
   CREATE TABLE sink_state (
     sink text PRIMARY KEY,
@@ -173,10 +173,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     last_error_at bigint
   );
   `,
-  // As SQLite's migration 7: what a successful attempt says (contract section 10). A catalogue change only.
+  // As SQLite's migration 7: what a successful attempt says (docs/reference.md#crm-sinks). A catalogue change only.
   `ALTER TABLE attempts ADD COLUMN note text;`,
-  // As SQLite's migration 8 (contract section 11): a call's edits and review marks, a new empty table. Its foreign
-  // key locks calls against writes until this migration commits, which checking an empty table makes an instant.
+  // As SQLite's migration 8 (docs/reference.md#editing-a-call): a call's edits and review marks, a new empty table. Its
+  // foreign key locks calls against writes until this migration commits, which checking an empty table makes an
+  // instant.
   `
   CREATE TABLE call_edits (
     id bigserial PRIMARY KEY,

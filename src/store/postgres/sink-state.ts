@@ -4,9 +4,9 @@ import type { Store } from '../store.js';
 import { pgText } from './client.js';
 
 /**
- * The PostgreSQL store's `sink_state` (migration 6, contract section 9): one row a sink, shared by every replica,
- * so an operator's pause and a 429's wait hold wherever a delivery is claimed. The worker's writes are parts of
- * the claim and finish statements (postgres/store.ts), built from the fragments below.
+ * The PostgreSQL store's `sink_state` (migration 6, docs/reference.md#what-every-sink-shares): one row a sink, shared
+ * by every replica, so an operator's pause and a 429's wait hold wherever a delivery is claimed. The worker's writes
+ * are parts of the claim and finish statements (postgres/store.ts), built from the fragments below.
  */
 
 /**

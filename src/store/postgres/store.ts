@@ -14,7 +14,7 @@ import { migratePostgres, SCHEMA_NAME } from './schema.js';
 import { finishSinkStateSql, heldSql, postgresSinkState } from './sink-state.js';
 
 export interface PostgresStoreOptions {
-  /** A `postgres://` connection string (contract section 1: `DATABASE_URL`). */
+  /** A `postgres://` connection string (docs/reference.md#start-and-set-up: `DATABASE_URL`). */
   url: string;
   /** Keep every table in this schema, created if missing; tests isolate themselves in a fresh one. */
   schema?: string;
@@ -90,7 +90,8 @@ export async function openPostgresStore({
         [ids],
       );
     },
-    // A paused sink has nothing due; one waiting out a 429 nothing before the wait ends (contract section 9).
+    // A paused sink has nothing due; one waiting out a 429 nothing before the wait ends
+    // (docs/reference.md#what-every-sink-shares).
     nextDueIn: async (sink, pausedByDefault = false) => {
       const { rows } = await pool.query<{ at: number | null; paused: boolean | null; until: number | null }>(
         `SELECT (SELECT min(CASE WHEN state = 'pending' THEN next_attempt_at ELSE lease_until END)
@@ -134,13 +135,13 @@ export async function openPostgresStore({
 }
 
 /**
- * A call alone, in a transaction of its own: what postgres/batch.ts leaves to it (a repeat of a stored key, an
- * ingest, each call of a batch PostgreSQL refused). Contract section 4. ON CONFLICT waits for a concurrent inserter
- * of the same (hook, dedup_key) to finish; if it committed, the SELECT (a fresh snapshot under READ COMMITTED) finds
- * its row. Only if that row vanished between the two statements (a purge) is the insert tried again. A repeat of
- * the stored call's content is a duplicate, counted on it, its receipt keeping its body; other content is a
- * conflict, which `on_conflict: duplicate` makes a duplicate too, or which is left to the intake to store under its
- * content's key (nothing written here).
+ * A call alone, in a transaction of its own: what postgres/batch.ts leaves to it (a repeat of a stored key, an ingest,
+ * each call of a batch PostgreSQL refused). docs/reference.md#deduplication. ON CONFLICT waits for a concurrent
+ * inserter of the same (hook, dedup_key) to finish; if it committed, the SELECT (a fresh snapshot under READ COMMITTED)
+ * finds its row. Only if that row vanished between the two statements (a purge) is the insert tried again. A repeat of
+ * the stored call's content is a duplicate, counted on it, its receipt keeping its body; other content is a conflict,
+ * which `on_conflict: duplicate` makes a duplicate too, or which is left to the intake to store under its content's key
+ * (nothing written here).
  */
 async function commit(
   client: pg.PoolClient,
@@ -243,8 +244,9 @@ async function claim(
 ): Promise<ClaimedDelivery[]> {
   const now = Date.now();
   const { rows } = await pool.query<{ id: number; sink: string; attempts: number; record: CallRecord }>(
-    // One index walk per state, as in SQLite: an OR across states would also visit every delivered row of the sink.
-    // A held sink (contract section 9: paused, or waiting out a 429) claims nothing, in this same statement.
+    // One index walk per state, as in SQLite: an OR across states would also visit every delivered row of the sink. A
+    // held sink (docs/reference.md#what-every-sink-shares: paused, or waiting out a 429) claims nothing, in this same
+    // statement.
     `WITH hold AS (SELECT ${heldSql('$1', '$2', '$5::boolean')} AS held),
      expired AS (
        SELECT id FROM deliveries WHERE sink = $1 AND state = 'in_flight' AND lease_until <= $2 AND NOT (SELECT held FROM hold)

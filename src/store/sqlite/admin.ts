@@ -20,7 +20,7 @@ import type { SqliteReader } from './reader.js';
 import { registerTextFunctions } from './text.js';
 import { parseStored } from './writes.js';
 
-/** The SQLite store's reads and admin writes (contract section 6): what /admin and the CLI ask of it. */
+/** The SQLite store's reads and admin writes (docs/reference.md#operating): what /admin and the CLI ask of it. */
 
 type Db = Database.Database;
 
@@ -66,15 +66,16 @@ export const CALLER_HISTORY_SQL = {
 const REVISION = `coalesce(json_extract(calls.record, '$.revision'), 1)`;
 
 /**
- * Contract section 11: held, or with problems and no review mark at the current revision. A record that is not
- * callhook's (a row edited by hand) has no array of problems, and json_array_length gives NULL: not in the queue.
+ * docs/reference.md#editing-a-call: held, or with problems and no review mark at the current revision. A record that is
+ * not callhook's (a row edited by hand) has no array of problems, and json_array_length gives NULL: not in the queue.
  */
 const IN_REVIEW = `(status = 'held' OR (json_array_length(calls.record, '$.problems') > 0 AND NOT EXISTS (
   SELECT 1 FROM call_edits e WHERE e.call_id = calls.id AND e.reviewed = 1 AND e.revision = ${REVISION})))`;
 
 /**
- * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so
- * the indexes on status, received_at, phone, recording URL and (state, sink, id) serve it, where `@x IS NULL OR …` would hide them.
+ * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so the
+ * indexes on status, received_at, phone, recording URL and (state, sink, id) serve it, where `@x IS NULL OR …` would
+ * hide them.
  */
 const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, string> = {
   hook: 'hook = @hook',
@@ -107,7 +108,7 @@ const DELIVERY_FILTERS: Record<keyof Omit<ListDeliveriesQuery, 'limit'>, string>
 };
 
 /**
- * Deliveries by sink and state, for /metrics (contract section 6: a scrape's cost does not grow with the store).
+ * Deliveries by sink and state, for /metrics (docs/reference.md#metrics: a scrape's cost does not grow with the store).
  * The counts are the few rows the triggers of migration 5 keep. The oldest pending delivery of a sink is its
  * first by id in the (state, sink, id) index, one row read: ids grow in the order deliveries are made, as does
  * the created_at they are made with. INDEXED BY makes a missing index an error rather than a scan.

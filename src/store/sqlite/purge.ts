@@ -3,8 +3,8 @@ import type { PurgeCounts, PurgeOptions } from '../maintenance.js';
 import { inChunks } from './chunks.js';
 
 /**
- * `callhook purge` on SQLite (contract section 7; Maintenance.purge says what goes and what stays). The rules live in
- * two SQL predicates, so the count of a dry run and the delete read the same words.
+ * `callhook purge` on SQLite (docs/reference.md#command-line; Maintenance.purge says what goes and what stays). The
+ * rules live in two SQL predicates, so the count of a dry run and the delete read the same words.
  */
 
 /** A call purge deletes: received before the cutoff, not held (the store is its only copy), every delivery done. */

@@ -56,7 +56,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX receipts_call ON receipts (call_id);
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
-  // The age of the oldest pending delivery (contract section 6, /metrics) needs each delivery's creation time.
+  // The age of the oldest pending delivery (docs/reference.md#metrics, /metrics) needs each delivery's creation time.
   // SQLite adds a NOT NULL column only with a default; commitCall always sets it, the 0 is never read.
   // The indexes serve the admin lists: deliveries by state and sink in id order, calls by status or date.
   `
@@ -72,13 +72,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_phone ON calls (CAST(json_extract(record, '$.data.phone_number') AS TEXT), id);
   CREATE INDEX calls_recording ON calls (CAST(json_extract(record, '$.data.recording_url') AS TEXT), id);
   `,
-  // Contract sections 4 and 6. A call with nothing in it has no dedup key (NULL, which UNIQUE never matches); a
-  // repeat is compared with the content hash of the call as first received (NULL for a call stored before, or by a
-  // serve of the version before during a rolling restart: computed from its record when a repeat meets it); a
-  // refused request's receipt keeps its query string and says as which call it was ingested. Nothing is rewritten,
-  // so the write lock is held for an instant whatever the size of the store, and a serve of the version before
-  // keeps committing beside it: new columns are nullable, and `dedup_key` loses its NOT NULL by the procedure
-  // https://sqlite.org/lang_altertable.html#otheralter gives for removing a NOT NULL (the schema text changed
+  // docs/reference.md#deduplication and docs/reference.md#operating. A call with nothing in it has no dedup key (NULL,
+  // which UNIQUE never matches); a repeat is compared with the content hash of the call as first received (NULL for a
+  // call stored before, or by a serve of the version before during a rolling restart: computed from its record when a
+  // repeat meets it); a refused request's receipt keeps its query string and says as which call it was ingested.
+  // Nothing is rewritten, so the write lock is held for an instant whatever the size of the store, and a serve of the
+  // version before keeps committing beside it: new columns are nullable, and `dedup_key` loses its NOT NULL by the
+  // procedure https://sqlite.org/lang_altertable.html#otheralter gives for removing a NOT NULL (the schema text changed
   // in place, last, as ADD COLUMN reads the text's length; migrate() allows it and bumps schema_version).
   `
   ALTER TABLE calls ADD COLUMN content_hash TEXT;
@@ -89,11 +89,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   UPDATE sqlite_schema SET sql = replace(sql, 'dedup_key TEXT NOT NULL', 'dedup_key TEXT') WHERE type = 'table' AND name = 'calls';
   PRAGMA writable_schema = OFF;
   `,
-  // Contract section 6: a /metrics scrape costs the same at ten deliveries and at ten million. The counts by sink
-  // and state are kept as the deliveries change, by triggers, so every writer keeps them right in its own
-  // transaction: intake, worker, admin retry, purge's cascade, a hand-written UPDATE, and a serve of the version
-  // before on the same file during a rolling restart. The table is filled from one count of the rows there, in
-  // the migration's write transaction, so no write falls between the count and the triggers.
+  // docs/reference.md#metrics: a /metrics scrape costs the same at ten deliveries and at ten million. The counts by
+  // sink and state are kept as the deliveries change, by triggers, so every writer keeps them right in its own
+  // transaction: intake, worker, admin retry, purge's cascade, a hand-written UPDATE, and a serve of the version before
+  // on the same file during a rolling restart. The table is filled from one count of the rows there, in the migration's
+  // write transaction, so no write falls between the count and the triggers.
   `
   CREATE TABLE delivery_counts (
     sink TEXT NOT NULL,
@@ -116,9 +116,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UPDATE delivery_counts SET count = count - 1 WHERE sink = OLD.sink AND state = OLD.state;
   END;
   `,
-  // Contract section 9: what is kept of each sink besides its deliveries, one row a sink. `paused` is an operator's
-  // last word (NULL: never given, and the config's `paused` decides); `paused_until` is the end of a 429's wait,
-  // shared by every process; the last success and error are written by the worker with the attempt it records.
+  // docs/reference.md#what-every-sink-shares: what is kept of each sink besides its deliveries, one row a sink.
+  // `paused` is an operator's last word (NULL: never given, and the config's `paused` decides); `paused_until` is the
+  // end of a 429's wait, shared by every process; the last success and error are written by the worker with the attempt
+  // it records.
   `
   CREATE TABLE sink_state (
     sink TEXT PRIMARY KEY,
@@ -131,11 +132,12 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
   // A successful attempt may say what it did that an operator should know (a CRM search that found several
-  // contacts and used the most recently updated, contract section 10). A column added, no row rewritten.
+  // contacts and used the most recently updated, docs/reference.md#crm-sinks). A column added, no row rewritten.
   `ALTER TABLE attempts ADD COLUMN note TEXT;`,
-  // Contract section 11: a call's edits and review marks, kept with it (deleted with it by purge's cascade). A new
-  // table and its index, empty: no row of calls is rewritten, so the write lock is held for an instant and a serve
-  // of the version before keeps committing beside it. An edit rewrites its call's record in place, revision + 1.
+  // docs/reference.md#editing-a-call: a call's edits and review marks, kept with it (deleted with it by purge's
+  // cascade). A new table and its index, empty: no row of calls is rewritten, so the write lock is held for an instant
+  // and a serve of the version before keeps committing beside it. An edit rewrites its call's record in place, revision
+  // + 1.
   `
   CREATE TABLE call_edits (
     id INTEGER PRIMARY KEY,

@@ -3,9 +3,9 @@ import type { SinkState } from '../sink-state.js';
 import { SUCCESS_EVERY_MS, sinkStateOf } from '../sink-state.js';
 
 /**
- * The SQLite store's `sink_state` (migration 6, contract section 9): one row a sink, read by its primary key. The
- * writes run where the store's writer runs (its thread), inside the group commit of the attempt or claim they
- * belong to; the reads run on whichever connection asks.
+ * The SQLite store's `sink_state` (migration 6, docs/reference.md#queues-and-databases): one row a sink, read by its
+ * primary key. The writes run where the store's writer runs (its thread), inside the group commit of the attempt or
+ * claim they belong to; the reads run on whichever connection asks.
  */
 
 const COLUMNS = `SELECT sink, paused, paused_changed_at AS pausedChangedAt, paused_until AS pausedUntil,

@@ -5,10 +5,10 @@ import '../../ids.js';
 import { perTurn } from './per-turn.js';
 
 /**
- * The SQLite store's threads (the reader, and the writer intake/thread.ts starts) and how the event loop talks to them. A call goes out with
- * the other calls of the same turn in one message, and comes back with the others that settled in the same turn
- * of the thread in one reply: a message between threads costs about what an insert does. A thread that fails is
- * not worth failing requests for: the calls it held are refused, and from then on the caller does the work in
+ * The SQLite store's threads (the reader, and the writer intake/thread.ts starts) and how the event loop talks to them.
+ * A call goes out with the other calls of the same turn in one message, and comes back with the others that settled in
+ * the same turn of the thread in one reply: a message between threads costs about what an insert does. A thread that
+ * fails is not worth failing requests for: the calls it held are refused, and from then on the caller does the work in
  * place, on the event loop.
  */
 

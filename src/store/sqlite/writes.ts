@@ -60,10 +60,12 @@ export interface SqliteWrites {
   claimDeliveries(sink: string, limit: number, leaseMs: number, pausedByDefault?: boolean): ClaimedRow[];
   finishAttempt(id: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): boolean;
   releaseLeases(ids: readonly number[]): void;
-  /** Contract section 9: an operator's pause or resume of a sink. */
+  /** docs/reference.md#what-every-sink-shares: an operator's pause or resume of a sink. */
   setSinkPaused(sink: string, paused: boolean): void;
   recordSinkError(sink: string, error: string): void;
-  /** Contract section 11: the last reconcile run, as the JSON of reconcile-run.ts, in place of the one before. */
+  /**
+   * docs/reference.md#dashboard: the last reconcile run, as the JSON of reconcile-run.ts, in place of the one before.
+   */
   recordReconcileRun(json: string): void;
   /** Writes and removes a row larger than a page: a database that cannot grow fails here as a call would. */
   ping(): void;
@@ -76,9 +78,9 @@ const PROBE = 'x'.repeat(8192);
 export const BUSY_TIMEOUT_MS = 2000;
 
 /**
- * Every connection that writes. Contract section 2: a 200 leaves only after a commit that survives power loss, so
- * WAL with FULL sync. better-sqlite3 waits for another connection's lock synchronously, blocking its thread, so
- * the busy timeout stays well inside the sender's 10 s.
+ * Every connection that writes. docs/reference.md#receiving: a 200 leaves only after a commit that survives power loss,
+ * so WAL with FULL sync. better-sqlite3 waits for another connection's lock synchronously, blocking its thread, so the
+ * busy timeout stays well inside the sender's 10 s.
  */
 export function configureConnection(db: Database.Database, busyTimeoutMs: number): void {
   db.pragma('journal_mode = WAL');
@@ -188,9 +190,10 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
 
   return {
     /**
-     * Contract section 4: one record per (hook, dedup key). A repeat of the stored call's content is a duplicate,
-     * counted on it, its receipt keeping its body; other content is a conflict, which the hook's `on_conflict`
-     * makes a duplicate too, or leaves to the intake to store under its content's key (nothing written here).
+     * docs/reference.md#deduplication: one record per (hook, dedup key). A repeat of the stored call's content is a
+     * duplicate, counted on it, its receipt keeping its body; other content is a conflict, which the hook's
+     * `on_conflict` makes a duplicate too, or leaves to the intake to store under its content's key (nothing written
+     * here).
      */
     commitCall(call) {
       const { sinks, receipt, on_conflict, ingests: _ingests, ...row } = call;
@@ -217,7 +220,8 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
 
     /**
      * A held sink (paused, or waiting out a 429) gets nothing: read in the same write as the claim, so a pause
-     * committed before it is always seen (contract section 9: its deliveries stay pending and spend no attempt).
+     * committed before it is always seen (docs/reference.md#what-every-sink-shares: its deliveries stay pending and
+     * spend no attempt).
      */
     claimDeliveries(sink, limit, leaseMs, pausedByDefault = false) {
       const now = Date.now();

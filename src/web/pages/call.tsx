@@ -7,8 +7,8 @@ import type { WebContext } from '../context.js';
 import { DeliveryState } from './deliveries.js';
 
 /**
- * `/ui/calls/<id>`: one call whole (contract section 11): every field with its problems beside it, `extra`, the raw
- * request, every receipt, every delivery with its attempts; and what can be done to it: redeliver, release.
+ * `/ui/calls/<id>`: one call whole (docs/reference.md#dashboard): every field with its problems beside it, `extra`, the
+ * raw request, every receipt, every delivery with its attempts; and what can be done to it: redeliver, release.
  */
 export function callPage(ctx: WebContext): Hono {
   const back = (c: Context, id: string, done: string) => c.redirect(`/ui/calls/${encodeURIComponent(id)}?${done}`, 303);

@@ -10,8 +10,8 @@ const FILTERS = ['q', 'hook', 'status', 'outcome', 'sentiment', 'phone', 'from',
 type Filters = Partial<Record<(typeof FILTERS)[number] | 'after', string>>;
 
 /**
- * `/ui/calls`: the calls, newest first, with the admin API's filters (contract section 11). The dates are days in
- * the configured zone, both included: "from 2026-11-20 to 2026-11-21" is those two days where the operator is.
+ * `/ui/calls`: the calls, newest first, with the admin API's filters (docs/reference.md#dashboard). The dates are days
+ * in the configured zone, both included: "from 2026-11-20 to 2026-11-21" is those two days where the operator is.
  */
 export function callsPage(ctx: WebContext): Hono {
   return new Hono().get('/', async (c) => {

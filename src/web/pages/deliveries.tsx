@@ -6,13 +6,15 @@ import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
-/** What a bulk retry takes (the admin API's `POST /admin/deliveries/retry`): dead ones, or pending ones made due now. */
+/**
+ * What a bulk retry takes (the admin API's `POST /admin/deliveries/retry`): dead ones, or pending ones made due now.
+ */
 const RETRYABLE = ['dead', 'pending'] as const;
 const PAGE = 100;
 
 /**
  * `/ui/deliveries`: deliveries by state and sink; retry one, or retry all that match after a page that says how
- * many (contract section 11). The count comes from the store's per-sink counts, the ones /metrics reads.
+ * many (docs/reference.md#dashboard). The count comes from the store's per-sink counts, the ones /metrics reads.
  */
 export function deliveriesPage(ctx: WebContext): Hono {
   const filters = (c: Context) => {

@@ -7,11 +7,11 @@ import { Note } from '../components.js';
 import type { WebContext } from '../context.js';
 
 /**
- * `/ui/calls/<id>/edit` (contract section 11): one field per declared parameter of the call's hook, labelled with
- * its identifier, prefilled with the value in `data` or, for a field with a problem, the value as received
- * (admin/edit-rules.ts editableFields). Saving goes through the same operation as `PATCH /admin/calls/<id>`, so
- * the values are normalised as at intake and the problems recomputed; saving never redelivers by itself: a held
- * call has "Save and release", a delivered one "Save and redeliver".
+ * `/ui/calls/<id>/edit` (docs/reference.md#editing-a-call): one field per declared parameter of the call's hook,
+ * labelled with its identifier, prefilled with the value in `data` or, for a field with a problem, the value as
+ * received (admin/edit-rules.ts editableFields). Saving goes through the same operation as `PATCH /admin/calls/<id>`,
+ * so the values are normalised as at intake and the problems recomputed; saving never redelivers by itself: a held call
+ * has "Save and release", a delivered one "Save and redeliver".
  */
 export function editPage(ctx: WebContext): Hono {
   const fieldsOf = (record: CallRecord) => {
@@ -40,7 +40,8 @@ export function editPage(ctx: WebContext): Hono {
         // A browser sends a text area's line ends as CRLF (HTML's form submission): read back as they were shown.
         const given = form[`field.${field.parameter.identifier}`];
         const text = typeof given === 'string' ? given.replace(/\r\n/g, '\n') : undefined;
-        // Compared with the value as the form showed it: masked, were a secret in it (it stays as stored unless changed).
+        // Compared with the value as the form showed it: masked, were a secret in it (it stays as stored unless
+        // changed).
         if (text !== undefined && text !== ctx.shown(prefilled(field))) data[field.parameter.identifier] = text;
       }
       const edited = Object.keys(data).length > 0 ? await ctx.calls.editCall(id, { data }) : undefined;

@@ -1,6 +1,9 @@
 import { Note } from '../components.js';
 
-/** `GET /ui/login` (contract section 11): one password field labelled "Admin token"; again with an error after a wrong one. */
+/**
+ * `GET /ui/login` (docs/reference.md#dashboard): one password field labelled "Admin token"; again with an error after a
+ * wrong one.
+ */
 export function Login({ error }: { error?: string }) {
   return (
     <div class="login card">

@@ -8,7 +8,10 @@ import type { WebContext } from '../context.js';
 import { type OverviewCounts, overviewCounter } from '../overview-counts.js';
 import { age } from '../time.js';
 
-/** `/ui`: what came in lately, what became of it, and whether the sinks and the store keep up (contract section 11). */
+/**
+ * `/ui`: what came in lately, what became of it, and whether the sinks and the store keep up
+ * (docs/reference.md#dashboard).
+ */
 export function overviewPage(ctx: WebContext): Hono {
   const counts = overviewCounter(ctx.store);
   return new Hono().get('/', async (c) => {
@@ -36,7 +39,10 @@ async function storeState({ store, log }: WebContext): Promise<'ok' | 'failing'>
   }
 }
 
-/** The last reconcile run the store keeps (kept-run.ts); 'failing' when it cannot be read, which the store's state says too. */
+/**
+ * The last reconcile run the store keeps (kept-run.ts); 'failing' when it cannot be read, which the store's state says
+ * too.
+ */
 async function lastRun({ store, log }: WebContext): Promise<ReconcileRun | undefined | 'failing'> {
   try {
     return await withinDeadline(store.lastReconcileRun(), STORE_DEADLINE_MS, 'the last reconcile run');

@@ -6,9 +6,10 @@ import type { WebContext } from '../context.js';
 const PAGE = 25;
 
 /**
- * `/ui/refused`: the requests refused after the key check (contract section 6: the sender never retries, so each
- * is a lost call until someone acts), newest first, each with its error, its raw body and a form that runs it
- * through intake again, as it came or corrected: the `body` prefilled with the raw body, a content type, one button.
+ * `/ui/refused`: the requests refused after the key check (docs/reference.md#refused-requests: the sender never
+ * retries, so each is a lost call until someone acts), newest first, each with its error, its raw body and a form that
+ * runs it through intake again, as it came or corrected: the `body` prefilled with the raw body, a content type, one
+ * button.
  */
 export function refusedPage(ctx: WebContext): Hono {
   return new Hono()

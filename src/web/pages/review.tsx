@@ -7,7 +7,7 @@ import { CallTable } from './calls.js';
 const PAGE = 50;
 
 /**
- * `/ui/review`: the review queue (contract section 11): held calls and calls with problems not yet marked
+ * `/ui/review`: the review queue (docs/reference.md#dashboard): held calls and calls with problems not yet marked
  * reviewed, oldest first, so the call waiting longest is fixed first. Each opens on its own page, where it is
  * released or redelivered.
  */

@@ -6,8 +6,9 @@ import { age } from '../time.js';
 import { SinkState } from './overview.js';
 
 /**
- * `/ui/sinks`: the sinks of `GET /admin/sinks`, with pause and resume (contract sections 9 and 11), through the same
- * operations as the admin API: a pause is kept in the store, for every replica and every restart.
+ * `/ui/sinks`: the sinks of `GET /admin/sinks`, with pause and resume (docs/reference.md#what-every-sink-shares and
+ * docs/reference.md#dashboard), through the same operations as the admin API: a pause is kept in the store, for every
+ * replica and every restart.
  */
 export function sinksPage(ctx: WebContext): Hono {
   const act = (paused: boolean) =>
