@@ -1,3 +1,4 @@
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN, startServer, type TestServer } from './helpers/server.js';
 
@@ -14,6 +15,24 @@ afterEach(async () => {
 });
 
 const form = (body: Record<string, string>) => new URLSearchParams(body).toString();
+
+/** A POST with the headers given as they are, Host included (fetch sets its own). */
+function rawPost(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(form({ token: ADMIN }));
+  });
+}
 
 async function signIn(url: string, headers: Record<string, string> = {}, token = ADMIN): Promise<Response> {
   return fetch(`${url}/ui/login`, {
@@ -82,6 +101,44 @@ describe('dashboard over HTTP', () => {
       body: form({ token: ADMIN }),
     });
     expect(crossSite.status).toBe(403);
+  });
+
+  it('answers a refused POST with a page, in the dashboard layout, that says what to check behind a proxy', async () => {
+    server = await startServer();
+    // What a plain `proxy_pass` does: nginx sends its upstream's name as Host, the browser's Origin is the site's.
+    const refused = await rawPost(server.url, '/ui/login', {
+      host: 'callhook',
+      origin: 'https://callhook.example.com',
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.headers['content-type']).toMatch(/^text\/html/);
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    expect(refused.headers['content-security-policy']).toContain("default-src 'self'");
+    const page = refused.text;
+    expect(page.match(/<h1>/g)).toHaveLength(1);
+    expect(page).toContain('<link rel="stylesheet" href="/ui/assets/style.css"/>');
+    expect(page).toMatch(
+      /sent it from <b>https:\/\/callhook.example.com<\/b>, but callhook was reached as <b>callhook<\/b>/,
+    );
+    expect(page).toContain('proxy_set_header Host $http_host;');
+    expect(page).toContain('proxy_set_header Host $host;');
+    expect(page).toContain('<code>X-Forwarded-Host</code>');
+    expect(page).toContain('<code>trust_proxy: true</code>');
+    expect(page).toContain('href="/ui/login"');
+    await server.close();
+
+    // Behind a trusted proxy the page names the scheme and host the proxy gave, so a wrong one shows.
+    server = await startServer({ config: { trust_proxy: true } });
+    const proxied = await signIn(server.url, {
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': 'dash.example.com',
+      origin: 'https://dash.example.com',
+    });
+    expect(proxied.status).toBe(403);
+    expect(await proxied.text()).toContain('but callhook was reached as <b>http://dash.example.com</b>');
+    const nullOrigin = await signIn(server.url, { origin: 'null' });
+    expect(await nullOrigin.text()).toContain('no site (its origin was &quot;null&quot;)');
   });
 
   it('counts a wrong sign-in toward the same limiter as the bearer checks, and never refuses the right token', async () => {

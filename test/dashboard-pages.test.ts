@@ -171,6 +171,20 @@ describe('dashboard pages', { timeout: 300_000 }, () => {
           expect(await seriousViolations(page), path).toEqual([]);
         }
       });
+
+      it('a form another page sends: refused on a page that says what to check behind a proxy, accessible', async () => {
+        // A page of no site (about:blank) posts to the dashboard: the browser says `Origin: null`.
+        const action = `${server.url}/ui/sinks/audit/resume`;
+        await page.goto('about:blank');
+        await page.setContent(`<form method="post" action="${action}"><button>Send</button></form>`);
+        const [res] = await Promise.all([page.waitForResponse(action), page.getByRole('button').click()]);
+        expect(res.status()).toBe(403);
+        await expect.poll(() => page.locator('h1').textContent()).toBe('This form was sent from another site');
+        expect(await page.getByText('proxy_set_header Host $http_host;').count()).toBe(1);
+        expect(await seriousViolations(page)).toEqual([]);
+        const { sinks } = (await adminApi(server, '/sinks')).body as { sinks: { name: string; paused: boolean }[] };
+        expect(sinks.find((s) => s.name === 'audit')?.paused).toBe(true);
+      });
     });
   }
 });

@@ -19,6 +19,7 @@ import { callsPage } from './pages/calls.js';
 import { deliveriesPage } from './pages/deliveries.js';
 import { editPage } from './pages/edit.js';
 import { Login } from './pages/login.js';
+import { OtherSite } from './pages/other-site.js';
 import { overviewPage } from './pages/overview.js';
 import { refusedPage } from './pages/refused.js';
 import { reviewPage } from './pages/review.js';
@@ -106,14 +107,6 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       await next();
       if (!c.res.headers.has('cache-control')) c.res.headers.set('cache-control', 'no-store');
     })
-    .use(sameOrigin({ trustProxy }))
-    // A refused request's body, corrected, may weigh up to body_limit; a form writes a byte as up to 3 (%XX).
-    .use(
-      bodyLimit({
-        maxSize: 64 * 1024 + deps.bodyLimitBytes * 3,
-        onError: (c) => c.text('The form is too large.', 413),
-      }),
-    )
     // Last of all, whatever a page shows passes the masker once more (docs/reference.md#dashboard: no page shows a
     // secret): the pages mask what they show before JSX escapes it, and this catches what a page forgot.
     .use(async function maskPage(c, next) {
@@ -123,6 +116,23 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       c.res = new Response(mask(html), { status: c.res.status, headers: c.res.headers });
     })
     .use(layout(ctx.clock.zone))
+    // Before any body is read: a refused POST gets a page (with the layout above) saying what to check behind a proxy.
+    .use(
+      sameOrigin({
+        trustProxy,
+        refuse: (c, refusal) => {
+          c.status(403);
+          return c.render(<OtherSite {...refusal} />, { title: 'Sent from another site' });
+        },
+      }),
+    )
+    // A refused request's body, corrected, may weigh up to body_limit; a form writes a byte as up to 3 (%XX).
+    .use(
+      bodyLimit({
+        maxSize: 64 * 1024 + deps.bodyLimitBytes * 3,
+        onError: (c) => c.text('The form is too large.', 413),
+      }),
+    )
     .get('/assets/style.css', (c) =>
       c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }),
     )

@@ -33,27 +33,41 @@ export function overHttps(c: Context, trustProxy: boolean): boolean {
  * of every POST against the page's host (and scheme, where known). A POST with no Origin at all is a client that
  * is not a browser (browsers send it on every POST), unless it says it is a cross-site fetch.
  */
-export function sameOrigin({ trustProxy }: { trustProxy: boolean }): MiddlewareHandler {
+export function sameOrigin({
+  trustProxy,
+  refuse,
+}: {
+  trustProxy: boolean;
+  /** The 403 answer: a page that shows both origins and what to check behind a proxy (pages/other-site.tsx). */
+  refuse: (c: Context, refusal: Refusal) => Response | Promise<Response>;
+}): MiddlewareHandler {
   return async function originCheck(c, next) {
     if (c.req.method !== 'POST') return next();
     const origin = requestHeader(c, 'origin');
+    const page = publicOrigin(c, trustProxy);
     if (origin === undefined) {
-      if (requestHeader(c, 'sec-fetch-site') === 'cross-site') return forbidden(c);
+      if (requestHeader(c, 'sec-fetch-site') === 'cross-site') return refuse(c, { origin, page });
       return next();
     }
     let given: URL;
     try {
       given = new URL(origin);
     } catch {
-      return forbidden(c); // `null` (a sandboxed frame, a redirect across sites, a file) and anything unreadable
+      // `null` (a sandboxed frame, a redirect across sites, a file) and anything unreadable
+      return refuse(c, { origin, page });
     }
-    const page = publicOrigin(c, trustProxy);
     const sameHost = page.host !== undefined && given.host === page.host;
     const sameScheme = page.scheme === undefined || given.protocol === `${page.scheme}:`;
-    return sameHost && sameScheme ? next() : forbidden(c);
+    return sameHost && sameScheme ? next() : refuse(c, { origin, page });
   };
 }
 
-function forbidden(c: Context): Response {
-  return c.text('Forbidden: this form was sent from another site.', 403);
+/**
+ * A POST the origin check refused: the `Origin` the browser sent (none from a cross-site fetch that sent none), and
+ * where callhook believes the page is. Behind a proxy that does not pass `Host`, the two differ in the host alone,
+ * and showing both is what tells the operator so.
+ */
+export interface Refusal {
+  origin: string | undefined;
+  page: { scheme: string | undefined; host: string | undefined };
 }
