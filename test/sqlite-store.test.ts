@@ -504,6 +504,29 @@ describe('sqlite store', () => {
     }
   });
 
+  it('runs on a file a newer version migrated, keeping its schema number, so the newer version opens it again', async () => {
+    const file = join(dir, 'newer.db');
+    await (await openSqliteStore({ path: file })).close();
+    // What a later version's migration might add, and its number.
+    const newer = new Database(file);
+    newer.exec('CREATE TABLE later_feature (id INTEGER PRIMARY KEY)');
+    newer.pragma(`user_version = ${SQLITE_MIGRATIONS.length + 1}`);
+    newer.close();
+
+    const store = openSqliteStore({ path: file });
+    try {
+      expect((await store.commitCall(commitInput('h', 'k-newer', []))).outcome).toBe('accepted');
+    } finally {
+      await store.close();
+    }
+    const after = new Database(file, { readonly: true });
+    try {
+      expect(after.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length + 1);
+    } finally {
+      after.close();
+    }
+  });
+
   it('gives the deliveries of a database made before migration 2 their last change as creation time', async () => {
     const old = join(dir, 'old.db');
     const db = new Database(old);

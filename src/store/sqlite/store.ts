@@ -111,7 +111,9 @@ export function sqliteStoreOn(
 }
 
 function migrate(db: Db): void {
-  if (db.pragma('user_version', { simple: true }) === SQLITE_MIGRATIONS.length) return;
+  // A file a newer version migrated (a rollback, docs/deploying.md#rolling-back) is used as it is, and keeps its number:
+  // lowered, it would have the newer version run its migrations again on tables it made, and stop.
+  if ((db.pragma('user_version', { simple: true }) as number) >= SQLITE_MIGRATIONS.length) return;
   // A migration may change a table's schema text in place (sqlite/schema.ts, migration 4), which better-sqlite3's
   // defensive mode forbids outside unsafe mode; the schema version is then bumped, so every connection (a running
   // serve's included) reads the table anew.
@@ -120,7 +122,7 @@ function migrate(db: Db): void {
     // The version is read inside the write lock, so two processes opening a new file migrate it once.
     db.transaction(() => {
       const version = db.pragma('user_version', { simple: true }) as number;
-      if (version === SQLITE_MIGRATIONS.length) return;
+      if (version >= SQLITE_MIGRATIONS.length) return;
       for (let v = version; v < SQLITE_MIGRATIONS.length; v++) db.exec(SQLITE_MIGRATIONS[v]!);
       db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
       db.pragma(`schema_version = ${(db.pragma('schema_version', { simple: true }) as number) + 1}`);
