@@ -127,7 +127,7 @@ describe('deploy/callhook.service', () => {
 describe('deploy/nginx.conf in front of serve', { timeout: 30_000 }, () => {
   const dir = tempDir('callhook-nginx-');
   const cleanups: (() => Promise<void>)[] = [];
-  let serve: ChildServer;
+  let serves: ChildServer[];
   let cert: string;
   let conf: string;
   let https443: string;
@@ -138,12 +138,17 @@ describe('deploy/nginx.conf in front of serve', { timeout: 30_000 }, () => {
     const nginx = tool(NGINX, 'apt-get install -y nginx');
     const openssl = tool(OPENSSL, 'apt-get install -y openssl');
 
-    serve = await spawnServer(join(dir, 'data'), {
-      CALLHOOK_CONFIG: join(ROOT, 'deploy', 'callhook.yaml'),
-      LOG_LEVEL: 'info',
-    });
-    cleanups.push(() => stop(serve.child, serve.exited));
-    const servePort = new URL(serve.url).port;
+    // Two serves on one data dir, as docs/deploying.md#restarting-without-a-gap runs them.
+    serves = [];
+    for (let i = 0; i < 2; i++) {
+      const serve = await spawnServer(join(dir, 'data'), {
+        CALLHOOK_CONFIG: join(ROOT, 'deploy', 'callhook.yaml'),
+        LOG_LEVEL: 'info',
+      });
+      cleanups.push(() => stop(serve.child, serve.exited));
+      serves.push(serve);
+    }
+    const [first, second] = serves.map((serve) => new URL(serve.url).port);
 
     await run(openssl, [
       'req',
@@ -173,17 +178,18 @@ describe('deploy/nginx.conf in front of serve', { timeout: 30_000 }, () => {
 
     // The block as shipped, but for the addresses, the certificate and the challenge folder of this machine.
     let block = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
-    block = substitute(block, 'server 127.0.0.1:8787;', `server 127.0.0.1:${servePort};`);
+    block = substitute(block, 'server 127.0.0.1:8787;', `server 127.0.0.1:${first};`);
+    block = substitute(block, '# server 127.0.0.1:8788;', `server 127.0.0.1:${second};`);
     block = substitute(block, 'listen 443 ssl;', `listen 127.0.0.1:${tls} ssl;`);
     block = substitute(block, 'listen 80;', `listen 127.0.0.1:${plainHttp};`);
     block = substitute(block, 'listen [::]:443 ssl;', '');
     block = substitute(block, 'listen [::]:80;', '');
     block = substitute(block, '/etc/letsencrypt/live/callhook.example.com', dir);
-    block = substitute(block, '/var/www/certbot', join(dir, 'certbot'));
+    block = substitute(block, '/var/www/html', join(dir, 'webroot'));
     block = substitute(block, 'callhook.example.com', '127.0.0.1');
     writeFileSync(join(dir, 'callhook.conf'), block);
-    mkdirSync(join(dir, 'certbot', '.well-known', 'acme-challenge'), { recursive: true });
-    writeFileSync(join(dir, 'certbot', '.well-known', 'acme-challenge', 'token-1'), 'token-1.proof');
+    mkdirSync(join(dir, 'webroot', '.well-known', 'acme-challenge'), { recursive: true });
+    writeFileSync(join(dir, 'webroot', '.well-known', 'acme-challenge', 'token-1'), 'token-1.proof');
 
     // nginx itself, in this folder: one process in the foreground, its pid, logs and temporary files here. Beside the
     // block, the plain proxy_pass someone writes first, which passes no Host.
@@ -243,9 +249,8 @@ http {
     expect(reply.headers['strict-transport-security']).toBe('max-age=31536000');
 
     const logged = await until(() =>
-      serve
-        .output()
-        .split('\n')
+      serves
+        .flatMap((serve) => serve.output().split('\n'))
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as { msg?: string; path?: string; remote?: string; status?: number })
         .find((line) => line.msg === 'request' && line.path === '/webhooks/end-of-call'),
@@ -306,6 +311,25 @@ http {
     const page = await refused.text();
     expect(page).toContain(`sent it from <b>${plain}</b>, but callhook was reached as <b>callhook</b>`);
     expect(page).toContain('proxy_set_header Host $http_host;');
+  });
+
+  it('restarts one of two serves without a gap: a connection it refuses goes to the other, and no call is lost', async () => {
+    const [, second] = serves;
+    await stop(second!.child, second!.exited);
+    const replies = [];
+    for (let i = 0; i < 6; i++) {
+      replies.push(
+        await https(`${https443}/webhooks/end-of-call`, {
+          ca: cert,
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify(sampleCall({ call_id: `during-restart-${i}` })),
+        }),
+      );
+    }
+    expect(replies.map((r) => [r.status, JSON.parse(r.body).status])).toEqual(
+      Array.from({ length: 6 }, () => [200, 'accepted']),
+    );
   });
 });
 
