@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test/helpers/server.js';
 import { loadConfig } from './config.js';
-import { durationOption, durationSchema, readDuration } from './duration.js';
+import {
+  deletingDurationOption,
+  deletingDurationSchema,
+  durationOption,
+  durationSchema,
+  readDeletingDuration,
+  readDuration,
+} from './duration.js';
 import { resolveSinks } from './sinks/registry.js';
 
 const ms = (text: string) => {
@@ -105,5 +112,49 @@ describe('the duration grammar (docs/reference.md#durations)', () => {
     ).rejects.toThrow(/sinks\[0\] \(crm\)\.timeout: "soon" is not a duration/);
     writeFileSync(path, 'auth_limit:\n  window: 1h30\n');
     expect(() => loadConfig({ CALLHOOK_DATA_DIR: dir }, path)).toThrow(/auth_limit\.window: "1h30" is not a duration/);
+  });
+
+  describe('where a duration decides what is deleted', () => {
+    const deleting = (text: string) => {
+      const read = readDeletingDuration(text);
+      return 'ms' in read ? read.ms : read.error;
+    };
+
+    it('reads a number and a unit as everywhere', () => {
+      expect(['90d', '12h', '2w', '1h30m', '1.5d', '500ms', ' 30 s '].map(deleting)).toEqual([
+        7_776_000_000, 43_200_000, 1_209_600_000, 5_400_000, 129_600_000, 500, 30_000,
+      ]);
+    });
+
+    it('refuses a bare number, showing the fix', () => {
+      expect(deleting('90')).toBe('90 has no unit: write 90d for 90 days, or 90ms for 90 milliseconds');
+      expect(deleting(' 0 ')).toBe('0 has no unit: write 0d for 0 days, or 0ms for 0 milliseconds');
+      expect(deleting('1.5')).toBe('1.5 has no unit: write 1.5d for 1.5 days, or 1.5ms for 1.5 milliseconds');
+    });
+
+    it('refuses what is not in the grammar, without offering a bare number', () => {
+      expect(deleting('90 days')).toBe(
+        '"90 days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (90d, 1h30m)',
+      );
+      expect(deleting('0.5ms')).toBe('"0.5ms" is not a whole number of milliseconds');
+    });
+
+    it('names the CLI option in its one line', () => {
+      expect(deletingDurationOption('90d', '--older-than')).toBe(7_776_000_000);
+      expect(() => deletingDurationOption('90', '--older-than')).toThrow(
+        /^--older-than 90 has no unit: write 90d for 90 days, or 90ms for 90 milliseconds$/,
+      );
+      expect(() => deletingDurationOption('ninety', '--older-than')).toThrow(
+        /^--older-than: "ninety" is not a duration/,
+      );
+    });
+
+    it('in the config, refuses a JSON number as it refuses a bare number', () => {
+      expect(deletingDurationSchema.parse('90d')).toBe(7_776_000_000);
+      expect(deletingDurationSchema.safeParse(90).error?.issues[0]?.message).toBe(
+        '90 has no unit: write 90d for 90 days, or 90ms for 90 milliseconds',
+      );
+      expect(deletingDurationSchema.safeParse('90').error?.issues[0]?.message).toMatch(/^90 has no unit/);
+    });
   });
 });

@@ -11,6 +11,7 @@ import { z } from 'zod';
  * - Spaces around the text, between a number and its unit and between parts are allowed (`30 s` was accepted by
  *   the config before the grammar was shared, `1h 30m` reads as written); nothing else is.
  * - Parts may come in any order and a unit may repeat (`30m1h`), as Go's time.ParseDuration reads them.
+ * - Where a duration decides what is deleted, a bare number is refused (readDeletingDuration).
  */
 
 const UNIT_MS = { ms: 1n, s: 1000n, m: 60_000n, h: 3_600_000n, d: 86_400_000n, w: 604_800_000n } as const;
@@ -32,6 +33,11 @@ export type DurationResult = { ms: number } | { error: string };
 export function readDuration(text: string): DurationResult {
   const bare = BARE.exec(text);
   if (bare) return total(text, [[bare[1]!, bare[2] ?? '', 'ms']]);
+  return withUnits(text, DURATION_GRAMMAR);
+}
+
+/** Reads `text` as parts with a unit each, or says it is not a duration by `grammar`. */
+function withUnits(text: string, grammar: string): DurationResult {
   const part = new RegExp(PART);
   const parts: Part[] = [];
   let end = 0;
@@ -39,9 +45,26 @@ export function readDuration(text: string): DurationResult {
     parts.push([match[1]!, match[2] ?? '', match[3] as Unit]);
     end = part.lastIndex;
   }
-  if (parts.length === 0 || text.slice(end).trim() !== '')
-    return { error: `"${text}" is not a duration: ${DURATION_GRAMMAR}` };
+  if (parts.length === 0 || text.slice(end).trim() !== '') return { error: `"${text}" is not a duration: ${grammar}` };
   return total(text, parts);
+}
+
+/**
+ * Where a duration decides what is deleted (`callhook purge --older-than`, the config's `retention`), the grammar
+ * without its bare number (docs/reference.md#durations): `90` meant as days reads as 90 milliseconds, and a purge of
+ * everything older than that deletes every call there is. A number alone is refused with the fix, so the reader picks
+ * the unit they meant.
+ */
+export const DELETING_GRAMMAR = 'a number and a unit ms, s, m, h, d or w, several in a row (90d, 1h30m)';
+
+/** The refusal of a number without a unit where a duration deletes: `90 has no unit: write 90d for 90 days, …`. */
+const noUnit = (n: string) => `${n} has no unit: write ${n}d for ${n} days, or ${n}ms for ${n} milliseconds`;
+
+/** Reads a duration that decides what is deleted: the grammar above, but a bare number is an error. */
+export function readDeletingDuration(text: string): DurationResult {
+  const bare = BARE.exec(text);
+  if (bare) return { error: noUnit(text.trim()) };
+  return withUnits(text, DELETING_GRAMMAR);
 }
 
 /** Sums the parts exactly in integers: whole digits and fraction digits scaled by the unit, then divided once. */
@@ -65,6 +88,17 @@ export function durationOption(text: string, option: string): number {
 }
 
 /**
+ * For a CLI option whose duration decides what is deleted (`purge --older-than`): the milliseconds, or an Error of one
+ * line that names the option, `--older-than 90 has no unit: write 90d for 90 days, or 90ms for 90 milliseconds`.
+ */
+export function deletingDurationOption(text: string, option: string): number {
+  if (BARE.test(text)) throw new Error(`${option} ${noUnit(text.trim())}`);
+  const read = readDeletingDuration(text);
+  if ('error' in read) throw new Error(`${option}: ${read.error}`);
+  return read.ms;
+}
+
+/**
  * For the config: a JSON number of milliseconds, or text in the grammar. The config's error names the key
  * (config.ts prefixes each issue with its path), so the message does not.
  */
@@ -75,6 +109,17 @@ export const durationSchema = z.union([z.number(), z.string()]).transform((value
     return z.NEVER;
   }
   const read = readDuration(value);
+  if ('ms' in read) return read.ms;
+  ctx.addIssue({ code: 'custom', message: read.error });
+  return z.NEVER;
+});
+
+/**
+ * For a config key whose duration decides what is deleted (`retention`): text in the grammar with a unit. A JSON
+ * number is refused as a bare number is, with the fix; the config's error names the key.
+ */
+export const deletingDurationSchema = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const read = readDeletingDuration(String(value));
   if ('ms' in read) return read.ms;
   ctx.addIssue({ code: 'custom', message: read.error });
   return z.NEVER;
