@@ -12,6 +12,7 @@ import {
   jsonlRecords,
   KEY,
   post,
+  readStoreFile,
   sampleCall,
   startServer,
   tempDir,
@@ -349,18 +350,40 @@ describe('callhook purge', () => {
     const bad = await runCallhook(['purge', '--older-than', 'ninety days'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
-      'callhook: --older-than: "ninety days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (1h30m), or a bare number of milliseconds\n',
+      'callhook: --older-than: "ninety days" is not a duration: a number and a unit ms, s, m, h, d or w, several in a row (90d, 1h30m)\n',
     );
-    // A bare number is milliseconds, as everywhere (docs/reference.md#command-line); a dry run deletes nothing.
-    const bare = await runCallhook(['purge', '--older-than', '90', '--dry-run'], env);
-    expect(bare).toMatchObject({
-      code: 0,
-      stdout: expect.stringMatching(/^would purge [01] calls and [01] receipts received before \d{4}-/),
-    });
     expect((await runCallhook(['purge', '--older-than', '1h30m'], env)).stdout).toMatch(
       /^purged 0 calls and 0 receipts received before \d{4}-/,
     );
     expect((await runCallhook(['calls', 'list'], env)).stdout.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a bare number of --older-than with the fix, and deletes nothing (docs/reference.md#durations)', async () => {
+    const { env, dataDir } = await purgeable();
+    const stored = () =>
+      readStoreFile(dataDir, (db) =>
+        db.prepare('SELECT (SELECT count(*) FROM calls) AS calls, (SELECT count(*) FROM receipts) AS receipts').get(),
+      );
+    const before = stored();
+    expect(before).toEqual({ calls: 4, receipts: 5 });
+    // 90 read as milliseconds would be every call here but the held and the owed one, off a terminal without asking.
+    for (const args of [
+      ['--older-than', '90'],
+      ['--older-than', '90', '--dry-run'],
+      ['--older-than=90', '--yes'],
+    ]) {
+      const refused = await runCallhook(['purge', ...args], env);
+      expect(refused, args.join(' ')).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: 'callhook: --older-than 90 has no unit: write 90d for 90 days, or 90ms for 90 milliseconds\n',
+      });
+    }
+    expect(stored()).toEqual(before);
+    // Written with its unit, it purges what it says: 90 minutes takes the call delivered two hours ago.
+    expect((await runCallhook(['purge', '--older-than', '90m'], env)).stdout).toMatch(
+      /^purged 1 calls and 1 receipts /,
+    );
   });
 
   /**
@@ -369,6 +392,7 @@ describe('callhook purge', () => {
    */
   async function purgeable(): Promise<{
     env: Record<string, string>;
+    dataDir: string;
     ids: Record<'done' | 'held' | 'owed' | 'young', string>;
   }> {
     const dataDir = tempDir();
@@ -402,7 +426,7 @@ describe('callhook purge', () => {
       rawBody: new Uint8Array([0x7b]),
     });
     await store.close();
-    return { env: { CALLHOOK_DATA_DIR: dataDir }, ids };
+    return { env: { CALLHOOK_DATA_DIR: dataDir }, dataDir, ids };
   }
   const listed = async (env: Record<string, string>) =>
     (await runCallhook(['calls', 'list'], env)).stdout

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
-import { durationOption } from '../duration.js';
+import { deletingDurationOption } from '../duration.js';
 import type { PurgeCounts } from '../store/maintenance.js';
 import { commandConfig, progressLine, withStore } from './context.js';
 import { type CliIo, type CommandIo, ExitCode } from './io.js';
@@ -31,9 +31,9 @@ export function purgeCommand(io: CommandIo): Command {
     .option('--include-refused', 'also delete the receipts of refused requests not yet ingested (their only copy)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: Options) => {
-      // The one grammar of docs/reference.md#command-line, a bare number of milliseconds included: a purge never
-      // deletes what is still owed, and the dry run and the question on a terminal say what would go first.
-      const before = new Date(Date.now() - durationOption(opts.olderThan, '--older-than'));
+      // docs/reference.md#durations: a bare number is refused here, before the store is opened. `90` read as
+      // milliseconds purged every call there was, off a terminal (cron) without a question.
+      const before = new Date(Date.now() - deletingDurationOption(opts.olderThan, '--older-than'));
       const options = { includeRefused: Boolean(opts.includeRefused) };
       const what = (counts: PurgeCounts) =>
         `${counts.calls} calls and ${counts.receipts} receipts received before ${before.toISOString()}`;
