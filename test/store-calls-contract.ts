@@ -113,6 +113,11 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
       expect(await ids({ hook: other, source: 'recovered' })).toEqual([recovered.id]);
       expect(await ids({ hook, source: 'webhook' })).toEqual(r);
       expect(await ids({ hook, source: 'simulate' })).toEqual([]);
+      // Several: any of them, as `callhook calls list --source a,b` asks.
+      expect(await ids({ hook: other, source: ['recovered', 'webhook'] })).toHaveLength(2);
+      expect(await ids({ hook: other, source: ['replay', 'recovered'] })).toEqual([recovered.id]);
+      expect(await ids({ hook: other, source: ['webhook'] })).not.toContain(recovered.id);
+      expect(await ids({ hook: other, source: [] })).toEqual([]);
     });
 
     it('filters by phone number, exactly', async () => {

@@ -23,7 +23,8 @@ export type PageOrder = 'asc' | 'desc';
 export interface ListCallsQuery {
   hook?: string;
   status?: CallStatus;
-  source?: RecordSource;
+  /** One source, or several (any of them): `callhook calls list --source replay,simulate`. */
+  source?: RecordSource | readonly RecordSource[];
   /** `data.call_outcome`, compared ignoring case and surrounding spaces. */
   outcome?: string;
   /** `data.sentiment_analysis`, compared ignoring case. */

@@ -94,7 +94,7 @@ const trimmed = (sql: string) => `regexp_replace(${sql}, '^\\s+|\\s+$', '', 'g')
 const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, (p: string) => string> = {
   hook: (p) => `hook = ${p}`,
   status: (p) => `status = ${p}`,
-  source: (p) => `source = ${p}`,
+  source: (p) => `source = ANY(${p}::text[])`,
   outcome: (p) => `lower(${trimmed(dataField('call_outcome'))}) = lower(${trimmed(p)})`,
   sentiment: (p) => `lower(${dataField('sentiment_analysis')}) = lower(${p})`,
   phone: (p) => `${dataField('phone_number')} = ${p}`,
@@ -185,6 +185,7 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
         ...query,
         from: timeBound(query.from, 'from'),
         to: timeBound(query.to, 'to'),
+        source: query.source === undefined ? undefined : [query.source].flat(),
         review: query.review || undefined,
       };
       const { rows } = await pool.query<CallRow>(

@@ -80,7 +80,7 @@ const IN_REVIEW = `(status = 'held' OR (json_array_length(calls.record, '$.probl
 const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, string> = {
   hook: 'hook = @hook',
   status: 'status = @status',
-  source: 'source = @source',
+  source: 'source IN (SELECT value FROM json_each(@source))',
   outcome: `callhook_fold(${dataField('call_outcome')}) = callhook_fold(@outcome)`,
   sentiment: `callhook_lower(${dataField('sentiment_analysis')}) = callhook_lower(@sentiment)`,
   phone: `${dataField('phone_number')} = @phone`,
@@ -160,6 +160,7 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
         ...query,
         from: timeBound(query.from, 'from'),
         to: timeBound(query.to, 'to'),
+        source: query.source === undefined ? undefined : JSON.stringify([query.source].flat()),
         review: query.review ? 1 : undefined,
       };
       return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order)).map(
