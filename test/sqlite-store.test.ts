@@ -304,6 +304,38 @@ describe('sqlite store', () => {
     }
   });
 
+  it('purges test traffic a chunk at a time past the real calls it keeps, with their receipts, as many as it counted', async () => {
+    const file = join(dir, 'purge-test-traffic.db');
+    const store = openSqliteStore({ path: file });
+    try {
+      // Every third call real: each chunk meets some it keeps, the walk goes past them, and their receipts stay.
+      await commitMany(store, 1600, (i) => {
+        const input = commitInput('mixed', `call_id:t${i}`, [], Date.parse('2001-01-01T00:00:00Z') + i);
+        input.record.source = i % 3 === 0 ? 'webhook' : i % 3 === 1 ? 'replay' : 'simulate';
+        return input;
+      });
+      const options = { sources: ['replay', 'simulate'] as const };
+      const counted = await store.purgeable(null, options);
+      expect(counted).toEqual({ calls: 1066, receipts: 1066 });
+      const steps: string[] = [];
+      const purged = await store.purge(null, { ...options, onProgress: (t) => steps.push(`${t.calls}/${t.receipts}`) });
+      expect(purged).toEqual(counted);
+      expect(steps.length).toBeGreaterThan(3);
+      expect(await store.purgeable(null, options)).toEqual({ calls: 0, receipts: 0 });
+      const left = await store.listCalls({ hook: 'mixed', limit: 2000 });
+      expect(left).toHaveLength(534);
+      expect(left.every((c) => c.record.source === 'webhook')).toBe(true);
+      const db = new Database(file, { readonly: true });
+      try {
+        expect(db.prepare('SELECT count(*) FROM receipts').pluck().get()).toBe(534);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('retries deliveries a chunk at a time, each once, leaving the write lock free between chunks', async () => {
     const file = join(dir, 'retry.db');
     const store = openSqliteStore({ path: file });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import { contentHash } from '../src/normalize/dedup-key.js';
-import type { Scalar } from '../src/record.js';
+import type { RecordSource, Scalar } from '../src/record.js';
 import type { ReconcileRun } from '../src/store/reconcile-run.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js';
@@ -501,6 +501,101 @@ export function storeContract(name: string, open: () => Promise<Store>, peek: St
         'purged',
         'call_id:young',
       ]);
+    });
+
+    it('purges test traffic by source whatever its age, held or owed, never while in flight, and never a real call', async () => {
+      const hook = unique('hook');
+      const sink = unique('sink');
+      // An era of its own for the purge with a cutoff; without one, every test call of the store goes, and no test
+      // before this one stores any.
+      const old = Date.parse('1996-03-01T00:00:00Z');
+      const cutoff = new Date('1996-04-01T00:00:00Z');
+      let n = 0;
+      const commit = async (
+        name: string,
+        source: RecordSource,
+        sinks: string[],
+        status: 'accepted' | 'held' = 'accepted',
+        at = old + 1000 * n++,
+      ) => {
+        const input = { ...commitInput(hook, `call_id:${name}`, sinks, at), status };
+        input.record.source = source;
+        return (await a.commitCall(input)).id;
+      };
+      const ids = {
+        done: await commit('done', 'replay', [sink]),
+        dead: await commit('dead', 'simulate', [sink]),
+        inFlight: await commit('in-flight', 'replay', [sink]),
+        pending: await commit('pending', 'simulate', [sink]),
+        held: await commit('held', 'replay', [], 'held'),
+        young: await commit('young', 'simulate', [], 'accepted', Date.now()),
+        webhook: await commit('webhook', 'webhook', []),
+        reconcile: await commit('reconcile', 'reconcile', []),
+        recovered: await commit('recovered', 'recovered', [], 'held'),
+      };
+      // A duplicate's receipt is the test call's too, and goes with it.
+      const repeat = { ...commitInput(hook, 'call_id:done', [sink], old + 1000 * n++) };
+      repeat.record.source = 'replay';
+      expect((await a.commitCall(repeat)).outcome).toBe('duplicate');
+      await a.recordRejection({
+        hook,
+        receivedAt: new Date(old + 1000 * n++).toISOString(),
+        method: 'POST',
+        contentType: 'application/json',
+        size: 1,
+        status: 400,
+        outcome: 'rejected',
+        rawBody: new Uint8Array([0x7b]),
+      });
+      const claimed = await a.claimDeliveries(sink, 3, 60_000);
+      expect(claimed.map((c) => c.record.id)).toEqual([ids.done, ids.dead, ids.inFlight]);
+      await a.finishAttempt(claimed[0]!.id, claimed[0]!.attempt, attemptOk);
+      await a.finishAttempt(claimed[1]!.id, claimed[1]!.attempt, { ...attemptOk, outcome: 'dead', httpStatus: 400 });
+
+      const names = new Map(Object.entries(ids).map(([name, id]) => [id, name]));
+      const kept = async () =>
+        (await Promise.all(Object.values(ids).map((id) => a.getCall(id)))).flatMap((c) =>
+          c ? [names.get(c.record.id)] : [],
+        );
+      const receipts = async () =>
+        (await peek.receipts(hook)).map((r) => `${r.outcome}${r.callId === null ? '' : ` ${names.get(r.callId)}`}`);
+      const sources = ['replay', 'simulate'] as const;
+
+      // With a cutoff too, both apply: the old test calls that no worker is sending, and nothing else.
+      const counted = await a.purgeable(cutoff, { sources });
+      expect(counted).toEqual({ calls: 4, receipts: 5 });
+      expect(await a.purge(cutoff, { sources })).toEqual(counted);
+      expect(await kept()).toEqual(['inFlight', 'young', 'webhook', 'reconcile', 'recovered']);
+      expect(await receipts()).toEqual([
+        'accepted inFlight',
+        'accepted young',
+        'accepted webhook',
+        'accepted reconcile',
+        'held recovered',
+        'rejected',
+      ]);
+      for (const id of [ids.done, ids.dead, ids.pending]) expect(await peek.deliveries(id)).toEqual([]);
+
+      // Without one, whatever their age; the call in flight stays until its attempt ends, then goes too.
+      const young = await a.purgeable(null, { sources: ['simulate'] });
+      expect(young.calls).toBeGreaterThanOrEqual(1);
+      expect(await a.purge(null, { sources: ['simulate'] })).toEqual(young);
+      expect(await kept()).toEqual(['inFlight', 'webhook', 'reconcile', 'recovered']);
+      await a.purge(null, { sources });
+      expect(await kept()).toEqual(['inFlight', 'webhook', 'reconcile', 'recovered']);
+      await a.finishAttempt(claimed[2]!.id, claimed[2]!.attempt, attemptOk);
+      await a.purge(null, { sources });
+      expect(await a.purgeable(null, { sources })).toEqual({ calls: 0, receipts: 0 });
+      expect(await kept()).toEqual(['webhook', 'reconcile', 'recovered']);
+      expect(await receipts()).toEqual(['accepted webhook', 'accepted reconcile', 'held recovered', 'rejected']);
+
+      // A real call is never purged by source, and a purge with neither a cutoff nor a source is no purge.
+      const real = ['webhook'] as unknown as typeof sources;
+      await expect(a.purge(null, { sources: real })).rejects.toThrow(/test traffic only, not "webhook"/);
+      await expect(a.purgeable(null, { sources: real })).rejects.toThrow(/test traffic only/);
+      await expect(a.purge(null)).rejects.toThrow(/a purge needs a cutoff/);
+      await expect(a.purge(null, { sources, includeRefused: true })).rejects.toThrow(/has no source/);
+      expect(await kept()).toEqual(['webhook', 'reconcile', 'recovered']);
     });
 
     it('keeps the last reconcile run, each run in place of the one before, for every connection to read', async () => {
