@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { RecordSource } from '../src/record.js';
 import { SQLITE_FILE } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { callhook, callhookOnTerminal, callhookPiped, runCallhook } from './helpers/cli.js';
@@ -485,6 +486,131 @@ describe('callhook purge', () => {
       expect(nothing.stdout).toMatch(/purged 0 calls and 0 receipts /);
     },
     90_000,
+  );
+
+  /**
+   * A store with, two hours old: a real call, a test call delivered, one still owed to a sink, one held, a refused
+   * request; and a test call just in. Test calls come from `callhook replay` and `callhook simulate`.
+   */
+  async function withTestTraffic() {
+    const dataDir = tempDir();
+    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const old = Date.now() - 2 * 3_600_000;
+    let n = 0;
+    const commit = async (
+      name: string,
+      source: RecordSource,
+      sinks: string[],
+      status: 'accepted' | 'held' = 'accepted',
+      at = old + 1000 * n++,
+    ) => {
+      const input = { ...commitInput('end-of-call', `call_id:${name}`, sinks, at), status };
+      input.record.source = source;
+      return (await store.commitCall(input)).id;
+    };
+    const ids = {
+      real: await commit('real', 'webhook', []),
+      delivered: await commit('delivered', 'replay', ['crm']),
+      owed: await commit('owed', 'replay', ['crm']),
+      held: await commit('held', 'simulate', [], 'held'),
+      young: await commit('young', 'simulate', [], 'accepted', Date.now()),
+    };
+    const [first] = await store.claimDeliveries('crm', 1, 60_000);
+    await store.finishAttempt(first!.id, first!.attempt, attemptOk);
+    await store.recordRejection({
+      hook: 'end-of-call',
+      receivedAt: new Date(old).toISOString(),
+      method: 'POST',
+      contentType: 'application/json',
+      size: 1,
+      status: 400,
+      outcome: 'rejected',
+      error: 'invalid JSON',
+      rawBody: new Uint8Array([0x7b]),
+    });
+    await store.close();
+    const names = new Map(Object.entries(ids).map(([name, id]) => [id, name]));
+    /** The calls left, by name, and the count of receipts, read from the file as another process would. */
+    const left = () =>
+      readStoreFile(dataDir, (db) => ({
+        calls: (db.prepare('SELECT id FROM calls ORDER BY rowid').pluck().all() as string[]).map((id) => names.get(id)),
+        receipts: db.prepare('SELECT count(*) FROM receipts').pluck().get(),
+      }));
+    return { env: { CALLHOOK_DATA_DIR: dataDir }, left };
+  }
+
+  it('removes test traffic by --source whatever its age, held or owed, and never a real call (docs/reference.md#command-line)', async () => {
+    const { env, left } = await withTestTraffic();
+    const everything = { calls: ['real', 'delivered', 'owed', 'held', 'young'], receipts: 6 };
+    expect(left()).toEqual(everything);
+
+    for (const [args, line] of [
+      [[], 'name what to purge: --older-than AGE (such as 90d), --source replay,simulate, or both'],
+      [
+        ['--source', 'webhook'],
+        '--source webhook: purge takes only test traffic (replay, simulate); real calls go by age, with --older-than',
+      ],
+      [
+        ['--source', 'replay,reconcile', '--dry-run'],
+        '--source reconcile: purge takes only test traffic (replay, simulate); real calls go by age, with --older-than',
+      ],
+      [['--source', 'tests'], '--source "tests" is not a source: purge takes replay and simulate'],
+      [
+        ['--source', 'replay', '--include-refused'],
+        '--include-refused goes with --older-than alone: a refused request has no source',
+      ],
+      [
+        ['--source', 'replay', '--older-than', '2'],
+        '--older-than 2 has no unit: write 2d for 2 days, or 2ms for 2 milliseconds',
+      ],
+    ] as const) {
+      expect(await runCallhook(['purge', ...args], env), args.join(' ')).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `callhook: ${line}\n`,
+      });
+    }
+    expect(left()).toEqual(everything);
+
+    // With --older-than, both apply: the old test calls, delivered, owed or held, with their receipts.
+    const both = ['purge', '--source', 'replay,simulate', '--older-than', '1h30m'];
+    const dry = await runCallhook([...both, '--dry-run'], env);
+    expect(dry).toMatchObject({ code: 0, stderr: '' });
+    expect(dry.stdout).toMatch(
+      /^would purge 3 calls and 3 receipts of source replay, simulate received before \d{4}-[\d:.T-]+Z\n$/,
+    );
+    expect(left()).toEqual(everything);
+    expect((await runCallhook(both, env)).stdout).toMatch(/^purged 3 calls and 3 receipts of source replay, simulate /);
+    expect(left()).toEqual({ calls: ['real', 'young'], receipts: 3 });
+
+    // Without it, whatever the age; the source repeated reads as the list.
+    const any = ['purge', '--source', 'simulate', '--source', 'replay'];
+    expect((await runCallhook([...any, '--dry-run'], env)).stdout).toBe(
+      'would purge 1 calls and 1 receipts of source simulate, replay\n',
+    );
+    expect(await runCallhook(any, env)).toEqual({
+      code: 0,
+      stdout: 'purged 1 calls and 1 receipts of source simulate, replay\n',
+      stderr: '',
+    });
+    // The real call stays, and so does the refused request: it has no source, and the age purge takes it.
+    expect(left()).toEqual({ calls: ['real'], receipts: 2 });
+  });
+
+  it.skipIf(!hasScript())(
+    'asks on a terminal before removing test traffic, as for age',
+    async () => {
+      const { env, left } = await withTestTraffic();
+      const no = await callhookOnTerminal(['purge', '--source', 'replay,simulate'], 'n\n', env);
+      expect(no.code).toBe(1);
+      expect(no.stdout).toMatch(/callhook: delete 4 calls and 4 receipts of source replay, simulate\? \[y\/N\] /);
+      expect(left().calls).toEqual(['real', 'delivered', 'owed', 'held', 'young']);
+      const yes = await callhookOnTerminal(['purge', '--source', 'replay,simulate'], 'y\n', env);
+      expect(yes.code).toBe(0);
+      expect(yes.stdout).toMatch(/purged 4 calls and 4 receipts of source replay, simulate/);
+      expect(left().calls).toEqual(['real']);
+    },
+    60_000,
   );
 });
 
