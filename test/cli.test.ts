@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RecordSource } from '../src/record.js';
+import type { RecordSource, Scalar } from '../src/record.js';
 import { SQLITE_FILE } from '../src/store/open.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { callhook, callhookOnTerminal, callhookPiped, runCallhook } from './helpers/cli.js';
@@ -153,13 +153,14 @@ describe('callhook calls', () => {
     await server.close();
     const env = { CALLHOOK_DATA_DIR: server.dataDir };
 
-    const list = await runCallhook(['calls', 'list'], env);
-    expect(
-      list.stdout
+    const listed = async (args: string[]) =>
+      (await runCallhook(['calls', 'list', ...args], env)).stdout
         .trim()
         .split('\n')
-        .map((l) => l.split('\t')[0]),
-    ).toEqual(ids);
+        .map((l) => l.split('\t')[0]);
+    // Newest first, or oldest first when asked.
+    expect(await listed([])).toEqual([...ids].reverse());
+    expect(await listed(['--order', 'asc'])).toEqual(ids);
     const show = JSON.parse((await runCallhook(['calls', 'show', ids[0]!], env)).stdout);
     expect(show).toMatchObject({
       status: 'accepted',
@@ -184,6 +185,113 @@ describe('callhook calls', () => {
 
     expect((await runCallhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
     expect((await runCallhook(['calls', 'export', '--format', 'xml'], env)).code).toBe(2);
+  });
+});
+
+describe('callhook calls list', () => {
+  /**
+   * Four calls around two midnights of Asia/Kolkata (UTC+05:30), the config's timezone: one a second before the 27th
+   * there, one at its first second, one in its last second, one at the 28th's first. Two are test traffic, one of a hook
+   * that does not declare the names, one with the webhook key in its name.
+   */
+  async function aroundMidnight() {
+    const dataDir = tempDir();
+    const config = join(dataDir, 'callhook.json');
+    writeFileSync(config, JSON.stringify({ timezone: 'Asia/Kolkata' }));
+    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const commit = async (
+      name: string,
+      at: string,
+      source: RecordSource,
+      data: Record<string, Scalar>,
+      { hook = 'end-of-call', extra = {} }: { hook?: string; extra?: Record<string, unknown> } = {},
+    ) => {
+      const input = commitInput(hook, `call_id:${name}`, [], Date.parse(at), data);
+      input.record.source = source;
+      input.record.extra = extra;
+      return (await store.commitCall(input)).id;
+    };
+    const ids = {
+      late26: await commit('late26', '2026-11-26T18:29:59.000Z', 'webhook', { first_name: 'Ravi' }),
+      early27: await commit('early27', '2026-11-26T18:30:00.000Z', 'webhook', {
+        first_name: 'Asha',
+        last_name: 'Verma',
+        phone_number: '+919812345678',
+        call_outcome: 'order placed',
+      }),
+      late27: await commit(
+        'late27',
+        '2026-11-27T18:29:59.500Z',
+        'replay',
+        { order_id: 'A1' },
+        { hook: 'orders', extra: { first_name: 'Meena', call_outcome: 'callback' } },
+      ),
+      early28: await commit('early28', '2026-11-27T18:30:00.000Z', 'simulate', { first_name: `Key ${KEY}` }),
+    };
+    await store.close();
+    const names = new Map(Object.entries(ids).map(([name, id]) => [id, name]));
+    const env = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_CONFIG: config, CALLHOOK_API_KEYS: KEY };
+    const list = async (...args: string[]) => {
+      const { code, stdout, stderr } = await runCallhook(['calls', 'list', ...args], env);
+      expect({ code, stderr }, args.join(' ')).toEqual({ code: 0, stderr: '' });
+      return stdout;
+    };
+    /** The calls listed, by name, in the order printed. */
+    const listed = async (...args: string[]) =>
+      (await list(...args))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => names.get(line.split('\t')[0]!));
+    return { env, ids, list, listed };
+  }
+  const everySource = ['--source', 'webhook,replay,simulate'];
+
+  it("prints newest first, one tab-separated line a call with the caller's name, number and outcome, times in the timezone", async () => {
+    const { ids, list, listed } = await aroundMidnight();
+    const lines = (await list(...everySource)).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines).toEqual([
+      `${ids.early28}\t2026-11-28T00:00:00+05:30\tend-of-call\taccepted\tKey ***\t\t\tcall_id:early28\t`,
+      `${ids.late27}\t2026-11-27T23:59:59.500+05:30\torders\taccepted\tMeena\t\tcallback\tcall_id:late27\t`,
+      `${ids.early27}\t2026-11-27T00:00:00+05:30\tend-of-call\taccepted\tAsha Verma\t+919812345678\torder placed\tcall_id:early27\t`,
+      `${ids.late26}\t2026-11-26T23:59:59+05:30\tend-of-call\taccepted\tRavi\t\t\tcall_id:late26\t`,
+    ]);
+    expect(await listed(...everySource, '--order', 'asc')).toEqual(['late26', 'early27', 'late27', 'early28']);
+    expect(await listed(...everySource, '--limit', '2')).toEqual(['early28', 'late27']);
+  });
+
+  it('reads --from and --to as whole days in the timezone, both included', async () => {
+    const { listed } = await aroundMidnight();
+    expect(await listed(...everySource, '--from', '2026-11-27', '--to', '2026-11-27')).toEqual(['late27', 'early27']);
+    expect(await listed(...everySource, '--from', '2026-11-27')).toEqual(['early28', 'late27', 'early27']);
+    expect(await listed(...everySource, '--to', '2026-11-26')).toEqual(['late26']);
+    expect(await listed(...everySource, '--from', '2026-11-28', '--to', '2026-11-28')).toEqual(['early28']);
+  });
+
+  it('takes --source repeated or comma-separated, as the admin API filters by source', async () => {
+    const { listed } = await aroundMidnight();
+    expect(await listed('--source', 'replay', '--source', 'simulate')).toEqual(['early28', 'late27']);
+    expect(await listed('--source', 'replay,simulate', '--order', 'asc')).toEqual(['late27', 'early28']);
+    expect(await listed('--source', 'simulate')).toEqual(['early28']);
+    expect(await listed('--source', 'webhook')).toEqual(['early27', 'late26']);
+  });
+
+  it('refuses a source or a day it cannot read, in one line', async () => {
+    const { env } = await aroundMidnight();
+    for (const [args, line] of [
+      [
+        ['--source', 'replay,tests'],
+        '--source "tests" is not a source: one of webhook, reconcile, recovered, replay, simulate',
+      ],
+      [['--from', '27/11/2026'], '--from takes a day, YYYY-MM-DD, not "27/11/2026"'],
+      [['--to', '2026-11-31'], '--to takes a day, YYYY-MM-DD, not "2026-11-31"'],
+    ] as const) {
+      expect(await runCallhook(['calls', 'list', ...args], env), args.join(' ')).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `callhook: ${line}\n`,
+      });
+    }
   });
 });
 
@@ -430,7 +538,7 @@ describe('callhook purge', () => {
     return { env: { CALLHOOK_DATA_DIR: dataDir }, dataDir, ids };
   }
   const listed = async (env: Record<string, string>) =>
-    (await runCallhook(['calls', 'list'], env)).stdout
+    (await runCallhook(['calls', 'list', '--order', 'asc'], env)).stdout
       .trim()
       .split('\n')
       .map((line) => line.split('\t')[0]);

@@ -5,9 +5,11 @@ import { RECORD_SOURCES, type RecordSource } from '../record.js';
 import { maskBytes, maskSecrets } from '../secrets.js';
 import { callPages } from '../store/call-pages.js';
 import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
+import { callLine } from './call-line.js';
 import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { commandConfig, configSecrets, positive, withStore } from './context.js';
 import type { CommandIo } from './io.js';
+import { dayRange, zonedIso } from './zoned-time.js';
 
 const EXPORT_PAGE = 1000;
 
@@ -22,35 +24,46 @@ export function callsCommand(io: CommandIo): Command {
   const calls = new Command('calls').description('read the stored calls');
   calls
     .command('list')
-    .description('one line per call: id, received, hook, status, dedup key')
+    .description(
+      'one line per call, newest first: id, received, hook, status, name, number, outcome, dedup key, duplicates',
+    )
     .option('--hook <name>', 'only this hook')
     .addOption(new Option('--status <status>', 'only held or accepted calls').choices(['accepted', 'held']))
-    .addOption(new Option('--source <source>', 'only calls from this source').choices(RECORD_SOURCES))
+    .option(
+      '--source <sources>',
+      `only calls from these sources (${RECORD_SOURCES.join(', ')}; comma-separated or repeated)`,
+      collectSources,
+      [],
+    )
+    .option('--from <day>', 'received on this day or later, YYYY-MM-DD in the configured timezone')
+    .option('--to <day>', 'received on this day or earlier, YYYY-MM-DD in the configured timezone')
     .option('--phone <number>', "only this caller's calls, the number written any way (read as intake reads it)")
     .option('--review', 'the review queue: held calls, and calls with problems not marked reviewed')
     .addOption(
-      new Option('--order <order>', 'asc: oldest first; desc: newest first').choices(['asc', 'desc']).default('asc'),
+      new Option('--order <order>', 'desc: newest first; asc: oldest first').choices(['asc', 'desc']).default('desc'),
     )
     .option('--limit <n>', 'at most this many', '50')
     .option('--after <id>', 'calls after this id, in the order asked for (cursor)')
     .option('-c, --config <file>', 'config file')
     .action(async (opts: ListOptions) => {
       const config = commandConfig(io.env, opts.config);
+      const { hook, status, phone, order, after, review } = opts;
+      const limit = positive(opts.limit, '--limit');
+      // Days in the config's timezone, as the admin API and the dashboard read them (docs/reference.md#time-zone).
+      const { from, to } = dayRange(config.timezone, opts);
+      // The store's source filter, as the admin API's `source` (an array when several are asked for).
+      const source = opts.source.length === 0 ? undefined : opts.source.length === 1 ? opts.source[0] : opts.source;
+      const secrets = await configSecrets(config);
+      const received = zonedIso(config.timezone);
       await withStore(config, async (store) => {
-        const { hook, status, source, phone, order, after, review } = opts;
         // The phone is read as intake reads it, in the config's region, as the admin API reads it.
         const { calls } = await listCalls(
           { store, phoneRegion: config.phoneRegion },
-          { hook, status, source, phone, review, order, after, limit: positive(opts.limit, '--limit') },
+          { hook, status, source, phone, review, order, after, from, to, limit },
         );
-        await io.out.write(
-          calls
-            .map(
-              ({ record: r, status, duplicates }) =>
-                `${[r.id, r.received_at, r.hook, status, r.dedup_key, duplicates > 0 ? `+${duplicates} duplicates` : ''].join('\t').trimEnd()}\n`,
-            )
-            .join(''),
-        );
+        // Names and outcomes are what the caller said: masked as `calls show` masks them, should a secret be there.
+        const lines = calls.map((call) => maskSecrets(callLine(call, received), secrets) as string[]);
+        await io.out.write(lines.map((fields) => `${fields.join('\t')}\n`).join(''));
       });
     });
   calls
@@ -168,6 +181,15 @@ interface EditReply {
   edit: { fields: Record<string, { before?: unknown; after?: unknown }> } | null;
 }
 
+/** `--source a,b`, `--source a --source b`: each name checked, in the order given, once each. */
+function collectSources(text: string, sources: RecordSource[]): RecordSource[] {
+  const named = text.split(',').map((name) => name.trim());
+  const unknown = named.find((name) => !(RECORD_SOURCES as readonly string[]).includes(name));
+  if (unknown !== undefined)
+    throw new Error(`--source ${JSON.stringify(unknown)} is not a source: one of ${RECORD_SOURCES.join(', ')}`);
+  return [...new Set([...sources, ...(named as RecordSource[])])];
+}
+
 /** `--set field=value`, repeatable: the value is everything after the first `=`, given as text to be normalised. */
 function collectSet(text: string, set: Record<string, string>): Record<string, string> {
   const at = text.indexOf('=');
@@ -198,7 +220,9 @@ export function describeEdit(id: string, { record, problems, edit }: EditReply):
 interface ListOptions {
   hook?: string;
   status?: 'accepted' | 'held';
-  source?: RecordSource;
+  source: RecordSource[];
+  from?: string;
+  to?: string;
   phone?: string;
   review?: boolean;
   order: 'asc' | 'desc';
