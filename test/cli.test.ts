@@ -334,6 +334,26 @@ describe('callhook calls export', () => {
     }
   });
 
+  it("writes CSV times in the config's timezone with their offset, and JSON lines as the record is stored", async () => {
+    const dataDir = tempDir();
+    const config = join(dataDir, 'callhook.yaml');
+    writeFileSync(config, 'timezone: Asia/Kolkata\n');
+    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const { id } = await store.commitCall(
+      commitInput('end-of-call', 'call_id:tz', [], Date.parse('2026-11-27T08:15:00.000Z')),
+    );
+    const stored = (await store.getCall(id))!.record;
+    await store.close();
+    const env = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_CONFIG: config };
+
+    const csv = (await runCallhook(['calls', 'export', '--format', 'csv'], env)).stdout.split('\r\n');
+    expect(csv[0]).toMatch(/^\uFEFFid,hook,dedup_key,received_at,/);
+    expect(csv[1]).toBe(`${id},end-of-call,call_id:tz,2026-11-27T13:45:00+05:30,webhook,Asha,184,`);
+    const jsonl = (await runCallhook(['calls', 'export'], env)).stdout;
+    expect(jsonl).toBe(`${JSON.stringify(stored)}\n`);
+    expect(JSON.parse(jsonl).received_at).toBe('2026-11-27T08:15:00.000Z');
+  });
+
   it('writes CSV a spreadsheet opens as written: a BOM, extra columns, formulas neutralised, numbers kept', async () => {
     const dataDir = tempDir();
     const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../record.js';
 import { addColumns, csvColumns, csvHeader, csvRow } from './calls-csv.js';
+import { zonedIso } from './zoned-time.js';
 
 const record = (over: Partial<CallRecord>): CallRecord => ({
   id: '01a1f866-0d00-7001-b3f8-a6b8420dce8a',
@@ -21,10 +22,19 @@ const record = (over: Partial<CallRecord>): CallRecord => ({
 function csv(...records: CallRecord[]): string[] {
   const columns = csvColumns();
   for (const r of records) addColumns(columns, r);
-  return [csvHeader(columns), ...records.map((r) => csvRow(r, columns))];
+  return [csvHeader(columns), ...records.map((r) => csvRow(r, columns, zonedIso('UTC')))];
 }
 
 describe('calls export --format csv (docs/reference.md#command-line)', () => {
+  it('writes the time received in the given zone with its offset', () => {
+    const r = record({ received_at: '2026-11-27T08:15:00.000Z' });
+    const columns = csvColumns();
+    expect(csvRow(r, columns, zonedIso('Asia/Kolkata'))).toBe(
+      '01a1f866-0d00-7001-b3f8-a6b8420dce8a,end-of-call,call_id:c1,2026-11-27T13:45:00+05:30,webhook,\r\n',
+    );
+    expect(csv(r)[1]).toContain(',2026-11-27T08:15:00+00:00,');
+  });
+
   it('has a column for every data and every extra field any call has, extra ones named extra.<field>', () => {
     const [header, first, second] = csv(
       record({ data: { first_name: 'Asha' }, extra: { campaign: 'diwali' } }),

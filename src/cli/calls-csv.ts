@@ -8,6 +8,10 @@ import type { CallRecord } from '../record.js';
  * one per `extra` field, named `extra.<field>`, then `problems`. A declared parameter is lowercase snake_case
  * (docs/reference.md#normalising), so it never holds a dot and `extra.` columns cannot collide with it; a parameter
  * that shares a name with a fixed column (`source`, `id`) is named `data.<field>`, for the same reason.
+ *
+ * `received_at` is written as `time` writes it: in the config's `timezone` with its offset (cli/zoned-time.ts), the
+ * instant the record holds, read by a person in the hours of their own day. The JSON lines export keeps the record as
+ * stored, in UTC.
  */
 
 /** Excel and LibreOffice read a CSV without it in the machine's legacy code page: `Aśha` comes out as `AÅ›ha`. */
@@ -36,12 +40,12 @@ export function csvHeader(columns: CsvColumns): string {
   return csvLine([...LEADING, ...data, ...[...columns.extra].map((name) => `extra.${name}`), ...TRAILING]);
 }
 
-export function csvRow(r: CallRecord, columns: CsvColumns): string {
+export function csvRow(r: CallRecord, columns: CsvColumns, time: (at: string) => string): string {
   return csvLine([
     r.id,
     r.hook,
     r.dedup_key,
-    r.received_at,
+    time(r.received_at),
     r.source,
     ...[...columns.data].map((f) => (Object.hasOwn(r.data, f) ? r.data[f] : undefined)),
     ...[...columns.extra].map((f) => (Object.hasOwn(r.extra, f) ? r.extra[f] : undefined)),

@@ -94,7 +94,8 @@ export function callsCommand(io: CommandIo): Command {
     .action(async (opts: { format: string; hook?: string; config?: string }) => {
       if (opts.format !== 'jsonl' && opts.format !== 'csv')
         throw new Error(`--format must be jsonl or csv, not ${opts.format}`);
-      await withStore(commandConfig(io.env, opts.config), async (store) => {
+      const config = commandConfig(io.env, opts.config);
+      await withStore(config, async (store) => {
         // A page at a time, each line written as stdout takes it: a store of millions exports in bounded memory.
         const pages = () => callPages(store, { hook: opts.hook }, EXPORT_PAGE);
         if (opts.format === 'jsonl') {
@@ -106,6 +107,7 @@ export function callsCommand(io: CommandIo): Command {
         // committed between the passes has no columns of its own yet: the rows stop at the last call the first
         // pass saw (ids sort by arrival).
         const columns = csvColumns();
+        const received = zonedIso(config.timezone);
         let last = '';
         for await (const page of pages()) {
           for (const c of page) addColumns(columns, c.record);
@@ -114,7 +116,7 @@ export function callsCommand(io: CommandIo): Command {
         await io.out.write(BOM + csvHeader(columns));
         for await (const page of pages()) {
           const seen = page.filter((c) => c.record.id <= last);
-          await io.out.write(seen.map((c) => csvRow(c.record, columns)).join(''));
+          await io.out.write(seen.map((c) => csvRow(c.record, columns, received)).join(''));
           if (seen.length < page.length) break;
         }
       });
