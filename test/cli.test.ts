@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { RecordSource, Scalar } from '../src/record.js';
 import { SQLITE_FILE } from '../src/store/open.js';
@@ -742,10 +743,130 @@ describe('callhook purge', () => {
   );
 });
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** util-linux `script`, which gives a command a terminal; the test that needs one is skipped without it. */
 function hasScript(): boolean {
   return spawnSync('script', ['--version']).status === 0;
 }
+
+describe('callhook backup', () => {
+  it('copies the SQLite store whole while serve keeps committing calls: every call acknowledged before, each one intact', async () => {
+    const server = await startServer();
+    const acknowledged: string[] = [];
+    let posting = true;
+    // Summaries of 25 kB make a store of over 5 MB before the backup starts: more than one step of the copy (1024
+    // pages), so a call committed between two steps makes SQLite start the copy again, as it does under real traffic.
+    const summary = 'Ordered two kettles. '.repeat(1200);
+    const poster = (async () => {
+      while (posting) {
+        const reply = await post(
+          server.url,
+          sampleCall({ first_name: `Caller ${acknowledged.length}`, call_summary: summary }),
+        );
+        expect(reply.status).toBe(200);
+        acknowledged.push(((await reply.json()) as { id: string }).id);
+      }
+    })();
+    const copy = join(tempDir(), 'callhook-backup.db');
+    try {
+      await until(() => acknowledged.length >= 200, { timeoutMs: 30_000 });
+      const before = [...acknowledged];
+      const backup = await runCallhook(['backup', copy], { CALLHOOK_DATA_DIR: server.dataDir });
+      const during = acknowledged.length - before.length;
+      expect(backup.stderr).toBe('');
+      expect(backup.code).toBe(0);
+      expect(backup.stdout).toMatch(new RegExp(`^backed up \\d+ calls to ${copy} \\(\\d+ bytes\\)\n$`));
+      // Calls kept arriving while it copied: the copy is of a store being written.
+      await until(() => acknowledged.length > before.length + during + 5);
+      posting = false;
+      await poster;
+
+      expect(statSync(copy).mode & 0o777).toBe(0o600);
+      const db = new Database(copy, { readonly: true, fileMustExist: true });
+      let copied: { id: string; record: string }[];
+      try {
+        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(db.pragma('foreign_key_check')).toEqual([]);
+        expect(db.pragma('journal_mode', { simple: true })).toBe('delete');
+        copied = db.prepare('SELECT id, record FROM calls').all() as typeof copied;
+      } finally {
+        db.close();
+      }
+      expect(backup.stdout).toContain(`backed up ${copied.length} calls`);
+      const ids = new Set(copied.map((c) => c.id));
+      expect(before.filter((id) => !ids.has(id))).toEqual([]);
+      // Each call in the copy is the call the store holds, byte for byte.
+      const live = readStoreFile(server.dataDir, (store) => {
+        const record = store.prepare('SELECT record FROM calls WHERE id = ?').pluck();
+        return new Map(copied.map((c) => [c.id, record.get(c.id) as string]));
+      });
+      for (const c of copied) expect(c.record, c.id).toBe(live.get(c.id));
+      expect(copied.every((c) => (JSON.parse(c.record) as { id: string }).id === c.id)).toBe(true);
+    } finally {
+      posting = false;
+      await poster.catch(() => {});
+      await server.close();
+    }
+  }, 60_000);
+
+  it('never replaces a file without --force, and says to use pg_dump with DATABASE_URL, in one line', async () => {
+    const server = await startServer();
+    await post(server.url, sampleCall());
+    await server.close();
+    const env = { CALLHOOK_DATA_DIR: server.dataDir };
+    const dir = tempDir();
+    const taken = join(dir, 'taken.db');
+    writeFileSync(taken, 'keep me');
+    expect(await runCallhook(['backup', taken], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `callhook: ${taken} exists: name another file, or --force to replace it\n`,
+    });
+    expect(readFileSync(taken, 'utf8')).toBe('keep me');
+    expect(readdirSync(dir)).toEqual(['taken.db']);
+    const forced = await runCallhook(['backup', taken, '--force'], env);
+    expect(forced).toEqual({
+      code: 0,
+      stdout: `backed up 1 calls to ${taken} (${statSync(taken).size} bytes)\n`,
+      stderr: '',
+    });
+    expect(statSync(taken).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['taken.db']);
+
+    const postgres = await runCallhook(['backup', join(dir, 'pg.dump')], {
+      ...env,
+      DATABASE_URL: 'postgres://callhook:secret-password@127.0.0.1:1/callhook',
+    });
+    expect(postgres).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `callhook: backup copies a SQLite store, and this one is PostgreSQL (DATABASE_URL): use pg_dump, such as pg_dump --format=custom --file=${join(dir, 'pg.dump')} "$DATABASE_URL"\n`,
+    });
+    expect(await runCallhook(['backup', join(dir, 'none.db')], { CALLHOOK_DATA_DIR: tempDir() })).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^callhook: no store at .*callhook\.db: nothing to back up\n$/),
+    });
+    expect(readdirSync(dir)).toEqual(['taken.db']);
+  });
+
+  it.skipIf(!hasScript())(
+    'shows its progress on a terminal, and clears it before the result',
+    async () => {
+      const server = await startServer();
+      await post(server.url, sampleCall());
+      await server.close();
+      const copy = join(tempDir(), 'copy.db');
+      const shown = await callhookOnTerminal(['backup', copy], '', { CALLHOOK_DATA_DIR: server.dataDir });
+      expect(shown.code).toBe(0);
+      // The line is redrawn after `\r` and an erase to its end (ESC [K), and erased so before the result.
+      const erase = '\r\u001b[K';
+      expect(shown.stdout).toMatch(new RegExp(`${escapeRegExp(erase)}backup: \\d+%`));
+      expect(shown.stdout).toContain(`${erase}backed up 1 calls to `);
+    },
+    60_000,
+  );
+});
 
 describe('bad input', () => {
   // In a process of its own: commander's usage errors through the real entry.

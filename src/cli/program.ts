@@ -1,5 +1,6 @@
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { CallhookError } from '../errors.js';
+import { backupCommand } from './backup.js';
 import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
 import { deliveriesCommand } from './deliveries.js';
@@ -35,6 +36,7 @@ export function createProgram(io: CliIo): Command {
     deliveriesCommand(run),
     sinksCommand(run),
     purgeCommand(run),
+    backupCommand(run),
     reconcileCommand(run),
     simulateCommand(run),
   ])
