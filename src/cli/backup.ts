@@ -99,7 +99,7 @@ async function copyStore(
     }
     const bytes = statSync(partial).size;
     if (replace) renameSync(partial, dest);
-    else linkSync(partial, dest);
+    else placeNew(partial, dest);
     syncDirectory(dirname(dest));
     return { calls, bytes };
   } catch (err) {
@@ -109,6 +109,21 @@ async function copyStore(
   } finally {
     for (const leftover of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`])
       rmSync(leftover, { force: true });
+  }
+}
+
+/**
+ * Gives `partial` the name `dest` unless a file has that name: a hard link fails rather than replace one made since
+ * the check; where the file system has no hard links (some network and FUSE mounts), the check and a rename.
+ */
+function placeNew(partial: string, dest: string): void {
+  try {
+    linkSync(partial, dest);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    if (existsSync(dest)) throw Object.assign(new Error(`${dest} exists`), { code: 'EEXIST' });
+    renameSync(partial, dest);
   }
 }
 
