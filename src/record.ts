@@ -16,10 +16,21 @@ export interface Problem {
 
 /**
  * Where a record came from (docs/reference.md#normalising): the sender, `callhook reconcile`, a refused request
- * ingested again, `callhook replay` or `callhook simulate`; test traffic can be filtered out with `when`.
+ * ingested again, `callhook replay` or `callhook simulate`.
  */
 export const RECORD_SOURCES = ['webhook', 'reconcile', 'recovered', 'replay', 'simulate'] as const;
 export type RecordSource = (typeof RECORD_SOURCES)[number];
+
+/**
+ * Test traffic (docs/reference.md#test-traffic): what `callhook replay` and `callhook simulate` sent. It is stored like
+ * any call, but goes only to the sinks that take it (routing/routes.ts), and the overview, the review queue and the
+ * call listings leave it out unless asked.
+ */
+export const TEST_SOURCES = ['replay', 'simulate'] as const satisfies readonly RecordSource[];
+
+export function isTestTraffic(source: string): boolean {
+  return (TEST_SOURCES as readonly string[]).includes(source);
+}
 
 export interface CallRecord {
   id: string;

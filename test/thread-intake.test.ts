@@ -184,6 +184,45 @@ describe('webhook intake on the SQLite writer thread', () => {
     }
   });
 
+  it('routes test traffic on the thread as on the event loop: only to the sinks that take it (docs/reference.md#test-traffic)', async () => {
+    const file = join(dir, 'test-traffic.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        sinks: [
+          { name: 'file', type: 'jsonl', path: join(dir, 'test-traffic.jsonl') },
+          { name: 'crm', type: 'http', url: 'http://127.0.0.1:9/calls' },
+          { name: 'staging', type: 'http', url: 'http://127.0.0.1:9/staging', test_traffic: true },
+        ],
+      }),
+    );
+    const routed = loadConfig({ CALLHOOK_API_KEYS: 'thread-intake-key-0123456789', CALLHOOK_CONFIG: file });
+    const routedSpecs = await resolveSinks(routed.sinks);
+    const threaded = openThreaded(join(dir, 'test-traffic.db'), routed, routedSpecs);
+    const inPlace = openSqliteStore({ path: ':memory:' });
+    const here = createRequestIntake({
+      hooks: compileHooks(routed, routedSpecs),
+      commit: (input) => inPlace.commitCall(input),
+    });
+    const sinksOf = async (store: Pick<Threaded['store'], 'listDeliveries'>, outcome: RequestOutcome) =>
+      (await store.listDeliveries({ callId: (outcome as { reply: { id: string } }).reply.id }))
+        .map((d) => d.sink)
+        .sort();
+    try {
+      for (const source of ['replay', 'simulate', 'webhook'] as const) {
+        const sent = (callId: string) => ({ ...json(callId), source });
+        const there = await onThread(threaded, sent(unique('call')));
+        const local = await here(sent(unique('call')));
+        const expected = source === 'webhook' ? ['crm', 'file', 'staging'] : ['file', 'staging'];
+        expect(await sinksOf(threaded.store, there), source).toEqual(expected);
+        expect(await sinksOf(inPlace, local), source).toEqual(expected);
+      }
+    } finally {
+      await threaded.close();
+      await inPlace.close();
+    }
+  });
+
   it('writes an in-memory database in place, which no thread could open', async () => {
     const handed: unknown[] = [];
     const memory = openSqliteStore({

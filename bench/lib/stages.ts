@@ -44,7 +44,7 @@ export async function measureStages(calls: number): Promise<Stage[]> {
 
 async function stages(calls: number, dataDir: string): Promise<Stage[]> {
   const config = loadConfig({ CALLHOOK_DATA_DIR: dataDir, CALLHOOK_API_KEYS: API_KEY });
-  const hooks = compileHooks(config, [{ name: 'jsonl', when: undefined }]);
+  const hooks = compileHooks(config, [{ name: 'jsonl', when: undefined, testTraffic: true }]);
   const hook = hooks.get('end-of-call')!;
   const bodies = bodyFactory('json');
   const encoder = new TextEncoder();

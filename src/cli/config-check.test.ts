@@ -18,7 +18,8 @@ describe('config check output (docs/reference.md#secrets)', () => {
         '    type: http',
         '    url: "https://crm.example.com/in?access_token=access-token-0123&page=2"',
         '    headers: { X-Api-Key: header-key-0123456789, X-Campaign: "${CAMPAIGN}" }',
-        '  - { name: alerts, type: slack, webhook_url: "https://hooks.slack.com/services/T0/B0/slack-0123", channel: "${CHANNEL}" }',
+        '  - { name: alerts, type: slack, webhook_url: "https://hooks.slack.com/services/T0/B0/slack-0123", channel: "${CHANNEL}", test_traffic: true }',
+        '  - { name: file, type: jsonl }',
       ].join('\n'),
     );
     const env = {
@@ -50,6 +51,8 @@ describe('config check output (docs/reference.md#secrets)', () => {
       headers: { 'X-Api-Key': '***', 'X-Campaign': '***' },
     });
     expect(shown.sinks[1]).toMatchObject({ webhook_url: '***', channel: '${CHANNEL}' });
+    // docs/reference.md#test-traffic: each sink says whether it takes test traffic, its type's default when unset.
+    expect(shown.sinks.map((s: { test_traffic: boolean }) => s.test_traffic)).toEqual([false, true, true]);
     expect(shown.store.url).toBe('postgres://app:***@127.0.0.1:1/calls?password=***');
     expect(shown).toMatchObject({ trust_proxy: false, metrics_token: '(none: /metrics is open)' });
     const guarded = JSON.parse(

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { Config, FilledValue } from '../config.js';
+import type { Config, FilledValue, SinkConfig } from '../config.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake/pipeline.js';
 import { secretValues, valueAt } from '../secret-values.js';
@@ -53,9 +53,12 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
         { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' },
       ]),
     ),
-    sinks: withVariables(
-      config.sinks,
-      config.filled.filter((f) => !secrets.includes(f.value)),
+    sinks: withTestTraffic(
+      withVariables(
+        config.sinks,
+        config.filled.filter((f) => !secrets.includes(f.value)),
+      ),
+      specs,
     ),
     reconcile: config.reconcile
       ? {
@@ -70,9 +73,21 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
   return JSON.stringify(maskSecrets(resolved, secrets), null, 2);
 }
 
+/**
+ * Each sink with whether it takes test traffic (docs/reference.md#test-traffic), as resolved: the entry's
+ * `test_traffic`, or its type's default.
+ */
+function withTestTraffic(sinks: readonly SinkConfig[], specs: readonly SinkSpec[]): SinkConfig[] {
+  const taking = new Map(specs.map((spec) => [spec.name, spec.testTraffic]));
+  return sinks.map((sink) => {
+    const testTraffic = taking.get(sink.name);
+    return testTraffic === undefined ? sink : { ...sink, test_traffic: testTraffic };
+  });
+}
+
 /** A copy of the sinks with each filled value written back as the `${VAR}` it came from. */
-function withVariables(sinks: Config['sinks'], filled: readonly FilledValue[]): unknown {
-  const copy = structuredClone(sinks) as unknown as Record<string | number, unknown>;
+function withVariables(sinks: readonly SinkConfig[], filled: readonly FilledValue[]): SinkConfig[] {
+  const copy = structuredClone(sinks) as SinkConfig[];
   for (const { path, variable, value } of filled) {
     if (path[0] !== 'sinks' || path.length < 3) continue;
     const parent = valueAt(copy, path.slice(1, -1)) as Record<string | number, unknown> | undefined;

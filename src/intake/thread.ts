@@ -1,5 +1,5 @@
 import type { Config, HookConfig } from '../config.js';
-import type { Filter } from '../routing/filter.js';
+import type { SinkWhen } from '../routing/routes.js';
 import { threadClient } from '../store/sqlite/thread.js';
 import type { RemoteWrite, StoreWrite } from '../store/sqlite/writer.js';
 import type { WebhookRequest } from './parse/request-fields.js';
@@ -24,10 +24,13 @@ export interface WriterSettings {
   intake: IntakeSettings;
 }
 
-/** The config's hooks less the keys the thread never checks, and each sink's `when`: compiled on the thread. */
+/**
+ * The config's hooks less the keys the thread never checks, and each sink's `when` and test-traffic rule: compiled on
+ * the thread.
+ */
 export interface IntakeSettings {
   hooks: [string, HookConfig][];
-  sinks: { name: string; when: Filter | undefined }[];
+  sinks: SinkWhen[];
   phoneRegion: string;
   dateOrder: Config['dateOrder'];
 }
@@ -44,13 +47,13 @@ export interface WriterThread {
 export function writerThread(
   path: string,
   config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'>,
-  sinks: readonly { name: string; when: Filter | undefined }[],
+  sinks: readonly SinkWhen[],
 ): WriterThread {
   const settings: WriterSettings = {
     path,
     intake: {
       hooks: [...config.hooks].map(([name, hook]) => [name, { ...hook, keys: [] }]),
-      sinks: sinks.map(({ name, when }) => ({ name, when })),
+      sinks: sinks.map(({ name, when, testTraffic }) => ({ name, when, testTraffic })),
       phoneRegion: config.phoneRegion,
       dateOrder: config.dateOrder,
     },

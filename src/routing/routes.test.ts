@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../record.js';
 import { compileRoutes, type SinkWhen } from './routes.js';
 
-const record = (data: CallRecord['data']): CallRecord => ({
+const record = (data: CallRecord['data'], source: CallRecord['source'] = 'webhook'): CallRecord => ({
   id: 'r1',
   hook: 'end-of-call',
   dedup_key: 'call_id:r1',
   received_at: '2026-11-21T10:00:00.000Z',
-  source: 'webhook',
+  source,
   revision: 1,
   data,
   extra: {},
@@ -17,9 +17,9 @@ const wanted = (routes: ReturnType<typeof compileRoutes>, rec: CallRecord) =>
   routes.filter((route) => route.accepts(rec)).map((route) => route.name);
 
 const sinks: SinkWhen[] = [
-  { name: 'crm', when: { field: 'call_outcome', matches: '^order\\s+placed$' } },
-  { name: 'audit', when: undefined },
-  { name: 'callbacks', when: { not: { field: 'call_outcome', eq: 'order placed' } } },
+  { name: 'crm', when: { field: 'call_outcome', matches: '^order\\s+placed$' }, testTraffic: false },
+  { name: 'audit', when: undefined, testTraffic: false },
+  { name: 'callbacks', when: { not: { field: 'call_outcome', eq: 'order placed' } }, testTraffic: false },
 ];
 
 describe('compileRoutes', () => {
@@ -36,12 +36,43 @@ describe('compileRoutes', () => {
     expect(compileRoutes([], sinks)).toEqual([]);
   });
 
+  it('sends test traffic (replay, simulate) only to the sinks that take it, each still by its `when`', () => {
+    const routes = compileRoutes(
+      ['crm', 'audit', 'file', 'sample'],
+      [
+        ...sinks,
+        { name: 'file', when: undefined, testTraffic: true },
+        { name: 'sample', when: { field: 'call_outcome', eq: 'order placed' }, testTraffic: true },
+      ],
+    );
+    expect(routes.map((route) => [route.name, route.testTraffic])).toEqual([
+      ['crm', false],
+      ['audit', false],
+      ['file', true],
+      ['sample', true],
+    ]);
+    for (const source of ['replay', 'simulate'] as const) {
+      expect(wanted(routes, record({ call_outcome: 'Order placed' }, source))).toEqual(['file', 'sample']);
+      expect(wanted(routes, record({ call_outcome: 'call back' }, source))).toEqual(['file']);
+    }
+    for (const source of ['webhook', 'reconcile', 'recovered'] as const) {
+      expect(wanted(routes, record({ call_outcome: 'Order placed' }, source))).toEqual([
+        'crm',
+        'audit',
+        'file',
+        'sample',
+      ]);
+    }
+  });
+
   it("routes alike from a copy of the data, as the writer's thread receives it", () => {
     const here = compileRoutes(['crm', 'callbacks'], sinks);
     const there = compileRoutes(['crm', 'callbacks'], structuredClone(sinks));
     for (const outcome of ['order placed', 'call back', undefined]) {
-      const rec = record(outcome === undefined ? {} : { call_outcome: outcome });
-      expect(wanted(there, rec)).toEqual(wanted(here, rec));
+      for (const source of ['webhook', 'replay'] as const) {
+        const rec = record(outcome === undefined ? {} : { call_outcome: outcome }, source);
+        expect(wanted(there, rec)).toEqual(wanted(here, rec));
+      }
     }
   });
 });

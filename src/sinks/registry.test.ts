@@ -45,6 +45,42 @@ describe('resolveSinks', () => {
     expect(spec!.when).toEqual({ field: 'call_outcome', matches: '^order\\s+placed$' });
   });
 
+  it('gives test traffic to log and jsonl unless told `test_traffic: false`, to any other type only with `test_traffic: true` (docs/reference.md#test-traffic)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'callhook-test-traffic-'));
+    // A module whose options are strict: `test_traffic` is every entry's key, never handed to the type.
+    writeFileSync(
+      join(folder, 'sink.mjs'),
+      [
+        "export const options = { '~standard': { version: 1, vendor: 'hand-made', validate: (v) => Object.keys(v).every((k) => k === 'path') ? { value: v } : { issues: [{ message: `unknown option ${Object.keys(v)}` }] } } };",
+        'export default () => ({ async deliver() {} });',
+      ].join('\n'),
+    );
+    const specs = await resolveSinks(
+      [
+        { name: 'log', type: 'log' },
+        { name: 'file', type: 'jsonl', path: join(folder, 'calls.jsonl') },
+        { name: 'quiet-file', type: 'jsonl', path: join(folder, 'real.jsonl'), test_traffic: false },
+        { name: 'crm', type: 'http', url: 'https://crm.example/calls' },
+        { name: 'staging', type: 'http', url: 'https://staging.example/calls', test_traffic: true },
+        { name: 'mine', type: 'module', module: './sink.mjs', path: 'x' },
+        { name: 'mine-too', type: 'module', module: './sink.mjs', path: 'x', test_traffic: true },
+      ],
+      folder,
+    );
+    expect(specs.map((spec) => [spec.name, spec.testTraffic])).toEqual([
+      ['log', true],
+      ['file', true],
+      ['quiet-file', false],
+      ['crm', false],
+      ['staging', true],
+      ['mine', false],
+      ['mine-too', true],
+    ]);
+    await expect(resolveSinks([{ name: 'crm', type: 'log', test_traffic: 'yes' }])).rejects.toThrow(
+      /^sinks\[0\] \(crm\)\.test_traffic: test_traffic is true or false$/,
+    );
+  });
+
   // That a type and its client library are loaded only when a config names it is seen from a fresh process:
   // test/sink-loading.test.ts.
   it('lists the built-in types, the simplest first, and refuses a name that is none', async () => {

@@ -54,12 +54,26 @@ export interface SinkSpec {
    * writer's thread alike, and evaluated when a record is stored, so the outbox holds only the records it wants.
    */
   when: Filter | undefined;
+  /**
+   * Whether it takes test traffic (`source` `replay` or `simulate`, docs/reference.md#test-traffic): its
+   * `test_traffic`, by default true for the types that only write where the operator reads (TEST_TRAFFIC_TYPES).
+   */
+  testTraffic: boolean;
   open: (context: SinkContext) => Promise<Sink>;
 }
 
 /**
- * Checks every sink entry (its type, its own options, and the keys every entry may carry: `when`, `retry`,
- * `timeout`, `concurrency`, `rate`, `paused`; `map` is a type's own) and loads user modules, so a bad config
+ * The types that take test traffic unless told `test_traffic: false`: they write to the process log and to a file on
+ * the receiver's own disk, where a replay is checked. Every other type reaches something others read (a CRM, a table,
+ * a queue, a channel), and takes it only with `test_traffic: true`.
+ */
+const TEST_TRAFFIC_TYPES: readonly string[] = ['log', 'jsonl'];
+
+const testTrafficSchema = z.boolean({ error: 'test_traffic is true or false' }).optional();
+
+/**
+ * Checks every sink entry (its type, its own options, and the keys every entry may carry: `when`, `test_traffic`,
+ * `retry`, `timeout`, `concurrency`, `rate`, `paused`; `map` is a type's own) and loads user modules, so a bad config
  * stops start-up with a message naming the option, before any sink is opened.
  * `baseDir` is where a `module:` path is resolved from: the config file's folder.
  */
@@ -69,7 +83,18 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
     const where = `sinks[${index}] (${config.name})`;
     const type =
       config.type === 'module' ? await loadModuleSink(config, where, baseDir) : await builtIn(config.type, index);
-    const { name, type: _type, when: rawWhen, retry, timeout, concurrency, rate, paused, ...rest } = config;
+    const {
+      name,
+      type: _type,
+      when: rawWhen,
+      test_traffic: rawTestTraffic,
+      retry,
+      timeout,
+      concurrency,
+      rate,
+      paused,
+      ...rest
+    } = config;
     const options = parse(type.options, config.type === 'module' ? withoutKey(rest, 'module') : rest, where);
     const delivery = {
       retry,
@@ -80,12 +105,15 @@ export async function resolveSinks(configs: readonly SinkConfig[], baseDir = pro
     };
     const common = parse(deliveryOptionsSchema, dropUndefined(delivery), where);
     const when = rawWhen === undefined ? undefined : parse(filterSchema, rawWhen, `${where}.when`);
+    const testTraffic =
+      parse(testTrafficSchema, rawTestTraffic, `${where}.test_traffic`) ?? TEST_TRAFFIC_TYPES.includes(config.type);
     specs.push({
       name,
       type: config.type,
       policy: toPolicy(common),
       secretOptions: type.secretOptions ?? [],
       when,
+      testTraffic,
       open: async (context) => type.open(options, context),
     });
   }

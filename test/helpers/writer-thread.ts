@@ -1,6 +1,6 @@
 import { type Config, loadConfig } from '../../src/config.js';
 import { type WriterThread, writerThread } from '../../src/intake/thread.js';
-import type { Filter } from '../../src/routing/filter.js';
+import type { SinkWhen } from '../../src/routing/routes.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -17,7 +17,7 @@ export function openThreaded(
   config: Pick<Config, 'hooks' | 'phoneRegion' | 'dateOrder'> = loadConfig({
     CALLHOOK_API_KEYS: 'writer-thread-key-0123456789',
   }),
-  sinks: readonly { name: string; when: Filter | undefined }[] = [],
+  sinks: readonly SinkWhen[] = [],
 ): Threaded {
   const thread = writerThread(path, config, sinks);
   const store = openSqliteStore({ path, remote: thread.write });
