@@ -126,7 +126,12 @@ export async function serve({
   const admin = adminOperations({
     store,
     intake,
-    sinks: specs.map((s) => ({ name: s.name, type: s.type, pausedByDefault: s.policy.paused })),
+    sinks: specs.map((s) => ({
+      name: s.name,
+      type: s.type,
+      pausedByDefault: s.policy.paused,
+      testTraffic: s.testTraffic,
+    })),
     notify,
     bodyLimitBytes: config.bodyLimit,
     phoneRegion: config.phoneRegion,

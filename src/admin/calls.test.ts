@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sampleCall } from '../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
 import { compileHooks, createIntake, type Hook } from '../intake/pipeline.js';
-import type { RawRequest } from '../record.js';
+import type { RawRequest, RecordSource } from '../record.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { type CallOperations, callOperations } from './calls.js';
@@ -39,7 +39,7 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-async function receive(hook: string, body: Record<string, unknown>) {
+async function receive(hook: string, body: Record<string, unknown>, source: RecordSource = 'webhook') {
   const ingest = createIntake({ store });
   const receipt = {
     hook,
@@ -48,7 +48,7 @@ async function receive(hook: string, body: Record<string, unknown>) {
     contentType: 'application/json',
     size: 2,
   };
-  return ingest({ hook: hooks.get(hook)!, fields: body, raw: RAW, source: 'webhook', receipt });
+  return ingest({ hook: hooks.get(hook)!, fields: body, raw: RAW, source, receipt });
 }
 
 describe('editCall', () => {
@@ -247,5 +247,41 @@ describe('releaseCall and redeliverCall', () => {
     expect(await ops.redeliverCall(id)).toEqual({ id, sinks: ['jsonl'], scheduled: 1 });
     const [again] = await store.claimDeliveries('jsonl', 1, 60_000);
     expect(again!.record).toMatchObject({ revision: 2, data: { last_name: 'Rao' } });
+  });
+
+  it('sends a test call only to the sinks that take test traffic, and refuses to name one that does not (docs/reference.md#test-traffic)', async () => {
+    const config = loadConfig({ CALLHOOK_API_KEYS: 'test-key-0123456789abcdef' });
+    const sinks = ['jsonl', 'crm'];
+    config.hooks.set('end-of-call', { ...config.hooks.get('end-of-call')!, sinks });
+    config.hooks.set('held', { ...config.hooks.get('end-of-call')!, name: 'held', on_problem: 'hold', sinks });
+    hooks = compileHooks(config, [
+      { name: 'jsonl', when: undefined, testTraffic: true },
+      { name: 'crm', when: undefined, testTraffic: false },
+    ]);
+    const test = callOperations({ store, hooks, sinkNames: sinks, testSinks: ['jsonl'], notify: () => woken++ });
+    const sinksOf = async (id: string) => (await store.listDeliveries({ callId: id })).map((d) => d.sink).sort();
+
+    const real = await receive('end-of-call', sampleCall());
+    const replayed = await receive('end-of-call', sampleCall(), 'replay');
+    expect(await sinksOf(real.id)).toEqual(['crm', 'jsonl']);
+    expect(await sinksOf(replayed.id)).toEqual(['jsonl']);
+
+    // To every sink: those of its hook that take it. Named: refused when one does not, and nothing is scheduled.
+    expect((await test.redeliverCall(replayed.id)).sinks).toEqual(['jsonl']);
+    await expect(test.redeliverCall(replayed.id, ['jsonl', 'crm'])).rejects.toMatchObject({
+      status: 400,
+      message: `Bad request: sink crm does not take test traffic: call ${replayed.id} is a test call (source replay); set test_traffic: true on the sink to send it test calls`,
+    });
+    expect(await sinksOf(replayed.id)).toEqual(['jsonl']);
+    expect(await test.redeliverCall(replayed.id, ['jsonl'])).toMatchObject({ sinks: ['jsonl'] });
+    expect((await test.redeliverCall(real.id, ['crm'])).sinks).toEqual(['crm']);
+
+    // Edited, then redelivered; held, then released: the same rule.
+    await test.editCall(replayed.id, { data: { last_name: 'Rao' } });
+    expect((await test.redeliverCall(replayed.id)).sinks).toEqual(['jsonl']);
+    const held = await receive('held', sampleCall({ first_name: '' }), 'simulate');
+    expect(held.status).toBe('held');
+    expect(await test.releaseCall(held.id)).toMatchObject({ sinks: ['jsonl'] });
+    expect(await sinksOf(held.id)).toEqual(['jsonl']);
   });
 });

@@ -2,7 +2,7 @@ import type { CountryCode } from 'libphonenumber-js';
 import { CallhookError } from '../errors.js';
 import { type Hook, releaseHeld, sinksWanting } from '../intake/pipeline.js';
 import { DEFAULT_PHONE_REGION, toE164 } from '../normalize/formats.js';
-import type { CallRecord, Problem } from '../record.js';
+import { type CallRecord, isTestTraffic, type Problem } from '../record.js';
 import type {
   AdminQueries,
   AttemptInfo,
@@ -27,6 +27,11 @@ export interface CallsDeps {
   hooks: ReadonlyMap<string, Hook>;
   /** Every configured sink, the ones a redelivery may name. */
   sinkNames: readonly string[];
+  /**
+   * The sinks that take test traffic (docs/reference.md#test-traffic), the only ones a test call may be redelivered
+   * to by name; none when not given.
+   */
+  testSinks?: readonly string[];
   /** Wakes the delivery worker after something became due. */
   notify: () => void;
   /**
@@ -183,15 +188,27 @@ export async function releaseCall({ store, hooks, notify }: CallsDeps, id: strin
 /**
  * Sends a call again, to the sinks named or, without names, to every sink of its hook that wants it as it is now.
  * A sink receives the record as it is when it is delivered to, under the idempotency key of its revision.
+ *
+ * A sink named overrides its `when`, but not its test-traffic rule (docs/reference.md#test-traffic): a test call
+ * named to a sink that does not take test traffic is refused (400) rather than sent, since such a sink reaches what
+ * others read (a CRM, a table, a queue), and nothing is scheduled. Without names, a test call goes to the sinks of its
+ * hook that take it, as at intake.
  */
 export async function redeliverCall(
-  { store, hooks, sinkNames, notify }: CallsDeps,
+  { store, hooks, sinkNames, testSinks = [], notify }: CallsDeps,
   id: string,
   sinks?: readonly string[],
 ): Promise<RedeliveredCall> {
   const unknown = sinks?.find((s) => !sinkNames.includes(s));
   if (unknown) throw new CallhookError('BAD_REQUEST', `no sink is named ${unknown} (sinks: ${sinkNames.join(', ')})`);
   const call = await callOr404(store, id);
+  const { source } = call.record;
+  const refused = isTestTraffic(source) ? sinks?.find((s) => !testSinks.includes(s)) : undefined;
+  if (refused)
+    throw new CallhookError(
+      'BAD_REQUEST',
+      `sink ${refused} does not take test traffic: call ${id} is a test call (source ${source}); set test_traffic: true on the sink to send it test calls`,
+    );
   const targets = sinks ? [...sinks] : sinksWanting(hooks, call.record);
   const scheduled = (await store.redeliver(id, targets)) ?? 0;
   if (scheduled > 0) notify();

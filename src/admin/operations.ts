@@ -16,6 +16,8 @@ export interface AdminOperations {
   sinks: SinkOperations;
   /** Every configured sink's name, the ones a redelivery or a retry may name. */
   sinkNames: readonly string[];
+  /** The sinks that take test traffic (docs/reference.md#test-traffic): the ones a test call may be redelivered to. */
+  testSinks: readonly string[];
 }
 
 export interface AdminOperationsDeps {
@@ -42,11 +44,13 @@ export function adminOperations({
 }: AdminOperationsDeps): AdminOperations {
   const { hooks } = intake;
   const sinkNames = sinks.map((sink) => sink.name);
+  const testSinks = sinks.filter((sink) => sink.testTraffic === true).map((sink) => sink.name);
   return {
-    calls: callOperations({ store, hooks, sinkNames, notify, phoneRegion }),
+    calls: callOperations({ store, hooks, sinkNames, testSinks, notify, phoneRegion }),
     deliveries: deliveryOperations({ store, notify, sinkNames }),
     receipts: receiptOperations({ store, hooks, ingest: intake.ingestRequest, bodyLimitBytes }),
     sinks: sinkOperations({ store, sinks, notify }),
     sinkNames,
+    testSinks,
   };
 }

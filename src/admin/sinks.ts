@@ -17,6 +17,8 @@ export interface ConfiguredSink {
   type: string;
   /** The config's `paused`: it holds while no operator has paused or resumed the sink. */
   pausedByDefault: boolean;
+  /** True when it takes test traffic (docs/reference.md#test-traffic); absent, it does not. */
+  testTraffic?: boolean;
 }
 
 export interface SinksDeps {

@@ -111,7 +111,13 @@ export const deliveriesQuery = z.strictObject({
 });
 
 export const redeliverBody = z.strictObject({
-  sinks: z.array(z.string()).min(1).optional().describe('Default: every sink of the hook that wants the call'),
+  sinks: z
+    .array(z.string())
+    .min(1)
+    .optional()
+    .describe(
+      'Default: every sink of the hook that wants the call. A test call (source replay or simulate) goes only to sinks that take test traffic: naming another is refused with 400',
+    ),
 });
 
 export const retryBody = z.strictObject({

@@ -87,7 +87,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
           },
         }),
       },
-      400: error('Unknown sink'),
+      400: error('Unknown sink, or a sink that takes no test traffic named for a test call'),
       404: error('No such call'),
     },
   },

@@ -14,6 +14,8 @@ export interface WebContext {
   store: AdminQueries & Pick<Store, 'kind' | 'ping'>;
   hooks: ReadonlyMap<string, Hook>;
   sinkNames: readonly string[];
+  /** The sinks that take test traffic (docs/reference.md#test-traffic): a test call's page offers only these. */
+  testSinks: readonly string[];
   /** The operations the admin API uses too, the very same objects (admin/operations.ts): one rule, written once. */
   calls: CallOperations;
   deliveries: DeliveryOperations;

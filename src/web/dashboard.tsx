@@ -67,6 +67,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     store,
     hooks: deps.intake.hooks,
     sinkNames: admin.sinkNames,
+    testSinks: admin.testSinks,
     calls: admin.calls,
     deliveries: admin.deliveries,
     receipts: admin.receipts,

@@ -1,6 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { type ReceiptJson, receiptJson } from '../../admin/receipts.js';
-import type { Problem } from '../../record.js';
+import { isTestTraffic, type Problem } from '../../record.js';
 import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/admin-queries.js';
 import { CardTable, Note, Pre, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
@@ -94,10 +94,19 @@ function Call({
   const problemsOf = (field: string) => record.problems.filter((p) => p.field === field);
   const name = [record.data.first_name, record.data.last_name].filter((v) => v !== undefined && v !== '').join(' ');
   const required = new Set(hook?.config.parameters.filter((p) => p.required).map((p) => p.identifier));
+  // docs/reference.md#test-traffic: said plainly, and redelivered only to the sinks that take it.
+  const test = isTestTraffic(record.source);
   return (
     <>
       <h1>Call {name ? `from ${name}` : record.id}</h1>
       {done && <Note kind="ok">{done}</Note>}
+      {test && (
+        <Note kind="info">
+          A test call: <code>callhook {record.source}</code> sent it (source {record.source}). It is kept like any call,
+          but goes only to the sinks that take test traffic, and the overview, the review queue and the calls list leave
+          it out.
+        </Note>
+      )}
       <dl class="stats">
         <div>
           <dt>Status</dt>
@@ -160,7 +169,7 @@ function Call({
             <label for="redeliver-sink">Redeliver to</label>
             <select id="redeliver-sink" name="sink">
               <option value="">every sink that wants it</option>
-              {ctx.sinkNames.map((sink) => (
+              {(test ? ctx.testSinks : ctx.sinkNames).map((sink) => (
                 <option value={sink}>{sink}</option>
               ))}
             </select>
