@@ -3,7 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../src/normalize/dedup-key.js';
 import type { CallRecord } from '../src/record.js';
-import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/postgres/admin.js';
+import type { ListCallsQuery } from '../src/store/admin-queries.js';
+import { CALLER_HISTORY_SQL, callsPageQuery, DELIVERY_STATS_SQL } from '../src/store/postgres/admin.js';
 import { POSTGRES_MIGRATIONS } from '../src/store/postgres/schema.js';
 import { openPostgresStore } from '../src/store/postgres/store.js';
 import { serviceUrl } from './helpers/services.js';
@@ -263,6 +264,38 @@ describe.skipIf(!url)('postgres store', () => {
       const calls = await plan(CALLER_HISTORY_SQL.calls, ['+14155550100', 5]);
       expect(calls).toMatch(/Index Scan Backward using calls_phone on calls/);
       expect(calls).not.toMatch(/Sort/);
+    });
+
+    it('can read a page of calls that are not test traffic, and the review queue, through the calls_live index, without a sort (docs/reference.md#test-traffic)', async () => {
+      await (await openPostgresStore({ url: url!, schema, poolSize: 1 })).close(); // migrated, whether or not the contracts ran first
+      // As above, with what the index is for: thousands of simulated calls, the newest, which a page of the others
+      // must not read (the planner must also prove the index's predicate from the query's WHERE). Rolled back, the
+      // statistics with them.
+      const plan = async (query: ListCallsQuery) => {
+        const { text, values } = callsPageQuery(query);
+        await admin.query(
+          `BEGIN; SET LOCAL search_path = "${schema}"; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;
+           INSERT INTO calls (id, hook, dedup_key, status, source, received_at, record, raw)
+             SELECT 'zz' || g, 'simulated', 'call_id:' || g, 'held', 'simulate', now(), '{"problems":[]}', '{}' FROM generate_series(1, 20000) g;
+           ANALYZE calls`,
+        );
+        try {
+          return (await admin.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows
+            .map((row) => row['QUERY PLAN'])
+            .join('\n');
+        } finally {
+          await admin.query('ROLLBACK');
+        }
+      };
+      const newest = await plan({ hideTest: true, order: 'desc', limit: 50 });
+      expect(newest).toMatch(/Index Scan Backward using calls_live on calls/);
+      expect(newest).not.toMatch(/Sort|Filter: .*source/);
+      expect(await plan({ hideTest: true, order: 'desc', limit: 50, after: '~' })).toMatch(
+        /Index Scan Backward using calls_live on calls/,
+      );
+      const queue = await plan({ review: true, limit: 50 });
+      expect(queue).toMatch(/Index Scan using calls_live on calls/);
+      expect(queue).not.toMatch(/Sort/);
     });
 
     it("reads /metrics' figures from the kept counts and one index row a sink, never reading every delivery (docs/reference.md#metrics)", async () => {

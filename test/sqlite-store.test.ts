@@ -6,11 +6,12 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../src/normalize/dedup-key.js';
 import type { CallRecord } from '../src/record.js';
-import type { DeliveryStat } from '../src/store/admin-queries.js';
+import type { DeliveryStat, ListCallsQuery } from '../src/store/admin-queries.js';
 import type { CommitInput } from '../src/store/calls.js';
-import { CALLER_HISTORY_SQL, DELIVERY_STATS_SQL } from '../src/store/sqlite/admin.js';
+import { CALLER_HISTORY_SQL, callsPageQuery, DELIVERY_STATS_SQL } from '../src/store/sqlite/admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/schema.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
+import { registerTextFunctions } from '../src/store/sqlite/text.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
@@ -126,6 +127,23 @@ describe('sqlite store', () => {
     expect(plan(CALLER_HISTORY_SQL.calls, '+14155550100', 5)).toMatch(
       /^SEARCH calls USING INDEX calls_phone \(<expr>=\?\)$/,
     );
+  });
+
+  it('reads a page of calls that are not test traffic, and the review queue, through the calls_live index, neither scanning every call nor sorting (docs/reference.md#test-traffic)', async () => {
+    await openSqliteStore({ path }).close(); // migrated, whether or not the contracts ran first
+    const db = peekDb();
+    registerTextFunctions(db);
+    const plan = (query: ListCallsQuery) => {
+      const { sql, params } = callsPageQuery(query);
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((row) => row.detail);
+    };
+    // The calls list's default page, newest first, and the next one from its cursor.
+    expect(plan({ hideTest: true, order: 'desc', limit: 50 })).toEqual(['SCAN calls USING INDEX calls_live']);
+    expect(plan({ hideTest: true, order: 'desc', limit: 50, after: 'x' })).toEqual([
+      'SEARCH calls USING INDEX calls_live (id<?)',
+    ]);
+    expect(plan({ review: true, limit: 50 })[0]).toBe('SCAN calls USING INDEX calls_live');
+    expect(plan({ review: true, limit: 50 }).join('\n')).not.toMatch(/TEMP B-TREE/);
   });
 
   it("reads /metrics' figures from the kept counts and one index row a sink, never scanning the deliveries (docs/reference.md#metrics)", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scalar } from '../src/record.js';
+import { contentHash } from '../src/normalize/dedup-key.js';
+import type { RecordSource, Scalar } from '../src/record.js';
 import type { ListCallsQuery } from '../src/store/admin-queries.js';
 import type { CallStatus } from '../src/store/calls.js';
 import type { Store } from '../src/store/store.js';
@@ -118,6 +119,57 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
       expect(await ids({ hook: other, source: ['replay', 'recovered'] })).toEqual([recovered.id]);
       expect(await ids({ hook: other, source: ['webhook'] })).not.toContain(recovered.id);
       expect(await ids({ hook: other, source: [] })).toEqual([]);
+    });
+
+    it('leaves test traffic out when asked, and out of the review queue always; a receipt says its source (docs/reference.md#test-traffic)', async () => {
+      const other = unique('hook');
+      const start = Date.now() - 60_000;
+      const problem = { field: 'call_outcome', code: 'missing_required' as const, message: 'missing' };
+      const commit = (source: RecordSource, i: number, status: CallStatus = 'accepted') => {
+        const input = { ...commitInput(other, `call_id:${unique('c')}`, [], start + i), status };
+        input.record.source = source;
+        input.record.problems = [problem];
+        input.receipt.source = source;
+        return input;
+      };
+      // Together, as a burst arrives: PostgreSQL commits them in one statement (postgres/batch.ts).
+      const sources: RecordSource[] = ['webhook', 'replay', 'simulate', 'reconcile', 'recovered', 'replay'];
+      const made = await Promise.all(
+        sources.map((source, i) => a.commitCall(commit(source, i, i % 2 ? 'held' : 'accepted'))),
+      );
+      const [webhook, replay, simulate, reconcile, recovered, replayHeld] = made.map((m) => m.id);
+      expect(await ids({ hook: other })).toEqual(made.map((m) => m.id));
+      expect(await ids({ hook: other, hideTest: true })).toEqual([webhook, reconcile, recovered]);
+      expect(await ids({ hook: other, hideTest: true, order: 'desc', limit: 2 })).toEqual([recovered, reconcile]);
+      expect(await ids({ hook: other, hideTest: false })).toHaveLength(6);
+      expect(await ids({ hook: other, source: 'replay' })).toEqual([replay, replayHeld]);
+      expect(await ids({ hook: other, source: 'replay', hideTest: true })).toEqual([]);
+      // Every one has problems, some are held: the queue holds only what is not test traffic.
+      expect(await ids({ hook: other, review: true })).toEqual([webhook, reconcile, recovered]);
+      expect(await ids({ hook: other, review: true, source: 'simulate' })).toEqual([]);
+      expect(simulate).toBeDefined();
+
+      // A repeat is a request of its own: a replay of a real call leaves a test receipt on that call.
+      const again = commit('replay', 0);
+      again.record.dedup_key = (await a.getCall(webhook!))!.record.dedup_key;
+      again.record.data = (await a.getCall(webhook!))!.record.data;
+      again.contentHash = contentHash(again.record.data, again.record.extra);
+      expect(await a.commitCall(again)).toEqual({ outcome: 'duplicate', id: webhook });
+      await a.recordRejection({ ...again.receipt, status: 400, outcome: 'rejected', error: 'bad body' });
+      await a.recordRejection({ ...again.receipt, source: 'webhook', status: 415, outcome: 'rejected' });
+      await a.recordRejection({ ...again.receipt, source: undefined, status: 413, outcome: 'rejected' });
+      const receipts = async (hideTest?: boolean) =>
+        (await a.listReceiptPage({ hook: other, hideTest, limit: 50 })).map((r) => `${r.outcome} ${r.status}`).sort();
+      expect(await receipts()).toHaveLength(10);
+      // The webhook's, reconcile's and recovered calls', a refused request of the sender's, and one from before
+      // receipts kept their source.
+      expect(await receipts(true)).toEqual([
+        'accepted 200',
+        'accepted 200',
+        'held 200',
+        'rejected 413',
+        'rejected 415',
+      ]);
     });
 
     it('filters by phone number, exactly', async () => {

@@ -39,9 +39,14 @@ export interface ListCallsQuery {
   /** Case-insensitive substring of the record's JSON (names, summaries, ids). */
   text?: string;
   /**
+   * Leaves test traffic (`source` `replay` or `simulate`, docs/reference.md#test-traffic) out, as the lists do unless
+   * asked for it (admin/calls.ts); read through the partial index that holds the other calls in id order.
+   */
+  hideTest?: boolean;
+  /**
    * The review queue (docs/reference.md#editing-a-call): held calls, and calls with problems not marked reviewed at
-   * their current revision. Read by a scan, as a text search is: the queue is a page the operator opens, not a hot
-   * path.
+   * their current revision, never test traffic. Read by a scan of the calls that are not test traffic, as a text
+   * search is: the queue is a page the operator opens, not a hot path.
    */
   review?: boolean;
   limit?: number;
@@ -135,6 +140,8 @@ export interface ListReceiptsQuery {
   /** `received_at` within [from, to): ISO timestamps or dates. */
   from?: string;
   to?: string;
+  /** Leaves out the receipts of test traffic's requests (docs/reference.md#test-traffic), as the overview counts. */
+  hideTest?: boolean;
   limit?: number;
   /** Receipts after this id in `order`. */
   after?: number;

@@ -1,3 +1,4 @@
+import { TEST_SOURCES } from '../record.js';
 import type { RetryQuery } from './admin-queries.js';
 
 /**
@@ -46,3 +47,9 @@ export function retryState(state: RetryQuery['state']): 'dead' | 'pending' {
 
 /** Sink names once each: one statement may not touch the same (call, sink) row twice. */
 export const uniqueSinks = (sinks: readonly string[]): string[] => [...new Set(sinks)];
+
+/**
+ * The calls that are not test traffic (docs/reference.md#test-traffic), as both stores write it: the very term of the
+ * partial index `calls_live` (migration 9 of each), which a planner uses only when it finds it in a query's WHERE.
+ */
+export const NOT_TEST = `source NOT IN (${TEST_SOURCES.map((s) => `'${s}'`).join(', ')})`;

@@ -1,4 +1,4 @@
-import type { CallRecord, RawRequest } from '../record.js';
+import type { CallRecord, RawRequest, RecordSource } from '../record.js';
 
 /**
  * What the request path asks of the store: the intake commits a call (webhooks, reconcile, a refused request
@@ -28,6 +28,11 @@ export interface Receipt {
   rawBody?: Uint8Array;
   /** The query string with its `?` (or ''), kept with the body, so a refused request can be ingested as it came. */
   query?: string;
+  /**
+   * Where the request came from, as its call's `source` would say (docs/reference.md#test-traffic): the overview leaves
+   * test traffic's receipts, refused ones included, out of its counts.
+   */
+  source?: RecordSource;
 }
 
 export interface CommitInput {

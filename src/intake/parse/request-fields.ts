@@ -41,10 +41,10 @@ export function sourceOf(header: string | undefined): 'webhook' | 'replay' | 'si
 
 /** A request's receipt, before its outcome is known: the route's for refusals, the intake's for commits. */
 export function receiptOf(
-  { hook, receivedAt, method, contentType }: RequestHead,
+  { hook, receivedAt, method, contentType, source }: RequestHead,
   size: number,
 ): Omit<Receipt, 'status' | 'outcome'> {
-  return { hook, receivedAt, method, contentType, size };
+  return { hook, receivedAt, method, contentType, size, source };
 }
 
 /** For `raw`: the body parsed, so it is UTF-8, except the bytes of an allowed file part. */

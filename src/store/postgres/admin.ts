@@ -13,7 +13,7 @@ import type {
   ReceiptInfo,
   StoredCall,
 } from '../admin-queries.js';
-import { pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
+import { NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
 import type { Store } from '../store.js';
 import { inTransaction, pgText } from './client.js';
 
@@ -84,6 +84,9 @@ const REVISION = `coalesce((${readable} ->> 'revision')::integer, 1)`;
 const IN_REVIEW = `(status = 'held' OR (CASE WHEN json_typeof(${readable} -> 'problems') = 'array' THEN json_array_length(${readable} -> 'problems') END > 0
   AND NOT EXISTS (SELECT 1 FROM call_edits e WHERE e.call_id = calls.id AND e.reviewed AND e.revision = ${REVISION})))`;
 
+/** A receipt of a request that was not test traffic: NULL is one written before receipts kept their source. */
+const RECEIPT_NOT_TEST = `(receipts.source IS NULL OR receipts.${NOT_TEST})`;
+
 /** JavaScript's trim(), as the SQLite store and the delivery filters apply it. */
 const trimmed = (sql: string) => `regexp_replace(${sql}, '^\\s+|\\s+$', '', 'g')`;
 
@@ -103,7 +106,10 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, (p: st
   to: (p) => `received_at < ${p}::timestamptz`,
   // The json type keeps the text as written, which is the record's JSON as the SQLite store holds it.
   text: (p) => `strpos(lower(record::text), lower(${p})) > 0`,
-  review: (p) => `(${p}::boolean AND ${IN_REVIEW})`,
+  // The literal term lets the planner prove the calls_live index's predicate (docs/reference.md#test-traffic).
+  hideTest: (p) => `(${p}::boolean AND ${NOT_TEST})`,
+  // docs/reference.md#test-traffic: test traffic is never in the queue.
+  review: (p) => `(${p}::boolean AND ${IN_REVIEW} AND ${NOT_TEST})`,
   after: (p) => `id > ${p}`,
 };
 
@@ -112,6 +118,7 @@ const RECEIPT_FILTERS: Record<keyof Omit<ListReceiptsQuery, 'limit' | 'order'>, 
   hook: (p) => `hook = ${p}`,
   from: (p) => `received_at >= ${p}::timestamptz`,
   to: (p) => `received_at < ${p}::timestamptz`,
+  hideTest: (p) => `(${p}::boolean AND ${RECEIPT_NOT_TEST})`,
   after: (p) => `id > ${p}::bigint`,
 };
 
@@ -165,6 +172,20 @@ function page(
   };
 }
 
+/** listCalls' statement and its parameters, as the store runs it (its query plan is tested). */
+export function callsPageQuery(query: ListCallsQuery): { text: string; values: unknown[] } {
+  // `review: false` and `hideTest: false` are no filter.
+  const values = {
+    ...query,
+    from: timeBound(query.from, 'from'),
+    to: timeBound(query.to, 'to'),
+    source: query.source === undefined ? undefined : [query.source].flat(),
+    hideTest: query.hideTest || undefined,
+    review: query.review || undefined,
+  };
+  return page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order);
+}
+
 /** Inserts a pending delivery per sink, due now; `onConflict` says what an existing one becomes. */
 const insertDeliveries = (onConflict: string) => `
   INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at)
@@ -179,20 +200,7 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       ]);
       return rows[0] && storedCall(rows[0]);
     },
-    listCalls: async (query) => {
-      // `review: false` is no filter.
-      const values = {
-        ...query,
-        from: timeBound(query.from, 'from'),
-        to: timeBound(query.to, 'to'),
-        source: query.source === undefined ? undefined : [query.source].flat(),
-        review: query.review || undefined,
-      };
-      const { rows } = await pool.query<CallRow>(
-        page('SELECT record, status, raw, duplicates FROM calls', CALL_FILTERS, values, query.limit, query.order),
-      );
-      return rows.map(storedCall);
-    },
+    listCalls: async (query) => (await pool.query<CallRow>(callsPageQuery(query))).rows.map(storedCall),
     callerHistory: async (phone, limit) => {
       const [count, calls] = await Promise.all([
         pool.query<{ count: string }>(CALLER_HISTORY_SQL.count, [pgText(phone)]),
@@ -219,7 +227,12 @@ export function postgresAdmin(pool: pg.Pool): PostgresAdmin {
       return rows.map(receiptInfo);
     },
     listReceiptPage: async (query) => {
-      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      const values = {
+        ...query,
+        from: timeBound(query.from, 'from'),
+        to: timeBound(query.to, 'to'),
+        hideTest: query.hideTest || undefined,
+      };
       return (
         await pool.query<ReceiptRow>(page(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order))
       ).rows.map(receiptInfo);

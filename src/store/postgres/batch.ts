@@ -143,8 +143,8 @@ const INSERT_TOGETHER = `
   ),
   receipt AS (
     -- The call's raw request holds the body and query: its receipt need not hold them again.
-    INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error)
-    SELECT receipt_hook, receipt_received_at, method, content_type, size, 200, status, id, error
+    INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, source)
+    SELECT receipt_hook, receipt_received_at, method, content_type, size, 200, status, id, error, source
     FROM batch JOIN inserted USING (id) ORDER BY n
   )
   SELECT id FROM inserted`;

@@ -188,6 +188,15 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX call_edits_call ON call_edits (call_id, revision);
   `,
+  // As SQLite's migration 9 (docs/reference.md#test-traffic): the calls that are not test traffic, in id order, for the
+  // lists and the review queue that leave test traffic out (the predicate is store/admin-query.ts's NOT_TEST, which the
+  // planner must be able to prove from a query's WHERE); and each receipt's request source, for the overview's counts
+  // (NULL: written before, or by a replica of the version before). The index build holds writes to calls back for its
+  // length, as migration 2's and 3's did; the column is a catalogue change only.
+  `
+  CREATE INDEX calls_live ON calls (id) WHERE source NOT IN ('replay', 'simulate');
+  ALTER TABLE receipts ADD COLUMN source text;
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

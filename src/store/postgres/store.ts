@@ -147,9 +147,13 @@ async function commit(
   client: pg.PoolClient,
   { record, contentHash, onConflict, status, raw, sinks, receipt, ingests }: CommitInput,
 ): Promise<CommitResult> {
-  /** An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. */
+  /**
+   * An ingested refused request keeps its own receipt, marked with the call it became, instead of a new one. A receipt
+   * says where its request came from as the call does: a repeat's, the repeat's own source.
+   */
   const receiptFor = async (row: Receipt, callId: string) => {
-    if (ingests === undefined) return void (await client.query(RECEIPT_INSERT, receiptParams(row, callId)));
+    if (ingests === undefined)
+      return void (await client.query(RECEIPT_INSERT, receiptParams({ ...row, source: record.source }, callId)));
     const marked = await client.query(
       `UPDATE receipts SET call_id = $2, ingested_as = $2 WHERE id = $1 AND outcome = 'rejected' AND ingested_as IS NULL`,
       [ingests, callId],
@@ -210,8 +214,8 @@ async function commit(
 }
 
 const RECEIPT_INSERT = `
-  INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+  INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query, source)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
 
 function receiptParams(r: Receipt, callId: string | null): unknown[] {
   const rawBody = r.rawBody ? Buffer.from(r.rawBody.buffer, r.rawBody.byteOffset, r.rawBody.byteLength) : null;
@@ -227,6 +231,7 @@ function receiptParams(r: Receipt, callId: string | null): unknown[] {
     pgText(r.error),
     rawBody,
     pgText(r.query),
+    r.source ?? null,
   ];
 }
 

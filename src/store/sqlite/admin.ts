@@ -13,7 +13,7 @@ import type {
   ReceiptInfo,
   StoredCall,
 } from '../admin-queries.js';
-import { pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
+import { NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
 import type { Store } from '../store.js';
 import { inChunks } from './chunks.js';
 import type { SqliteReader } from './reader.js';
@@ -72,6 +72,9 @@ const REVISION = `coalesce(json_extract(calls.record, '$.revision'), 1)`;
 const IN_REVIEW = `(status = 'held' OR (json_array_length(calls.record, '$.problems') > 0 AND NOT EXISTS (
   SELECT 1 FROM call_edits e WHERE e.call_id = calls.id AND e.reviewed = 1 AND e.revision = ${REVISION})))`;
 
+/** A receipt of a request that was not test traffic: NULL is one written before receipts kept their source. */
+const RECEIPT_NOT_TEST = `(receipts.source IS NULL OR receipts.${NOT_TEST})`;
+
 /**
  * Each filter is a fixed fragment with a named parameter; a query joins the fragments of the filters it has, so the
  * indexes on status, received_at, phone, recording URL and (state, sink, id) serve it, where `@x IS NULL OR …` would
@@ -88,7 +91,10 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, string
   from: 'received_at >= @from',
   to: 'received_at < @to',
   text: 'instr(callhook_lower(record), callhook_lower(@text)) > 0',
-  review: `(@review = 1 AND ${IN_REVIEW})`,
+  // A term of its own beside the parameter's (SQLite splits the WHERE at every AND), for the calls_live index.
+  hideTest: `(@hideTest = 1 AND ${NOT_TEST})`,
+  // docs/reference.md#test-traffic: test traffic is never in the queue.
+  review: `(@review = 1 AND ${IN_REVIEW} AND ${NOT_TEST})`,
   after: 'id > @after',
 };
 
@@ -97,6 +103,7 @@ const RECEIPT_FILTERS: Record<keyof Omit<ListReceiptsQuery, 'limit' | 'order'>, 
   hook: 'hook = @hook',
   from: 'received_at >= @from',
   to: 'received_at < @to',
+  hideTest: `(@hideTest = 1 AND ${RECEIPT_NOT_TEST})`,
   after: 'id > @after',
 };
 
@@ -126,46 +133,59 @@ const RECEIPT_COLUMNS = `SELECT id, hook, call_id AS callId, received_at AS rece
 const DELIVERY_COLUMNS = `SELECT id, call_id AS callId, sink, state, attempts, next_attempt_at AS nextAttemptAt,
   last_error AS lastError, updated_at AS updatedAt FROM deliveries`;
 
+/**
+ * A page's SELECT: the fragments of the filters that have a value, joined, in id order. Newest first reads the same id
+ * index backwards, and its cursor goes backwards too.
+ */
+function pageQuery(
+  select: string,
+  filters: Record<string, string>,
+  values: Record<string, unknown>,
+  limit: number | undefined,
+  order: PageOrder = 'asc',
+): { sql: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { limit: pageLimit(limit) };
+  const where: string[] = [];
+  for (const [name, fragment] of Object.entries(filters)) {
+    if (values[name] == null) continue;
+    params[name] = values[name];
+    where.push(order === 'desc' && name === 'after' ? fragment.replace('>', '<') : fragment);
+  }
+  return {
+    sql: `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${order === 'desc' ? 'DESC' : ''} LIMIT @limit`,
+    params,
+  };
+}
+
+/** listCalls' statement and its parameters, as the store runs it (its query plan is tested). */
+export function callsPageQuery(query: ListCallsQuery): { sql: string; params: Record<string, unknown> } {
+  // SQLite binds no booleans; `review: false` and `hideTest: false` are no filter.
+  const values = {
+    ...query,
+    from: timeBound(query.from, 'from'),
+    to: timeBound(query.to, 'to'),
+    source: query.source === undefined ? undefined : JSON.stringify([query.source].flat()),
+    hideTest: query.hideTest ? 1 : undefined,
+    review: query.review ? 1 : undefined,
+  };
+  return pageQuery(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order);
+}
+
 export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
   registerTextFunctions(db);
 
   const stmts = prepareStatements(db);
   // Lists may scan whole tables (a text search, an outcome): they are read on the reader thread.
-  // Newest first reads the same id index backwards, and its cursor goes backwards too.
-  const page = <T>(
-    select: string,
-    filters: Record<string, string>,
-    values: Record<string, unknown>,
-    limit: number | undefined,
-    order: PageOrder = 'asc',
-  ) => {
-    const params: Record<string, unknown> = { limit: pageLimit(limit) };
-    const where: string[] = [];
-    for (const [name, fragment] of Object.entries(filters)) {
-      if (values[name] == null) continue;
-      params[name] = values[name];
-      where.push(order === 'desc' && name === 'after' ? fragment.replace('>', '<') : fragment);
-    }
-    return reader.all<T>(
-      `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${order === 'desc' ? 'DESC' : ''} LIMIT @limit`,
-      params,
-    );
+  const page = <T>(...args: Parameters<typeof pageQuery>) => {
+    const { sql, params } = pageQuery(...args);
+    return reader.all<T>(sql, params);
   };
 
   return {
     getCall: async (id) => toStoredCall(stmts.getCall.get(id) as CallRow | undefined),
     listCalls: async (query) => {
-      // SQLite binds no booleans; `review: false` is no filter.
-      const values = {
-        ...query,
-        from: timeBound(query.from, 'from'),
-        to: timeBound(query.to, 'to'),
-        source: query.source === undefined ? undefined : JSON.stringify([query.source].flat()),
-        review: query.review ? 1 : undefined,
-      };
-      return (await page<CallRow>(CALL_COLUMNS, CALL_FILTERS, values, query.limit, query.order)).map(
-        (row) => toStoredCall(row)!,
-      );
+      const { sql, params } = callsPageQuery(query);
+      return (await reader.all<CallRow>(sql, params)).map((row) => toStoredCall(row)!);
     },
     callerHistory: async (phone, limit) => ({
       count: stmts.countByPhone.get(phone) as number,
@@ -178,7 +198,12 @@ export function sqliteAdmin(db: Db, reader: SqliteReader): SqliteAdmin {
     listAttempts: async (callId) => stmts.listAttempts.all(callId) as AttemptInfo[],
     listReceipts: async (callId) => (stmts.listReceipts.all(callId) as ReceiptInfo[]).map(receiptInfo),
     listReceiptPage: async (query) => {
-      const values = { ...query, from: timeBound(query.from, 'from'), to: timeBound(query.to, 'to') };
+      const values = {
+        ...query,
+        from: timeBound(query.from, 'from'),
+        to: timeBound(query.to, 'to'),
+        hideTest: query.hideTest ? 1 : undefined,
+      };
       return (await page<ReceiptInfo>(RECEIPT_COLUMNS, RECEIPT_FILTERS, values, query.limit, query.order)).map(
         receiptInfo,
       );

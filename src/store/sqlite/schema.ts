@@ -148,4 +148,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX call_edits_call ON call_edits (call_id, revision);
   `,
+  // docs/reference.md#test-traffic: the calls lists, the review queue and the overview leave test traffic (`replay`,
+  // `simulate`) out unless asked. The partial index holds every other call in id order, so a page of them, newest
+  // first, reads only them, however many thousands of simulated calls came last; the term is store/admin-query.ts's NOT_TEST,
+  // which the planner must find in a query to use the index. A receipt keeps the source of its request, so the
+  // overview's counts of requests leave a replay's out too (NULL: a receipt written before, or by the version before
+  // during a rolling restart, counted as the sender's). The index is built under the write lock, once, as migration 2's
+  // were; the column is added without rewriting a row.
+  `
+  CREATE INDEX calls_live ON calls (id) WHERE source NOT IN ('replay', 'simulate');
+  ALTER TABLE receipts ADD COLUMN source TEXT;
+  `,
 ];

@@ -44,6 +44,7 @@ export interface ReceiptRow {
   error: string | null;
   raw_body: Uint8Array | null;
   query: string | null;
+  source: string | null;
 }
 
 /** A claimed delivery with its record still JSON: it is parsed where it is delivered. */
@@ -111,7 +112,8 @@ export function callRow({
     record: JSON.stringify(record),
     raw: JSON.stringify(raw),
     sinks,
-    receipt: receiptRow({ ...receipt, status: 200, outcome: status }),
+    // A receipt says where its request came from as the call does: a repeat's, the repeat's own source.
+    receipt: receiptRow({ ...receipt, source: record.source, status: 200, outcome: status }),
     ingests: ingests ?? null,
   };
 }
@@ -128,6 +130,7 @@ export function receiptRow(r: Receipt): ReceiptRow {
     error: r.error ?? null,
     raw_body: r.rawBody ?? null,
     query: r.query ?? null,
+    source: r.source ?? null,
   };
 }
 
@@ -286,8 +289,8 @@ function prepareStatements(db: Database.Database) {
     insertDelivery: db.prepare(`
       INSERT INTO deliveries (call_id, sink, state, next_attempt_at, updated_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`),
     insertReceipt: db.prepare(`
-      INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query)
-      VALUES (@hook, @received_at, @method, @content_type, @size, @status, @outcome, @call_id, @error, @raw_body, @query)`),
+      INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query, source)
+      VALUES (@hook, @received_at, @method, @content_type, @size, @status, @outcome, @call_id, @error, @raw_body, @query, @source)`),
     // Each branch walks the (sink, state, next_attempt_at) index alone: an OR across states would scan every
     // delivery the sink ever had, done ones included, and grow slower with the history (bench/results.md).
     // Leases left by a killed process come first; then pending ones in index order, so no sort is needed.
