@@ -52,6 +52,35 @@ describe('the admin list of calls', () => {
     expect(await bad.json()).toMatchObject({ error: 400, message: expect.stringMatching(/^Bad request: source: /) });
   });
 
+  it('lists test traffic only when asked: test_calls=true or a source that names it (docs/reference.md#test-traffic)', async () => {
+    const replayed = ((await (await post(server.url, sampleCall(), { source: 'replay' })).json()) as { id: string }).id;
+    const simulated = ((await (await post(server.url, sampleCall(), { source: 'simulate' })).json()) as { id: string })
+      .id;
+    expect(await listed('')).toEqual(ids);
+    expect(await listed('test_calls=false')).toEqual(ids);
+    expect(await listed('order=desc&limit=2')).toEqual([ids[2], ids[1]]);
+    expect(await listed('test_calls=true')).toEqual([...ids, replayed, simulated]);
+    expect(await listed('test_calls=true&order=desc&limit=2')).toEqual([simulated, replayed]);
+    expect(await listed('source=replay')).toEqual([replayed]);
+    expect(await listed('source=simulate&test_calls=false')).toEqual([simulated]);
+    // Its own page still shows it, saying where it came from.
+    const own = await fetch(`${server.url}/admin/calls/${replayed}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(((await own.json()) as StoredCall).record.source).toBe('replay');
+    const bad = await fetch(`${server.url}/admin/calls?test_calls=yes`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(await bad.json()).toMatchObject({
+      error: 400,
+      message: expect.stringMatching(/^Bad request: test_calls: /),
+    });
+    // The OpenAPI document says so.
+    const doc = (await (
+      await fetch(`${server.url}/admin/openapi.json`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).json()) as { paths: Record<string, { get: { parameters: { name: string; description?: string }[] } }> };
+    const parameter = doc.paths['/admin/calls']!.get.parameters.find((p) => p.name === 'test_calls');
+    expect(parameter?.description).toMatch(/test traffic/);
+  });
+
   it('masks a secret an error reply would quote (docs/reference.md#secrets): a webhook key asked for as a call id', async () => {
     const res = await fetch(`${server.url}/admin/calls/${KEY}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(res.status).toBe(404);

@@ -187,6 +187,22 @@ describe('callhook calls', () => {
     expect((await runCallhook(['calls', 'show', 'nope'], env)).stderr).toBe('callhook: no call with id nope\n');
     expect((await runCallhook(['calls', 'export', '--format', 'xml'], env)).code).toBe(2);
   });
+
+  it('lists test traffic only with --test-calls, or a --source that names it (docs/reference.md#test-traffic)', async () => {
+    const server = await startServer();
+    const real = (await (await post(server.url, sampleCall())).json()).id;
+    const replayed = (await (await post(server.url, sampleCall(), { source: 'replay' })).json()).id;
+    await server.close();
+    const env = { CALLHOOK_DATA_DIR: server.dataDir };
+    const listed = async (...args: string[]) =>
+      (await runCallhook(['calls', 'list', ...args], env)).stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]);
+    expect(await listed()).toEqual([real]);
+    expect(await listed('--test-calls')).toEqual([real, replayed]);
+    expect(await listed('--source', 'replay')).toEqual([replayed]);
+  });
 });
 
 describe('callhook calls list', () => {

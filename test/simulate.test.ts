@@ -7,14 +7,15 @@ import { simulate } from '../src/simulate/simulate.js';
 import type { StoredCall } from '../src/store/admin-queries.js';
 import { runCallhook } from './helpers/cli.js';
 import { startReceiver } from './helpers/receiver.js';
-import { ADMIN, KEY, post, startServer, type TestServer, tempDir } from './helpers/server.js';
+import { ADMIN, adminApi, KEY, post, startServer, type TestServer, tempDir } from './helpers/server.js';
 
 /** `callhook simulate` plays the sender of spec 6.3 against a real receiver, over real HTTP. */
 
 async function allCalls(server: TestServer): Promise<StoredCall[]> {
   const calls: StoredCall[] = [];
   for (let after = ''; ; ) {
-    const res = await fetch(`${server.url}/admin/calls?limit=500${after && `&after=${after}`}`, {
+    // Test traffic is listed only when asked for (docs/reference.md#test-traffic).
+    const res = await fetch(`${server.url}/admin/calls?test_calls=true&limit=500${after && `&after=${after}`}`, {
       headers: { authorization: `Bearer ${ADMIN}` },
     });
     const page = (await res.json()) as { calls: StoredCall[]; next: string | null };
@@ -61,8 +62,10 @@ describe('callhook simulate against a running receiver', () => {
     expect(stored.every((c) => Object.values(c.record.data).every((v) => v !== ''))).toBe(true);
     // The configured query parameter came along with every request.
     expect(stored.every((c) => c.raw.query.assistant === 'priya')).toBe(true);
-    // docs/reference.md#normalising: test traffic says so, and can be filtered out with `when`.
+    // docs/reference.md#normalising: test traffic says so, and can be filtered out with `when`; the calls list leaves
+    // it out unless asked.
     expect(new Set(stored.map((c) => c.record.source))).toEqual(new Set(['simulate']));
+    expect((await adminApi(server, '/calls?limit=500')).body.calls).toEqual([]);
     // Spec 6.3 rule 3, as the receiver saw it: GET and DELETE came with no body, their fields in the query.
     const bodyless = stored.filter((c) => c.raw.method === 'GET' || c.raw.method === 'DELETE');
     expect(bodyless.length).toBeGreaterThan(0);

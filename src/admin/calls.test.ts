@@ -5,7 +5,7 @@ import { compileHooks, createIntake, type Hook } from '../intake/pipeline.js';
 import type { RawRequest, RecordSource } from '../record.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
-import { type CallOperations, callOperations } from './calls.js';
+import { type CallOperations, type CallsQuery, callOperations } from './calls.js';
 import { editableFields } from './edit-rules.js';
 
 /**
@@ -211,6 +211,23 @@ describe('markReviewed and reviewQueue', () => {
     expect((await ops.showCall(flawed.id)).edits).toEqual([marked.edit]);
     expect((await ops.showCall(flawed.id)).record.revision).toBe(1);
     expect(await queue()).toEqual([held.id]);
+  });
+});
+
+describe('listCalls and reviewQueue with test traffic', () => {
+  it('list it only when asked, by testCalls or a source that names it, and never queue it for review (docs/reference.md#test-traffic)', async () => {
+    const real = await receive('end-of-call', sampleCall({ email_address: 'nope' }));
+    const replayed = await receive('end-of-call', sampleCall({ email_address: 'nope' }), 'replay');
+    const simulated = await receive('held', sampleCall({ first_name: '' }), 'simulate');
+    expect(simulated.status).toBe('held');
+    const listed = async (query: Partial<CallsQuery>) =>
+      (await ops.listCalls({ limit: 50, ...query })).calls.map((c) => c.record.id);
+    expect(await listed({})).toEqual([real.id]);
+    expect(await listed({ testCalls: true })).toEqual([real.id, replayed.id, simulated.id]);
+    expect(await listed({ source: 'replay' })).toEqual([replayed.id]);
+    expect(await listed({ source: 'webhook', testCalls: true })).toEqual([real.id]);
+    expect((await ops.reviewQueue({ limit: 50 })).calls.map((c) => c.record.id)).toEqual([real.id]);
+    expect((await ops.reviewQueue({ limit: 50, testCalls: true })).calls.map((c) => c.record.id)).toEqual([real.id]);
   });
 });
 

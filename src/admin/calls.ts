@@ -49,8 +49,15 @@ export interface CallsDeps {
  */
 export type ReadDeps = Pick<CallsDeps, 'store' | 'phoneRegion'>;
 
-/** The calls list's filters: the store's, with the phone number written any way. */
-export type CallsQuery = Omit<ListCallsQuery, 'limit'> & { limit: number };
+/**
+ * The calls list's filters: the store's, with the phone number written any way, and test traffic left out unless
+ * asked for (listCalls).
+ */
+export type CallsQuery = Omit<ListCallsQuery, 'limit' | 'hideTest'> & {
+  limit: number;
+  /** Lists test traffic (`replay`, `simulate`) too: the "Show test calls" of the pages. */
+  testCalls?: boolean;
+};
 
 export interface CallsPage {
   calls: StoredCall[];
@@ -95,18 +102,24 @@ export interface RedeliveredCall {
 /** How often an edit is made again from the stored record when another edit of the call came first. */
 const EDIT_TRIES = 10;
 
+/**
+ * A page of calls. Test traffic (docs/reference.md#test-traffic) is listed only when asked for: with `testCalls`, or a
+ * `source` filter, which names what it wants.
+ */
 export async function listCalls(
   { store, phoneRegion = DEFAULT_PHONE_REGION }: ReadDeps,
-  { phone, ...query }: CallsQuery,
+  { phone, testCalls = false, ...query }: CallsQuery,
 ): Promise<CallsPage> {
   // Any spelling of a number finds the calls stored under its E.164 form; text that is no number is used as it is.
   const e164 = phone === undefined ? undefined : (toE164(phone, phoneRegion as CountryCode) ?? phone.trim());
-  const calls = await store.listCalls({ ...query, phone: e164 });
+  const hideTest = !testCalls && query.source === undefined;
+  const calls = await store.listCalls({ ...query, phone: e164, hideTest });
   return { calls, next: calls.length === query.limit ? calls.at(-1)!.record.id : null };
 }
 
 /**
- * The review queue (docs/reference.md#dashboard): held calls and calls with problems not marked reviewed, oldest first.
+ * The review queue (docs/reference.md#dashboard): held calls and calls with problems not marked reviewed, oldest first;
+ * never test traffic (docs/reference.md#test-traffic).
  */
 export function reviewQueue(deps: ReadDeps, query: Omit<CallsQuery, 'review' | 'order'>): Promise<CallsPage> {
   return listCalls(deps, { ...query, review: true, order: 'asc' });

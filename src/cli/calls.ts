@@ -38,6 +38,7 @@ export function callsCommand(io: CommandIo): Command {
     .option('--from <day>', 'received on this day or later, YYYY-MM-DD in the configured timezone')
     .option('--to <day>', 'received on this day or earlier, YYYY-MM-DD in the configured timezone')
     .option('--phone <number>', "only this caller's calls, the number written any way (read as intake reads it)")
+    .option('--test-calls', 'list test traffic too (source replay or simulate), left out unless --source names it')
     .option('--review', 'the review queue: held calls, and calls with problems not marked reviewed')
     .addOption(
       new Option('--order <order>', 'desc: newest first; asc: oldest first').choices(['asc', 'desc']).default('desc'),
@@ -59,7 +60,7 @@ export function callsCommand(io: CommandIo): Command {
         // The phone is read as intake reads it, in the config's region, as the admin API reads it.
         const { calls } = await listCalls(
           { store, phoneRegion: config.phoneRegion },
-          { hook, status, source, phone, review, order, after, from, to, limit },
+          { hook, status, source, phone, review, testCalls: opts.testCalls, order, after, from, to, limit },
         );
         // Names and outcomes are what the caller said: masked as `calls show` masks them, should a secret be there.
         const lines = calls.map((call) => maskSecrets(callLine(call, received), secrets) as string[]);
@@ -227,6 +228,7 @@ interface ListOptions {
   to?: string;
   phone?: string;
   review?: boolean;
+  testCalls?: boolean;
   order: 'asc' | 'desc';
   limit: string;
   after?: string;

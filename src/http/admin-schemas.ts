@@ -42,7 +42,10 @@ export const sinkName = pathParam('name', 'Sink name');
 export const callsQuery = z.strictObject({
   hook: z.string().optional().describe('Only this hook'),
   status: z.enum(['accepted', 'held']).optional().describe('accepted or held'),
-  source: z.enum(RECORD_SOURCES).optional().describe('Where the call came from'),
+  source: z
+    .enum(RECORD_SOURCES)
+    .optional()
+    .describe('Where the call came from; replay or simulate lists that test traffic, which is otherwise left out'),
   outcome: z.string().optional().describe('data.call_outcome, ignoring case'),
   sentiment: z.string().optional().describe('data.sentiment_analysis, ignoring case'),
   phone: z
@@ -60,6 +63,14 @@ export const callsQuery = z.strictObject({
     .optional()
     .describe(
       'true: the review queue, held calls and calls with problems not marked reviewed at their revision (use the default order, oldest first)',
+    ),
+  // docs/reference.md#test-traffic: listed only when asked for.
+  test_calls: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .describe(
+      'true: list test traffic too (source replay or simulate), which is left out by default unless `source` names it',
     ),
   after: z.string().optional().describe('Cursor: the `next` of the previous page'),
   order,

@@ -81,8 +81,10 @@ export function adminRoutes({
       .use(bodyUpTo(ADMIN_BODY_LIMIT))
       .get('/openapi.json', (c) => c.json(openApiDocument([...hooks.keys()])))
       .get('/calls', query(on['get /admin/calls'].query), async (c) => {
-        const { q, recording_url: recordingUrl, from, to, ...filters } = c.req.valid('query');
-        return reply(await calls.listCalls({ ...filters, from: inZone(from), to: inZone(to), recordingUrl, text: q }));
+        const { q, recording_url: recordingUrl, test_calls: testCalls, from, to, ...filters } = c.req.valid('query');
+        return reply(
+          await calls.listCalls({ ...filters, from: inZone(from), to: inZone(to), recordingUrl, text: q, testCalls }),
+        );
       })
       .get('/calls/:id', param(on['get /admin/calls/{id}'].params), async (c) => {
         const call = await calls.showCall(c.req.valid('param').id);

@@ -37,7 +37,8 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     responses: { 200: { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } },
   },
   'get /admin/calls': {
-    summary: 'List calls, oldest first unless order=desc, with cursor pagination',
+    summary:
+      'List calls, oldest first unless order=desc, with cursor pagination; test traffic (source replay or simulate) only when test_calls=true or source names it',
     responses: {
       200: { description: 'A page of calls', content: json(page('calls', { type: ['string', 'null'] })) },
       400: error('Bad filter'),

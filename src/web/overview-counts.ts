@@ -3,7 +3,8 @@ import type { AdminQueries } from '../store/admin-queries.js';
 
 /**
  * What the overview counts (docs/reference.md#dashboard): the calls received in the last 24 hours and 7 days by outcome
- * and by sentiment, and the requests by what became of them. The store keeps no such counts, so they are read
+ * and by sentiment, and the requests by what became of them, test traffic left out of both
+ * (docs/reference.md#test-traffic: a replay of fixtures/ is no call of the operator's). The store keeps no such counts, so they are read
  * from its pages of calls and receipts, newest first, up to `cap` of each: past that the page says the figures
  * cover the newest `cap` (the last 24 hours come first, so they are whole longest). What is counted is kept for
  * `ttlMs`, so an operator who reloads the page does not read the store again each time.
@@ -62,7 +63,7 @@ async function count(store: OverviewStore, cap: number, now: number): Promise<Ov
 
   let calls = 0;
   for (let after: string | undefined; ; ) {
-    const page = await store.listCalls({ from: weekStart, order: 'desc', limit: PAGE, after });
+    const page = await store.listCalls({ from: weekStart, hideTest: true, order: 'desc', limit: PAGE, after });
     for (const { record } of page) {
       for (const window of record.received_at >= dayStart ? [day, week] : [week]) {
         window.outcomes.push(text(record.data.call_outcome) ?? '');
@@ -80,7 +81,7 @@ async function count(store: OverviewStore, cap: number, now: number): Promise<Ov
 
   let receipts = 0;
   for (let after: number | undefined; ; ) {
-    const page = await store.listReceiptPage({ from: weekStart, order: 'desc', limit: PAGE, after });
+    const page = await store.listReceiptPage({ from: weekStart, hideTest: true, order: 'desc', limit: PAGE, after });
     for (const receipt of page) {
       const kind = receipt.outcome === 'rejected' ? (receipt.status < 500 ? 'refused' : 'failed') : receipt.outcome;
       if (kind === 'in-call') continue;

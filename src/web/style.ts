@@ -45,6 +45,8 @@ pre { background: #0f1722; color: #e8edf4; padding: .75rem; border-radius: 6px; 
 .form-fields .problem, .form-fields .muted { font-size: .85rem; margin-top: .15rem; }
 form.filters { display: grid; gap: .5rem .75rem; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); align-items: end; }
 label { display: block; font-size: .85rem; font-weight: 600; color: var(--muted); }
+.check { display: flex; align-items: center; gap: .4rem; min-height: 2.2rem; }
+.check input { width: auto; margin: 0; }
 input, select, textarea { display: block; width: 100%; margin-top: .15rem; font: inherit; padding: .35rem .45rem; border: 1px solid #8d97a5; border-radius: 4px; background: #fff; color: var(--ink); }
 textarea { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; min-height: 7rem; }
 button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .4rem .8rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; }

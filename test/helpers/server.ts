@@ -122,11 +122,16 @@ export async function spawnServer(
 export function post(
   url: string,
   body: unknown,
-  { key = KEY, hook = 'end-of-call' }: { key?: string; hook?: string } = {},
+  { key = KEY, hook = 'end-of-call', source }: { key?: string; hook?: string; source?: 'replay' | 'simulate' } = {},
 ): Promise<Response> {
   return fetch(`${url}/webhooks/${hook}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      // What `callhook replay` and `callhook simulate` send (docs/reference.md#test-traffic).
+      ...(source && { 'x-callhook-source': source }),
+    },
     body: JSON.stringify(body),
   });
 }

@@ -1,17 +1,20 @@
 import { Hono } from 'hono';
 import type { CallsQuery } from '../../admin/calls.js';
+import { isTestTraffic, RECORD_SOURCES } from '../../record.js';
 import type { StoredCall } from '../../store/admin-queries.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { nextDay } from '../time.js';
 
 const PAGE = 50;
-const FILTERS = ['q', 'hook', 'status', 'outcome', 'sentiment', 'phone', 'from', 'to'] as const;
+const FILTERS = ['q', 'hook', 'status', 'source', 'outcome', 'sentiment', 'phone', 'from', 'to', 'test_calls'] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number] | 'after', string>>;
 
 /**
  * `/ui/calls`: the calls, newest first, with the admin API's filters (docs/reference.md#dashboard). The dates are days
  * in the configured zone, both included: "from 2026-11-20 to 2026-11-21" is those two days where the operator is.
+ * Test traffic is listed only when "Show test calls" is ticked or the source chosen is one of it
+ * (docs/reference.md#test-traffic), and is then marked as such.
  */
 export function callsPage(ctx: WebContext): Hono {
   return new Hono().get('/', async (c) => {
@@ -36,12 +39,17 @@ function storeQuery(ctx: WebContext, given: Filters): { query: CallsQuery; error
     return { query: { limit: PAGE }, error: 'A date is a day as YYYY-MM-DD.' };
   if (given.status !== undefined && given.status !== 'accepted' && given.status !== 'held')
     return { query: { limit: PAGE }, error: 'Status is accepted or held.' };
+  const source = RECORD_SOURCES.find((s) => s === given.source);
+  if (given.source !== undefined && !source)
+    return { query: { limit: PAGE }, error: `Source is one of ${RECORD_SOURCES.join(', ')}.` };
   // The phone is read as the admin API reads it (admin/calls.ts): any spelling of the number finds its calls.
   return {
     query: {
       text: given.q,
       hook: given.hook,
       status: given.status,
+      source,
+      testCalls: given.test_calls === 'true',
       outcome: given.outcome,
       sentiment: given.sentiment,
       phone: given.phone,
@@ -101,6 +109,17 @@ function Calls({
           </select>
         </div>
         <div>
+          <label for="source">Source</label>
+          <select id="source" name="source">
+            <option value="">any</option>
+            {RECORD_SOURCES.map((source) => (
+              <option value={source} selected={given.source === source}>
+                {source}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
           <label for="outcome">Outcome</label>
           <input id="outcome" name="outcome" value={given.outcome ?? ''} />
         </div>
@@ -119,6 +138,10 @@ function Calls({
         <div>
           <label for="to">To (day, included)</label>
           <input id="to" name="to" type="date" value={given.to ?? ''} />
+        </div>
+        <div class="check">
+          <input id="test_calls" name="test_calls" type="checkbox" value="true" checked={given.test_calls === 'true'} />
+          <label for="test_calls">Show test calls</label>
         </div>
         <div class="actions">
           <button type="submit">Filter</button>
@@ -158,6 +181,12 @@ export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: Store
             <td data-label="Summary">{summary(record.data.call_summary)}</td>
             <td data-label="Status">
               {status === 'held' ? <Tag kind="warn">held</Tag> : <Tag kind="plain">accepted</Tag>}
+              {isTestTraffic(record.source) && (
+                <>
+                  {' '}
+                  <Tag kind="plain">test call ({record.source})</Tag>
+                </>
+              )}
               {record.problems.length > 0 && (
                 <>
                   {' '}

@@ -77,6 +77,10 @@ function Overview({
     <>
       <h1>Overview</h1>
       <h2>Calls received</h2>
+      <p class="muted">
+        Test calls (sent by <code>callhook replay</code> or <code>simulate</code>) are left out of these figures and of
+        the requests below.
+      </p>
       {figures.capped && (
         <Note kind="info">
           More calls arrived this week than the page counts: the figures cover the newest{' '}
