@@ -200,7 +200,7 @@ describe('callhook calls', () => {
         .split('\n')
         .map((l) => l.split('\t')[0]);
     expect(await listed()).toEqual([real]);
-    expect(await listed('--test-calls')).toEqual([real, replayed]);
+    expect(await listed('--test-calls')).toEqual([replayed, real]); // newest first
     expect(await listed('--source', 'replay')).toEqual([replayed]);
   });
 });
