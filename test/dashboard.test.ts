@@ -174,6 +174,16 @@ describe('dashboard', { timeout: 180_000 }, () => {
     await look();
   });
 
+  it('calls a sink failing while its last error is newer than its last success', async () => {
+    const crmNow = (await adminApi(server, '/sinks')).body.sinks.find((s: { name: string }) => s.name === 'crm');
+    expect(crmNow).toMatchObject({ state: 'failing', failing: true, last_success_at: null });
+    expect(crmNow.last_error).toMatch(/500/);
+    await page.goto(`${server.url}/ui/sinks`);
+    const row = page.getByRole('row', { name: /^crm/ });
+    expect(await row.getByText('last attempt failed').count()).toBe(1);
+    await look();
+  });
+
   it('retries the dead deliveries after a page that states how many', async () => {
     crm.respond((_req, res) => res.writeHead(200).end('ok'));
     await page.goto(`${server.url}/ui/deliveries?state=dead`);
@@ -193,6 +203,23 @@ describe('dashboard', { timeout: 180_000 }, () => {
       async () => (await adminApi(server, '/deliveries?state=done&sink=crm')).body.deliveries.length === 2,
       LONG_WAIT,
     );
+  });
+
+  it('keeps a failure older than the last success as history: the reply and the pages no longer call the sink failing', async () => {
+    const crmNow = (await adminApi(server, '/sinks')).body.sinks.find((s: { name: string }) => s.name === 'crm');
+    expect(crmNow).toMatchObject({ state: 'running', failing: false });
+    expect(crmNow.last_error).toMatch(/500/);
+    expect(Date.parse(crmNow.last_success_at)).toBeGreaterThan(Date.parse(crmNow.last_error_at));
+    for (const path of ['/ui/sinks', '/ui']) {
+      await page.goto(`${server.url}${path}`);
+      const row = page.getByRole('row', { name: /^crm/ });
+      expect(await row.getByText('last attempt failed').count(), path).toBe(0);
+      expect(await row.getByText(/^last failed .+ ago, delivering since$/).count(), path).toBe(1);
+    }
+    await page.goto(`${server.url}/ui/sinks`);
+    const row = page.getByRole('row', { name: /^crm/ });
+    expect(await row.getByRole('cell').filter({ hasText: 'before the last success' }).count()).toBe(1);
+    await look();
   });
 
   it('pauses and resumes a sink', async () => {

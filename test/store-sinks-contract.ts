@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isFailing } from '../src/store/sink-state.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput, sleep, unique } from './helpers/store-inputs.js';
 import type { StorePeek } from './store-contract.js';
@@ -139,6 +140,27 @@ export function storeSinksContract(name: string, open: () => Promise<Store>, pee
         false,
       );
       expect(await stateOf(b, sink)).toMatchObject({ lastError: 'HTTP 400: bad field' });
+    });
+
+    it('writes the first success after a failure at once, within the second of the success before it', async () => {
+      const sink = unique('sink');
+      await pending(sink, 3);
+      const [first, failed, second] = await a.claimDeliveries(sink, 3, 60_000);
+      // A few milliseconds apart, so each is newer than the one before it, and all within a second.
+      await a.finishAttempt(first!.id, 1, attemptOk);
+      await sleep(5);
+      const down = { ...attemptOk, outcome: 'retry' as const, httpStatus: 503, error: 'HTTP 503: down' };
+      await b.finishAttempt(failed!.id, 1, down, Date.now() + 60_000);
+      const failing = (await stateOf(a, sink))!;
+      expect(failing.lastErrorAt).toBeGreaterThan(failing.lastSuccessAt!);
+      expect(isFailing(failing)).toBe(true);
+      await sleep(5);
+      // Held back, this success would leave the failure the newer of the two, and the sink failing while it delivers.
+      await a.finishAttempt(second!.id, 1, attemptOk);
+      const delivering = (await stateOf(b, sink))!;
+      expect(delivering.lastSuccessAt).toBeGreaterThan(failing.lastErrorAt!);
+      expect(delivering).toMatchObject({ lastError: 'HTTP 503: down', lastErrorAt: failing.lastErrorAt });
+      expect(isFailing(delivering)).toBe(false);
     });
 
     it('lists one state per sink that has any, in name order', async () => {

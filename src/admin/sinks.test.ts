@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallhookError } from '../errors.js';
+import type { AdminQueries } from '../store/admin-queries.js';
+import type { SinkState } from '../store/sink-state.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { listSinks, pauseSink, type SinksDeps } from './sinks.js';
@@ -48,5 +50,47 @@ describe('pauseSink', () => {
     expect(err).toBeInstanceOf(CallhookError);
     expect((err as CallhookError).message).toBe('Not found: no sink is named nowhere (sinks: crm, sheet)');
     expect(woken).toBe(0);
+  });
+});
+
+describe('listSinks', () => {
+  const HOUR = 3_600_000;
+  /** The sinks as listed from these kept states, with no delivery stored. */
+  const listed = (states: Partial<SinkState>[]) =>
+    listSinks({
+      store: {
+        deliveryStats: async () => [],
+        sinkStates: async () => states.map((s) => ({ ...EMPTY, ...s }) as SinkState),
+      } as unknown as AdminQueries,
+      sinks: ['old', 'now', 'never', 'calm', 'held'].map((name) => ({ name, type: 'http', pausedByDefault: false })),
+    });
+  const EMPTY: SinkState = {
+    sink: '',
+    paused: null,
+    pausedChangedAt: null,
+    pausedUntil: null,
+    lastSuccessAt: null,
+    lastError: null,
+    lastErrorAt: null,
+  };
+
+  it('calls a sink failing only while its last error is newer than its last success: an older one is history', async () => {
+    const now = Date.now();
+    const sinks = await listed([
+      { sink: 'old', lastError: 'HTTP 503', lastErrorAt: now - 2 * HOUR, lastSuccessAt: now - HOUR },
+      { sink: 'now', lastError: 'HTTP 503', lastErrorAt: now - HOUR, lastSuccessAt: now - 2 * HOUR },
+      { sink: 'never', lastError: 'cannot connect', lastErrorAt: now - HOUR },
+      { sink: 'calm', lastSuccessAt: now - HOUR },
+      { sink: 'held', paused: true, lastError: 'HTTP 503', lastErrorAt: now - HOUR },
+    ]);
+    expect(sinks.map((s) => [s.name, s.state, s.failing, s.last_error])).toEqual([
+      ['old', 'running', false, 'HTTP 503'],
+      ['now', 'failing', true, 'HTTP 503'],
+      ['never', 'failing', true, 'cannot connect'],
+      ['calm', 'running', false, null],
+      ['held', 'paused', true, 'HTTP 503'],
+    ]);
+    // The failure kept as history keeps its time, for the page to say when it was.
+    expect(sinks[0]!.last_error_at).toBe(new Date(now - 2 * HOUR).toISOString());
   });
 });

@@ -1,7 +1,7 @@
 import { CallhookError } from '../errors.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import type { DeliveryState } from '../store/outbox.js';
-import { isPaused, type SinkState } from '../store/sink-state.js';
+import { isFailing, isPaused, type SinkState } from '../store/sink-state.js';
 
 /**
  * The sinks as an operator sees and steers them (docs/reference.md#what-every-sink-shares): `GET /admin/sinks`, `POST
@@ -28,10 +28,18 @@ export interface SinksDeps {
   notify?: () => void;
 }
 
+/**
+ * What a sink is doing now, in one word, the first that holds: paused, waiting out a 429, failing (its last error is
+ * newer than its last success), else running. A failure older than the last success is history and makes no sink
+ * failing (store/sink-state.ts isFailing).
+ */
+export type SinkCondition = 'paused' | 'rate_limited' | 'failing' | 'running';
+
 /** One sink in the admin API's words; times are ISO 8601, null when there is none. */
 export interface SinkView {
   name: string;
   type: string;
+  state: SinkCondition;
   paused: boolean;
   /** Who decided `paused`: an operator (kept in the store) or the config. */
   paused_by: 'operator' | 'config';
@@ -42,9 +50,11 @@ export interface SinkView {
   deliveries: Record<DeliveryState, number>;
   oldest_pending_age_seconds: number;
   last_success_at: string | null;
-  /** Why the sink's last attempt, or its opening at start-up, failed. */
+  /** Why the sink's last failed attempt, or its opening at start-up, failed: history once a success came after it. */
   last_error: string | null;
   last_error_at: string | null;
+  /** Whether `last_error` is newer than `last_success_at`: the sink fails now, rather than failed once. */
+  failing: boolean;
 }
 
 const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
@@ -102,17 +112,22 @@ function view(
   now: number,
 ): SinkView {
   const until = state?.pausedUntil;
+  const paused = isPaused(state, sink.pausedByDefault);
+  const rateLimited = until != null && until > now;
+  const failing = isFailing(state);
   return {
     name: sink.name,
     type: sink.type,
-    paused: isPaused(state, sink.pausedByDefault),
+    state: paused ? 'paused' : rateLimited ? 'rate_limited' : failing ? 'failing' : 'running',
+    paused,
     paused_by: state?.paused == null ? 'config' : 'operator',
     paused_changed_at: iso(state?.pausedChangedAt),
-    rate_limited_until: until != null && until > now ? iso(until) : null,
+    rate_limited_until: rateLimited ? iso(until) : null,
     deliveries,
     oldest_pending_age_seconds: Math.round(oldestAge * 1000) / 1000,
     last_success_at: iso(state?.lastSuccessAt),
     last_error: state?.lastError ?? null,
     last_error_at: iso(state?.lastErrorAt),
+    failing,
   };
 }

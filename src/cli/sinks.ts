@@ -59,7 +59,9 @@ export function sinkLine(s: SinkView): string {
     ? `paused (${s.paused_by})`
     : s.rate_limited_until
       ? `rate-limited until ${s.rate_limited_until}`
-      : 'running';
+      : s.failing
+        ? 'failing'
+        : 'running';
   const counts = (['pending', 'in_flight', 'done', 'dead'] as const).map((k) => `${k}=${s.deliveries[k]}`).join(' ');
   return [
     s.name,
@@ -68,7 +70,10 @@ export function sinkLine(s: SinkView): string {
     counts,
     `oldest_pending=${s.oldest_pending_age_seconds}s`,
     `last_success=${s.last_success_at ?? '-'}`,
-    s.last_error === null ? '' : `last_error=${s.last_error.replaceAll(/\s+/g, ' ')}`,
+    // A failure older than the last success is history (docs/reference.md#what-every-sink-shares): named so.
+    s.last_error === null
+      ? ''
+      : `${s.failing ? 'last_error' : 'last_error_before_success'}=${s.last_error.replaceAll(/\s+/g, ' ')}`,
   ]
     .join('\t')
     .trimEnd();

@@ -389,15 +389,22 @@ export function openApiDocument(hooks: readonly string[]): object {
           required: [
             'name',
             'type',
+            'state',
             'paused',
             'deliveries',
             'oldest_pending_age_seconds',
             'last_success_at',
             'last_error',
+            'failing',
           ],
           properties: {
             name: { type: 'string' },
             type: { type: 'string' },
+            state: {
+              enum: ['paused', 'rate_limited', 'failing', 'running'],
+              description:
+                'What the sink does now, the first that holds: paused, waiting out a 429, failing (its last error is newer than its last success), else running',
+            },
             paused: { type: 'boolean' },
             paused_by: {
               enum: ['operator', 'config'],
@@ -430,9 +437,15 @@ export function openApiDocument(hooks: readonly string[]): object {
             },
             last_error: {
               type: ['string', 'null'],
-              description: 'Why the last attempt, or opening the sink at start-up, failed',
+              description:
+                'Why the last failed attempt, or opening the sink at start-up, failed; history when older than last_success_at',
             },
             last_error_at: { type: ['string', 'null'], format: 'date-time' },
+            failing: {
+              type: 'boolean',
+              description:
+                'Whether last_error is newer than last_success_at: a failure older than the last success is history',
+            },
           },
         },
         CallDetail: {

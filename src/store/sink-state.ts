@@ -23,9 +23,21 @@ export interface SinkState {
 /**
  * A sink's last success is written at most once a second: at thousands of attempts a second, every finished
  * attempt of a sink would otherwise update one row, on PostgreSQL one row that every replica's finishes lock in
- * turn. A reader of `last_success_at` loses at most a second; a failure is always written, with its text.
+ * turn. A reader of `last_success_at` loses at most a second; a failure is always written, with its text, and so is
+ * the first success after a failure, whenever it comes: held back, it would leave the failure the newer of the two,
+ * and the sink said to be failing while it delivers (isFailing).
  */
 export const SUCCESS_EVERY_MS = 1_000;
+
+/**
+ * Whether the sink's last word is a failure: an error (a failed attempt, or the sink not opening) newer than its last
+ * success. A failure older than the last success is history (docs/reference.md#what-every-sink-shares): it is still
+ * shown, as what happened, but nothing calls the sink failing for it.
+ */
+export function isFailing(state: Pick<SinkState, 'lastErrorAt' | 'lastSuccessAt'> | undefined): boolean {
+  if (state?.lastErrorAt == null) return false;
+  return state.lastSuccessAt == null || state.lastErrorAt > state.lastSuccessAt;
+}
 
 /** Whether the operator's word, or the config's `paused` when there is none (the stored state wins), pauses it. */
 export function isPaused(state: Pick<SinkState, 'paused'> | undefined, pausedByDefault: boolean): boolean {

@@ -39,7 +39,8 @@ export const finishSinkStateSql = ({
     ON CONFLICT (sink) DO NOTHING),
   success_old AS (
     UPDATE sink_state s SET last_success_at = ${now} FROM d
-    WHERE ${outcome} = 'ok' AND s.sink = d.sink AND (s.last_success_at IS NULL OR s.last_success_at <= ${now} - ${SUCCESS_EVERY_MS})),
+    WHERE ${outcome} = 'ok' AND s.sink = d.sink AND (s.last_success_at IS NULL OR s.last_success_at <= ${now} - ${SUCCESS_EVERY_MS}
+      OR s.last_error_at >= s.last_success_at)),
   failure AS (
     INSERT INTO sink_state AS s (sink, last_error, last_error_at, paused_until) SELECT sink, ${error}, ${now}, ${pauseUntil} FROM d
     WHERE ${outcome} <> 'ok'

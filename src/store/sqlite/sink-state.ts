@@ -42,7 +42,8 @@ export function sqliteSinkStateWrites(db: Database.Database): SqliteSinkStateWri
     success: db.prepare(`
       INSERT INTO sink_state (sink, last_success_at) VALUES (@sink, @now)
       ON CONFLICT (sink) DO UPDATE SET last_success_at = excluded.last_success_at
-      WHERE last_success_at IS NULL OR last_success_at <= excluded.last_success_at - ${SUCCESS_EVERY_MS}`),
+      WHERE last_success_at IS NULL OR last_success_at <= excluded.last_success_at - ${SUCCESS_EVERY_MS}
+        OR last_error_at >= last_success_at`),
     // A longer wait already running is kept: two 429s never shorten the pause.
     failure: db.prepare(`
       INSERT INTO sink_state (sink, last_error, last_error_at, paused_until) VALUES (@sink, @error, @now, @until)

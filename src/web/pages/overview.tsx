@@ -248,7 +248,13 @@ function LastReconcileRun({ run, ctx }: { run: ReconcileRun | undefined | 'faili
   );
 }
 
+/**
+ * A sink's state as tags: paused or running, rate limited, and "last attempt failed" only while its last error is
+ * newer than its last success. An older failure is history (docs/reference.md#what-every-sink-shares), said as such
+ * in muted words.
+ */
 export function SinkState({ sink }: { sink: SinkView }) {
+  const history = !sink.failing && sink.last_error_at !== null && sink.last_success_at !== null;
   return (
     <>
       {sink.paused ? (
@@ -262,11 +268,16 @@ export function SinkState({ sink }: { sink: SinkView }) {
           <Tag kind="warn">rate limited</Tag>
         </>
       )}
-      {sink.last_error !== null && (
+      {sink.failing && (
         <>
           {' '}
           <Tag kind="bad">last attempt failed</Tag>
         </>
+      )}
+      {history && (
+        <div class="muted">
+          last failed {age((Date.now() - Date.parse(sink.last_error_at!)) / 1000)} ago, delivering since
+        </div>
       )}
     </>
   );

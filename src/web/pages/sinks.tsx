@@ -93,11 +93,13 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
             </td>
             <td data-label="Last error">
               {s.last_error !== null && (
-                <div>
+                // A failure older than the last success is history: shown muted, and said to be before it.
+                <div class={s.failing ? undefined : 'muted'}>
                   {s.last_error}
                   {s.last_error_at && (
                     <div class="muted">
                       <Time at={s.last_error_at} clock={ctx.clock} />
+                      {!s.failing && ', before the last success'}
                     </div>
                   )}
                 </div>
