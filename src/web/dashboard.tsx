@@ -24,6 +24,7 @@ import { overviewPage } from './pages/overview.js';
 import { refusedPage } from './pages/refused.js';
 import { reviewPage } from './pages/review.js';
 import { sinksPage } from './pages/sinks.js';
+import { pastedToken } from './pasted-token.js';
 import { createSessions, SESSION_COOKIE } from './session.js';
 import { STYLESHEET } from './style.js';
 import { createClock } from './time.js';
@@ -140,7 +141,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     .get('/login', (c) => (signedIn(c) ? c.redirect('/ui', 303) : c.render(<Login />, { title: 'Sign in' })))
     .post('/login', async (c) => {
       const token = (await c.req.parseBody()).token;
-      if (typeof token === 'string' && ring.accepts(token.trim())) {
+      // Pasted however it was copied: bare, after `Bearer `, or as the line serve prints (pasted-token.ts).
+      if (typeof token === 'string' && ring.accepts(pastedToken(token))) {
         const { value, maxAgeSeconds } = sessions.begin();
         setCookie(c, SESSION_COOKIE, value, {
           httpOnly: true,

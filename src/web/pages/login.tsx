@@ -18,7 +18,7 @@ export function Login({ error }: { error?: string }) {
       </form>
       <p class="muted">
         The admin token is the one the admin API takes: CALLHOOK_ADMIN_TOKEN, or the one serve printed when it generated
-        it.
+        it. Paste it alone, or the whole line serve printed.
       </p>
     </div>
   );
