@@ -23,6 +23,7 @@ import {
   storeContract,
 } from './store-contract.js';
 import { storeEditsContract } from './store-edits-contract.js';
+import { storePeriodContract } from './store-period-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 
 const url = serviceUrl('postgres');
@@ -84,6 +85,7 @@ describe.skipIf(!url)('postgres store', () => {
   storeAdminContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
   storeCallsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }));
   storeSinksContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
+  storePeriodContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
   storeEditsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), {
     forgetContentHash: async (callId) =>
       void (await admin.query(`UPDATE "${schema}".calls SET content_hash = NULL WHERE id = $1`, [callId])),

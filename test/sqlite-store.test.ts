@@ -28,6 +28,7 @@ import {
   storeContract,
 } from './store-contract.js';
 import { storeEditsContract } from './store-edits-contract.js';
+import { storePeriodContract } from './store-period-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 
 /** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
@@ -99,6 +100,7 @@ describe('sqlite store', () => {
   storeAdminContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeCallsContract('sqlite', async () => openSqliteStore({ path }));
   storeSinksContract('sqlite', async () => openSqliteStore({ path }), peek);
+  storePeriodContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeEditsContract('sqlite', async () => openSqliteStore({ path }), {
     forgetContentHash: async (callId) => {
       const writer = new Database(path);

@@ -1,6 +1,7 @@
 import type { CallRecord, RawRequest, RecordSource } from '../record.js';
 import type { CallStatus, Receipt } from './calls.js';
 import type { AttemptResult, DeliveryState } from './outbox.js';
+import type { PeriodCalls } from './period-calls.js';
 import type { ReconcileRun } from './reconcile-run.js';
 import type { SinkState } from './sink-state.js';
 
@@ -164,7 +165,7 @@ export interface DeliveryStat {
   oldestCreatedAt: number | null;
 }
 
-export interface AdminQueries {
+export interface AdminQueries extends PeriodCalls {
   getCall(id: string): Promise<StoredCall | undefined>;
   listCalls(query: ListCallsQuery): Promise<StoredCall[]>;
   /**

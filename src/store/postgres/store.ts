@@ -9,6 +9,7 @@ import { postgresAdmin } from './admin.js';
 import { createCommitBatcher } from './batch.js';
 import { inTransaction, pgText } from './client.js';
 import { postgresKeptKeys } from './kept-keys.js';
+import { postgresPeriod } from './period.js';
 import { postgresPurge } from './purge.js';
 import { migratePostgres, SCHEMA_NAME } from './schema.js';
 import { finishSinkStateSql, heldSql, postgresSinkState } from './sink-state.js';
@@ -120,6 +121,7 @@ export async function openPostgresStore({
     },
     countDeliveries: () => countDeliveries(pool),
     ...postgresAdmin(pool),
+    ...postgresPeriod(pool),
     ...postgresPurge(pool),
     // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.
     ping: async () => {

@@ -6,6 +6,7 @@ import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from '../recon
 import { heldUntil } from '../sink-state.js';
 import type { Store } from '../store.js';
 import { sqliteAdmin } from './admin.js';
+import { sqlitePeriod } from './period.js';
 import { sqlitePurge } from './purge.js';
 import { sqliteReader } from './reader.js';
 import { SQLITE_MIGRATIONS } from './schema.js';
@@ -99,6 +100,7 @@ export function sqliteStoreOn(
     lastReconcileRun: async () => parseReconcileRun(stmts.meta.get(RECONCILE_RUN_KEY) as string | undefined),
     countDeliveries: async () => countDeliveries(stmts),
     ...sqliteAdmin(db, reader),
+    ...sqlitePeriod(db, reader),
     ...sqlitePurge(db),
     // Through the writer's group commit, so readiness proves a commit (and its fsync) goes through now.
     ping: () => writer.run('ping'),
