@@ -135,6 +135,9 @@ export async function serve({
     notify,
     bodyLimitBytes: config.bodyLimit,
     phoneRegion: config.phoneRegion,
+    timezone: config.timezone,
+    onJobEnd: (job) =>
+      log[job.state === 'done' ? 'info' : 'warn']({ job }, `admin job ${job.kind} ${job.state}: ${job.id}`),
   });
   const app = createApp({
     log,
@@ -171,6 +174,8 @@ export async function serve({
   const stopBehind = async (deadline = Date.now() + config.shutdownGraceMs) => {
     keys.stop();
     await reconciler?.stop();
+    // A period's redelivery stops between two chunks; what it queued stays queued (docs/reference.md#admin-api).
+    await admin.redeliveries.stop();
     await worker.stop(Math.max(0, deadline - Date.now()));
     await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
     await writer?.close();

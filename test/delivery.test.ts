@@ -259,6 +259,8 @@ describe('the admin API', () => {
       ['GET', '/receipts/1'],
       ['POST', '/receipts/1/ingest'],
       ['GET', '/openapi.json'],
+      ['POST', '/sinks/jsonl/redeliver'],
+      ['GET', '/jobs/x'],
     ];
     for (const [method, path] of routes) {
       for (const authorization of [undefined, 'Bearer wrong-token-0123456789', `Bearer test-key-0123456789abcdef`]) {

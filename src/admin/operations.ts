@@ -1,7 +1,10 @@
 import type { Intake } from '../intake/intake.js';
 import type { AdminQueries } from '../store/admin-queries.js';
+import { createClock } from '../web/time.js';
 import { type CallOperations, callOperations } from './calls.js';
 import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
+import { createJobs, type JobView } from './jobs.js';
+import { type RedeliveryOperations, redeliveryOperations } from './period-redelivery.js';
 import { type ReceiptOperations, receiptOperations } from './receipts.js';
 import { type ConfiguredSink, type SinkOperations, sinkOperations } from './sinks.js';
 
@@ -14,6 +17,8 @@ export interface AdminOperations {
   deliveries: DeliveryOperations;
   receipts: ReceiptOperations;
   sinks: SinkOperations;
+  /** A period's calls sent to one sink, in the background, and the jobs that do it (period-redelivery.ts). */
+  redeliveries: RedeliveryOperations;
   /** Every configured sink's name, the ones a redelivery or a retry may name. */
   sinkNames: readonly string[];
   /** The sinks that take test traffic (docs/reference.md#test-traffic): the ones a test call may be redelivered to. */
@@ -32,6 +37,10 @@ export interface AdminOperationsDeps {
   bodyLimitBytes: number;
   /** A phone filter is read as intake reads a number, in this region when it has no country code. */
   phoneRegion?: string;
+  /** The config's `timezone` (the server's by default): a date given for a period is a day there. */
+  timezone?: string;
+  /** Told when a background job ends, for the log. */
+  onJobEnd?: (job: JobView) => void;
 }
 
 export function adminOperations({
@@ -41,15 +50,19 @@ export function adminOperations({
   notify,
   bodyLimitBytes,
   phoneRegion,
+  timezone = Intl.DateTimeFormat().resolvedOptions().timeZone,
+  onJobEnd,
 }: AdminOperationsDeps): AdminOperations {
   const { hooks } = intake;
   const sinkNames = sinks.map((sink) => sink.name);
   const testSinks = sinks.filter((sink) => sink.testTraffic === true).map((sink) => sink.name);
+  const jobs = createJobs({ onEnd: onJobEnd });
   return {
     calls: callOperations({ store, hooks, sinkNames, testSinks, notify, phoneRegion }),
     deliveries: deliveryOperations({ store, notify, sinkNames }),
     receipts: receiptOperations({ store, hooks, ingest: intake.ingestRequest, bodyLimitBytes }),
     sinks: sinkOperations({ store, sinks, notify }),
+    redeliveries: redeliveryOperations({ store, hooks, sinkNames, notify, clock: createClock(timezone), jobs }),
     sinkNames,
     testSinks,
   };

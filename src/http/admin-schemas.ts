@@ -38,6 +38,7 @@ export const callId = pathParam('id', 'Record id');
 export const receiptId = pathParam('id', 'Receipt id');
 export const deliveryId = pathParam('id', 'Delivery id');
 export const sinkName = pathParam('name', 'Sink name');
+export const jobId = pathParam('id', 'Job id, as the request that started the job answered it');
 
 export const callsQuery = z.strictObject({
   hook: z.string().optional().describe('Only this hook'),
@@ -141,6 +142,22 @@ export const retryBody = z.strictObject({
   ids: z.array(z.number().int().positive()).min(1).optional().describe('Only these deliveries'),
 });
 
+/**
+ * docs/reference.md#admin-api: the period whose calls are sent to the sink. A date is a day in the config's `timezone`,
+ * `to`'s included; a timestamp is an instant, `to`'s excluded. The operation reads them (admin/period-redelivery.ts),
+ * as it reads a date in the zone, and refuses one it cannot read with a 400 naming it.
+ */
+export const periodBody = z.strictObject({
+  from: z.string().describe('First day (YYYY-MM-DD, in the configured timezone) or ISO timestamp'),
+  to: z
+    .string()
+    .optional()
+    .describe(
+      'Last day, included (YYYY-MM-DD), or ISO timestamp, excluded; default: when the job starts, which it never passes',
+    ),
+  dry_run: z.boolean().default(false).describe('true: count what would be sent, and send nothing'),
+});
+
 type ObjectSchema = z.ZodObject;
 
 /** What one admin route takes: path parameters, query parameters and a JSON body, each optional. */
@@ -173,6 +190,8 @@ export const adminRequests = {
   'get /admin/sinks': {},
   'post /admin/sinks/{name}/pause': { params: sinkName },
   'post /admin/sinks/{name}/resume': { params: sinkName },
+  'post /admin/sinks/{name}/redeliver': { params: sinkName, body: periodBody, bodyRequired: true },
+  'get /admin/jobs/{id}': { params: jobId },
 } as const satisfies Record<string, AdminRequest>;
 
 export type AdminRouteKey = keyof typeof adminRequests;

@@ -50,7 +50,7 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
  * admin/ module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
  */
 export function adminRoutes({
-  admin: { calls, deliveries, receipts, sinks },
+  admin: { calls, deliveries, receipts, sinks, redeliveries },
   intake: { hooks },
   adminToken,
   secrets,
@@ -145,6 +145,16 @@ export function adminRoutes({
       )
       .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) =>
         reply(await sinks.pauseSink(c.req.valid('param').name, false)),
+      )
+      // docs/reference.md#admin-api: accepted at once, and done in the background by a job this serve keeps in memory.
+      .post(
+        '/sinks/:name/redeliver',
+        param(on['post /admin/sinks/{name}/redeliver'].params),
+        json(on['post /admin/sinks/{name}/redeliver'].body),
+        async (c) => reply({ job: redeliveries.redeliverPeriod(c.req.valid('param').name, c.req.valid('json')) }, 202),
+      )
+      .get('/jobs/:id', param(on['get /admin/jobs/{id}'].params), async (c) =>
+        reply(redeliveries.job(c.req.valid('param').id)),
       )
       .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) =>
         reply(await deliveries.retryDelivery(c.req.valid('param').id)),

@@ -153,6 +153,24 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     'Pause a sink for every replica, kept across restarts: its deliveries stay pending and spend no attempt',
   ),
   'post /admin/sinks/{name}/resume': sinkAction('Resume a paused sink: its pending deliveries are due now'),
+  'post /admin/sinks/{name}/redeliver': {
+    summary:
+      "Send the calls received in a period to this sink, those its route takes (its `when`; test traffic only to a sink that takes it), held calls and calls with a delivery to it pending or in flight left out; one already delivered is sent again, under the same idempotency key. Done in the background by a job kept in this serve's memory",
+    responses: {
+      202: {
+        description: 'Started: the job as it starts, to be read at /admin/jobs/{id}',
+        content: json({ type: 'object', required: ['job'], properties: { job: ref('Job') } }),
+      },
+      400: error('Unknown sink (the message names those there are), a bad date, or an empty period'),
+    },
+  },
+  'get /admin/jobs/{id}': {
+    summary: 'A background job (a period redelivery) as it is now: its state, how far it is, its errors',
+    responses: {
+      200: { description: 'The job', content: json(ref('Job')) },
+      404: error('No such job: never started by this serve, forgotten, or lost in a restart (jobs live in memory)'),
+    },
+  },
 };
 
 /** The admin paths: each route of the table, its parameters and body from its schemas, its words from above. */
@@ -445,6 +463,39 @@ export function openApiDocument(hooks: readonly string[]): object {
               type: 'boolean',
               description:
                 'Whether last_error is newer than last_success_at: a failure older than the last success is history',
+            },
+          },
+        },
+        Job: {
+          type: 'object',
+          required: ['id', 'kind', 'state', 'started_at', 'finished_at', 'errors'],
+          properties: {
+            id: { type: 'string' },
+            kind: { const: 'redeliver' },
+            state: {
+              enum: ['running', 'done', 'failed', 'stopped'],
+              description: 'stopped: serve shut down while it ran; failed: it gave up, errors say why',
+            },
+            started_at: { type: 'string', format: 'date-time' },
+            finished_at: { type: ['string', 'null'], format: 'date-time' },
+            errors: { type: 'array', items: { type: 'string' }, description: 'Each failure met, retried or not' },
+            sink: { type: 'string' },
+            from: { type: 'string', format: 'date-time', description: 'The period, from (included)' },
+            to: { type: 'string', format: 'date-time', description: 'to (excluded); never past the job start' },
+            dry_run: { type: 'boolean' },
+            total: {
+              type: ['integer', 'null'],
+              description: 'Calls received in the period, counted as the job starts',
+            },
+            done: { type: 'integer', description: 'Calls looked at so far' },
+            queued: { type: 'integer', description: 'Deliveries made pending (a dry run: that would be)' },
+            skipped: {
+              type: 'object',
+              properties: {
+                held: { type: 'integer' },
+                not_for_sink: { type: 'integer', description: "Calls the sink's route does not take" },
+                pending: { type: 'integer', description: 'Calls whose delivery to the sink is pending or in flight' },
+              },
             },
           },
         },
