@@ -174,7 +174,7 @@ export async function serve({
   const stopBehind = async (deadline = Date.now() + config.shutdownGraceMs) => {
     keys.stop();
     await reconciler?.stop();
-    // A period's redelivery stops between two chunks; what it queued stays queued (docs/reference.md#admin-api).
+    // A period's redelivery stops between two chunks; what it queued stays queued (docs/reference.md#a-period-to-one-sink).
     await admin.redeliveries.stop();
     await worker.stop(Math.max(0, deadline - Date.now()));
     await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));

@@ -7,7 +7,7 @@ import { attemptOk, commitData, unique } from './helpers/store-inputs.js';
 import type { StorePeek } from './store-contract.js';
 
 /**
- * A period's redelivery to one sink (docs/reference.md#command-line: `calls redeliver --sink NAME --from DATE`), as
+ * A period's redelivery to one sink (docs/reference.md#a-period-to-one-sink: `calls redeliver --sink NAME --from DATE`), as
  * every Store keeps it: the calls received in a period counted, read a chunk at a time in the order received with
  * their delivery to the sink, and sent to it: a missing delivery made, a done or dead one pending again, a pending or
  * in-flight one, a held call and a call not stored left alone. The calls sit in a year of their own (1999), so no

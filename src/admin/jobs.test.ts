@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createJobs, type JobView } from './jobs.js';
 
-/** The registry of background jobs (docs/reference.md#admin-api): answered at once, read as they go, kept in memory. */
+/** The registry of background jobs (docs/reference.md#a-period-to-one-sink): answered at once, read as they go, kept in memory. */
 
 interface Counting extends JobView {
   kind: 'count';

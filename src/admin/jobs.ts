@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 /**
- * Work an admin request starts and leaves running (docs/reference.md#admin-api: a period's redelivery), answered at
+ * Work an admin request starts and leaves running (docs/reference.md#a-period-to-one-sink), answered at
  * once with the job's id, which `GET /admin/jobs/<id>` reads as it goes. Kept in the memory of the serve that runs
  * it, and nowhere else: a restart loses a running job's rest, and another replica does not know it. What a job has
  * done is in the store (the deliveries it made), so running it again does the rest; the job is only its progress.

@@ -11,7 +11,7 @@ import { createJobs, type Jobs } from './jobs.js';
 import { type PeriodDeps, type RedeliveryJob, redeliverPeriod } from './period-redelivery.js';
 
 /**
- * A period's redelivery to one sink (docs/reference.md#admin-api) on a real store: which calls go (the sink's route,
+ * A period's redelivery to one sink (docs/reference.md#a-period-to-one-sink) on a real store: which calls go (the sink's route,
  * no held call, none twice), the period read as days in the zone, the job's figures, its retries and its stop.
  */
 
@@ -36,7 +36,9 @@ beforeEach(() => {
   before = compileHooks(config);
   for (const name of ['end-of-call', 'held'])
     config.hooks.set(name, { ...config.hooks.get(name)!, sinks: ['crm', 'orders'] });
-  hooks = compileHooks(config, [{ name: 'orders', when: { field: 'call_outcome', eq: 'order placed' } }]);
+  hooks = compileHooks(config, [
+    { name: 'orders', when: { field: 'call_outcome', eq: 'order placed' }, testTraffic: false },
+  ]);
   jobs = createJobs();
   woken = 0;
   deps = { store, hooks, sinkNames: ['crm', 'orders'], notify: () => woken++, clock, jobs, now: () => NOW };

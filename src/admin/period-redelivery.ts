@@ -8,7 +8,7 @@ import { type Clock, nextDay } from '../web/time.js';
 import type { Jobs, JobView } from './jobs.js';
 
 /**
- * Sends the calls of a period to one sink (docs/reference.md#command-line: `callhook calls redeliver --sink NAME
+ * Sends the calls of a period to one sink (docs/reference.md#a-period-to-one-sink: `callhook calls redeliver --sink NAME
  * --from DATE [--to DATE]`, `POST /admin/sinks/<name>/redeliver`): a sink added after the calls were stored, a CRM
  * restored from a backup. The request is answered at once with a job (jobs.ts) that walks the period a chunk at a time
  * and makes each chunk's deliveries in one short write, with a pause after it as long as the write took, so the

@@ -24,6 +24,16 @@ export function withAdminOptions(command: Command): Command {
 
 export type AdminCall = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) => Promise<unknown>;
 
+/** The serve answered, with an error status: a command may tell one status from another (a job gone: 404). */
+export class AdminReplyError extends Error {
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super(message);
+    this.name = 'AdminReplyError';
+    this.status = status;
+  }
+}
+
 export async function adminClient(config: Config, { url }: AdminClientOptions): Promise<AdminCall> {
   const base = (url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
   const token = await adminToken(config);
@@ -55,8 +65,9 @@ export async function adminClient(config: Config, { url }: AdminClientOptions): 
     }
     if (!res.ok) {
       const message = (reply as { message?: unknown })?.message;
-      throw new Error(
+      throw new AdminReplyError(
         `serve at ${base} answered ${res.status}: ${typeof message === 'string' ? message : text.slice(0, 200)}`,
+        res.status,
       );
     }
     return reply;

@@ -9,6 +9,7 @@ import { callLine } from './call-line.js';
 import { addColumns, BOM, csvColumns, csvHeader, csvRow } from './calls-csv.js';
 import { commandConfig, configSecrets, positive, withStore } from './context.js';
 import type { CommandIo } from './io.js';
+import { type PeriodOptions, redeliverPeriod } from './redeliver-period.js';
 import { dayRange, zonedIso } from './zoned-time.js';
 
 const EXPORT_PAGE = 1000;
@@ -138,12 +139,18 @@ export function callsCommand(io: CommandIo): Command {
     calls
       .command('redeliver')
       .description(
-        'deliver a call again through the running serve: to every sink of its hook that wants it, or to the ones named',
+        'deliver a call again through the running serve: to every sink of its hook that wants it, or to the ones named; with --from, the calls of a period to one sink, in the background, with progress',
       ),
   )
-    .argument('<id>')
-    .option('--sink <name...>', 'only these sinks')
-    .action(async (id: string, opts: AdminOptions & { sink?: string[] }) => {
+    .argument('[id]', 'the call (not with --from)')
+    .option('--sink <name...>', 'only these sinks (with --from: the one sink)')
+    .option('--from <date>', "the calls of a period, from this day (in serve's timezone) or ISO time")
+    .option('--to <date>', 'with --from: to this day, included (default: now)')
+    .option('--dry-run', 'with --from: say how many calls would be sent, and send nothing')
+    .action(async (id: string | undefined, opts: PeriodOptions) => {
+      // docs/reference.md#a-period-to-one-sink: the period form is its own file; the one-call form stays as it was.
+      if (opts.from !== undefined || opts.to !== undefined || opts.dryRun) return redeliverPeriod(io, id, opts);
+      if (id === undefined) throw new Error('give a call id, or --sink NAME --from DATE to send the calls of a period');
       const admin = await adminClient(commandConfig(io.env, opts.config), opts);
       const reply = (await admin(
         'POST',

@@ -143,7 +143,7 @@ export const retryBody = z.strictObject({
 });
 
 /**
- * docs/reference.md#admin-api: the period whose calls are sent to the sink. A date is a day in the config's `timezone`,
+ * docs/reference.md#a-period-to-one-sink: the period whose calls are sent to the sink. A date is a day in the config's `timezone`,
  * `to`'s included; a timestamp is an instant, `to`'s excluded. The operation reads them (admin/period-redelivery.ts),
  * as it reads a date in the zone, and refuses one it cannot read with a 400 naming it.
  */

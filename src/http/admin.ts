@@ -146,7 +146,7 @@ export function adminRoutes({
       .post('/sinks/:name/resume', param(on['post /admin/sinks/{name}/resume'].params), async (c) =>
         reply(await sinks.pauseSink(c.req.valid('param').name, false)),
       )
-      // docs/reference.md#admin-api: accepted at once, and done in the background by a job this serve keeps in memory.
+      // docs/reference.md#a-period-to-one-sink: accepted at once, and done in the background by a job this serve keeps in memory.
       .post(
         '/sinks/:name/redeliver',
         param(on['post /admin/sinks/{name}/redeliver'].params),

@@ -3,7 +3,7 @@ import type { CallStatus } from './calls.js';
 import type { DeliveryState } from './outbox.js';
 
 /**
- * What a period's redelivery to one sink asks of the store (docs/reference.md#command-line: `calls redeliver --sink
+ * What a period's redelivery to one sink asks of the store (docs/reference.md#a-period-to-one-sink: `calls redeliver --sink
  * NAME --from DATE`): the calls received in the period, a chunk at a time, each with the state of its delivery to that
  * sink, and deliveries made for the ones that are to go. Which ones go is the admin operation's to decide
  * (admin/period-redelivery.ts: the sink's route, as at intake); the store only reads and writes, each chunk in a
