@@ -3,6 +3,7 @@ import { dirname, extname, resolve } from 'node:path';
 import { isSupportedCountry } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { type AlertsConfig, alertsSchema, DEFAULT_ALERTS, publicUrlSchema } from './alerts/config.js';
 import { durationSchema } from './duration.js';
 import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
@@ -148,6 +149,10 @@ const fileSchema = z.strictObject({
       lookback: durationSchema.default(7 * 86_400_000),
     })
     .optional(),
+  /** The dashboard's address as seen from outside, for the links in alert messages (docs/reference.md#alerts). */
+  public_url: publicUrlSchema.optional(),
+  /** Channels and rules (docs/reference.md#alerts); its own module, as it is a part of its own. */
+  alerts: alertsSchema.optional(),
 });
 
 export interface HookConfig {
@@ -206,6 +211,9 @@ export interface Config {
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
   reconcile: ReconcileConfig | undefined;
+  /** Without a trailing slash. */
+  publicUrl: string | undefined;
+  alerts: AlertsConfig;
   /** Every value `${VAR}` filled in, and where: some are secrets by where they land (secret-values.ts). */
   filled: FilledValue[];
   /** What is allowed but unwise (a short key), for serve to log and `config check` to print; never a secret. */
@@ -293,6 +301,14 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
   if (reconcile && hooks.get(reconcile.hook)!.kind === 'in-call')
     throw new ConfigError(`reconcile.hook: "${reconcile.hook}" is an in-call hook, which stores nothing`);
 
+  const alerts = f.alerts ?? DEFAULT_ALERTS;
+  const watched = alerts.rules.no_calls === false ? [] : (alerts.rules.no_calls.hooks ?? []);
+  const unknownHook = watched.find((name) => !hooks.has(name));
+  if (unknownHook)
+    throw new ConfigError(
+      `alerts.rules.no_calls.hooks: no hook is named "${unknownHook}" (hooks: ${[...hooks.keys()].join(', ')})`,
+    );
+
   const port = env.PORT !== undefined ? parsePort(env.PORT) : (f.port ?? 8787);
   const logLevel = env.LOG_LEVEL ?? f.log_level ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -325,6 +341,8 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     hooks,
     sinks,
     reconcile,
+    publicUrl: f.public_url,
+    alerts,
     filled,
     warnings: weakKeys([
       [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],

@@ -1,3 +1,5 @@
+import { channelType } from './alerts/channels/types.js';
+import { channelEntry } from './alerts/config.js';
 import type { Config } from './config.js';
 import type { SinkSpec } from './sinks/registry.js';
 
@@ -40,25 +42,13 @@ export function secretValues(config: Config, specs: readonly Pick<SinkSpec, 'nam
   for (const url of [config.databaseUrl, config.reconcile?.apiUrl]) if (url) urlSecrets(url).forEach(add);
 
   const declared = new Map(specs.map((spec) => [spec.name, new Set(spec.secretOptions)]));
-  for (const [index, sink] of config.sinks.entries()) {
-    const secretPaths = declared.get(sink.name) ?? new Set<string>();
-    walk(sink, [], (value, path) => {
-      if (isSecretOption(path, secretPaths)) add(value);
-      if (headerName(path) !== undefined && SECRET_HEADER.test(headerName(path)!)) headerSecrets(value).forEach(add);
-      urlSecrets(value).forEach(add);
-    });
-    // A value filled in from the environment is secret where it lands in a secret option, any header or a URL.
-    for (const filled of config.filled) {
-      const path = sinkPath(filled.path, index);
-      if (path === undefined) continue;
-      const landed = valueAt(sink, path);
-      if (
-        isSecretOption(path, secretPaths) ||
-        headerName(path) !== undefined ||
-        (typeof landed === 'string' && isUrl(landed))
-      )
-        add(filled.value);
-    }
+  for (const [index, sink] of config.sinks.entries())
+    entrySecrets(sink, declared.get(sink.name) ?? new Set(), filledIn(config.filled, ['sinks', index])).forEach(add);
+  // Alert channels are entries like sinks (docs/reference.md#alerts): a webhook URL, a routing key, an SMTP password.
+  for (const [index, channel] of config.alerts.channels.entries()) {
+    const secretPaths = new Set(channelType(channel.type)?.secretOptions);
+    const filled = filledIn(config.filled, ['alerts', 'channels', index]);
+    entrySecrets(channelEntry(channel), secretPaths, filled).forEach(add);
   }
   for (const filled of config.filled) {
     const [top] = filled.path;
@@ -67,9 +57,41 @@ export function secretValues(config: Config, specs: readonly Pick<SinkSpec, 'nam
   return [...secrets];
 }
 
-/** The path of a filled value inside sink `index`, when it is in that sink. */
-function sinkPath(path: Path, index: number): Path | undefined {
-  return path[0] === 'sinks' && path[1] === index ? path.slice(2) : undefined;
+/**
+ * The secrets of one config entry (a sink, an alert channel): its declared and secret-named options, its credential
+ * headers and the credentials inside its URLs; and a value filled in from the environment where it lands in a secret
+ * option, any header or a URL.
+ */
+function entrySecrets(entry: unknown, secretPaths: ReadonlySet<string>, filled: readonly FilledAt[]): string[] {
+  const out: string[] = [];
+  walk(entry, [], (value, path) => {
+    if (isSecretOption(path, secretPaths)) out.push(value);
+    if (headerName(path) !== undefined && SECRET_HEADER.test(headerName(path)!)) out.push(...headerSecrets(value));
+    out.push(...urlSecrets(value));
+  });
+  for (const { path, value } of filled) {
+    const landed = valueAt(entry, path);
+    if (
+      isSecretOption(path, secretPaths) ||
+      headerName(path) !== undefined ||
+      (typeof landed === 'string' && isUrl(landed))
+    )
+      out.push(value);
+  }
+  return out;
+}
+
+interface FilledAt {
+  /** Inside its entry. */
+  path: Path;
+  value: string;
+}
+
+/** The values filled in inside the entry at `prefix` (`['sinks', 2]`), with their paths inside it. */
+function filledIn(filled: Config['filled'], prefix: Path): FilledAt[] {
+  return filled
+    .filter((f) => prefix.every((key, i) => f.path[i] === key))
+    .map((f) => ({ path: f.path.slice(prefix.length), value: f.value }));
 }
 
 function isSecretOption(path: Path, declared: ReadonlySet<string>): boolean {

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { channelEntry } from '../alerts/config.js';
 import type { Config, FilledValue, SinkConfig } from '../config.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake/pipeline.js';
@@ -35,6 +36,7 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
   const key = await webhookKey(config).catch(() => undefined);
   const token = await adminToken(config).catch(() => undefined);
   const secrets = [...secretValues(config, specs), ...(key ? [key] : []), ...(token ? [token] : [])];
+  const shown = config.filled.filter((f) => !secrets.includes(f.value));
   const resolved = {
     config_file: config.configPath ?? null,
     listen: `${config.host}:${config.port}`,
@@ -53,13 +55,7 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
         { ...hook, keys: hook.keys.length > 0 ? hook.keys : '(the global keys)' },
       ]),
     ),
-    sinks: withTestTraffic(
-      withVariables(
-        config.sinks,
-        config.filled.filter((f) => !secrets.includes(f.value)),
-      ),
-      specs,
-    ),
+    sinks: withTestTraffic(withVariables(config.sinks, shown, ['sinks']) as SinkConfig[], specs),
     reconcile: config.reconcile
       ? {
           api_url: config.reconcile.apiUrl,
@@ -69,6 +65,17 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
           lookback_ms: config.reconcile.lookbackMs,
         }
       : null,
+    public_url: config.publicUrl ?? null,
+    alerts: {
+      channels: withVariables(config.alerts.channels.map(channelEntry), shown, ['alerts', 'channels']),
+      // docs/reference.md#alerts: read and checked, not yet evaluated.
+      rules: Object.fromEntries(
+        Object.entries(config.alerts.rules).map(([name, rule]) => [
+          name,
+          rule && 'active_hours' in rule ? { ...rule, active_hours: rule.active_hours.text } : rule,
+        ]),
+      ),
+    },
   };
   return JSON.stringify(maskSecrets(resolved, secrets), null, 2);
 }
@@ -85,12 +92,12 @@ function withTestTraffic(sinks: readonly SinkConfig[], specs: readonly SinkSpec[
   });
 }
 
-/** A copy of the sinks with each filled value written back as the `${VAR}` it came from. */
-function withVariables(sinks: readonly SinkConfig[], filled: readonly FilledValue[]): SinkConfig[] {
-  const copy = structuredClone(sinks) as SinkConfig[];
+/** A copy of the entries at `prefix` (the sinks, the channels) with each filled value written back as its `${VAR}`. */
+function withVariables(entries: readonly object[], filled: readonly FilledValue[], prefix: readonly string[]): unknown {
+  const copy = structuredClone(entries) as unknown as Record<string | number, unknown>;
   for (const { path, variable, value } of filled) {
-    if (path[0] !== 'sinks' || path.length < 3) continue;
-    const parent = valueAt(copy, path.slice(1, -1)) as Record<string | number, unknown> | undefined;
+    if (!prefix.every((key, i) => path[i] === key) || path.length < prefix.length + 2) continue;
+    const parent = valueAt(copy, path.slice(prefix.length, -1)) as Record<string | number, unknown> | undefined;
     const last = path.at(-1)!;
     const text = parent?.[last];
     if (typeof text === 'string') parent![last] = text.replace(value, () => `\${${variable}}`);

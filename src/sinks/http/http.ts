@@ -20,12 +20,12 @@ const RESERVED_HEADERS = new Set([
   'webhook-signature',
 ]);
 
-const signingSecret = z.string().refine((secret) => secretBytes(secret) !== undefined, {
+export const signingSecret = z.string().refine((secret) => secretBytes(secret) !== undefined, {
   // Never echo the value: it is a secret.
   error: `signing.secret must be "whsec_" followed by the base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} random bytes (Standard Webhooks)`,
 });
 
-const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
+export const headers = z.record(z.string(), z.string()).superRefine((value, ctx) => {
   for (const [name, headerValue] of Object.entries(value)) {
     const problem = RESERVED_HEADERS.has(name.toLowerCase())
       ? 'is set by callhook on every attempt'
@@ -49,16 +49,7 @@ export const httpSink = defineSinkType({
       headers: headers.default({}),
       signing: z.strictObject({ secret: signingSecret }).optional(),
     })
-    .superRefine(({ url, headers: configured }, ctx) => {
-      const withUser = URL.canParse(url) && new URL(url).username !== '';
-      if (withUser && Object.keys(configured).some((name) => name.toLowerCase() === 'authorization')) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['url'],
-          message: 'url carries user:password and headers an Authorization too; keep one of them',
-        });
-      }
-    }),
+    .superRefine(oneAuthorization),
   open({ url: configuredUrl, method, headers: configured, signing }) {
     const key = signing ? secretBytes(signing.secret) : undefined;
     const { url, authorization } = basicFromUserInfo(configuredUrl);
@@ -72,13 +63,7 @@ export const httpSink = defineSinkType({
         sent.set('content-type', 'application/json');
         sent.set('idempotency-key', idempotencyKey);
         sent.set('x-callhook-attempt', String(attempt));
-        if (key) {
-          // The timestamp is the attempt's, not the call's, so a receiver can refuse replays of old attempts.
-          const timestamp = Math.floor(Date.now() / 1000);
-          sent.set('webhook-id', idempotencyKey);
-          sent.set('webhook-timestamp', String(timestamp));
-          sent.set('webhook-signature', sign(key, idempotencyKey, timestamp, body));
-        }
+        if (key) setSignature(sent, key, idempotencyKey, body);
         const response = await sendRequest(url, { method, headers: sent, body }, { signal });
         // Nothing in a 2xx body matters; cancelling frees the connection for the next delivery.
         await response.body?.cancel();
@@ -87,11 +72,37 @@ export const httpSink = defineSinkType({
   },
 });
 
+/** Credentials in the URL's user info and an Authorization header as well: one would silently win. */
+export function oneAuthorization(
+  { url, headers: configured }: { url: string; headers: Record<string, string> },
+  ctx: z.RefinementCtx,
+): void {
+  const withUser = URL.canParse(url) && new URL(url).username !== '';
+  if (withUser && Object.keys(configured).some((name) => name.toLowerCase() === 'authorization')) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['url'],
+      message: 'url carries user:password and headers an Authorization too; keep one of them',
+    });
+  }
+}
+
+/**
+ * Standard Webhooks' three headers over the exact `body` sent. The timestamp is the attempt's, not the call's, so a
+ * receiver can refuse replays of old attempts.
+ */
+export function setSignature(headers: Headers, key: Buffer, id: string, body: string): void {
+  const timestamp = Math.floor(Date.now() / 1000);
+  headers.set('webhook-id', id);
+  headers.set('webhook-timestamp', String(timestamp));
+  headers.set('webhook-signature', sign(key, id, timestamp, body));
+}
+
 /**
  * `https://user:password@host/…` as curl reads it: the user info sent as `Authorization: Basic` (RFC 7617), the URL
  * without it, since fetch refuses a URL that holds credentials (Fetch standard, "Request" constructor, step 7.2).
  */
-function basicFromUserInfo(text: string): { url: string; authorization?: string } {
+export function basicFromUserInfo(text: string): { url: string; authorization?: string } {
   const url = new URL(text);
   if (url.username === '' && url.password === '') return { url: text };
   const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
@@ -106,7 +117,7 @@ export function sign(key: Buffer, id: string, timestamp: number, body: string): 
 }
 
 /** The key bytes of a `whsec_` secret, or undefined when it is not one. */
-function secretBytes(secret: string): Buffer | undefined {
+export function secretBytes(secret: string): Buffer | undefined {
   const match = SIGNING_SECRET.exec(secret);
   if (!match?.[1]) return undefined;
   const bytes = Buffer.from(match[1], 'base64');

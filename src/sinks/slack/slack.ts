@@ -21,7 +21,7 @@ const SENTIMENT_EMOJI: Readonly<Record<string, string>> = {
 };
 
 /** The webhook URL is itself the credential, so only https leaves the machine; plain http is for a local fake. */
-const webhookUrl = z
+export const webhookUrl = z
   .url({
     protocol: /^https?$/,
     error: 'webhook_url must be an https:// Slack incoming webhook URL',
