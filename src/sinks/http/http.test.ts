@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import type { CallRecord } from '../../record.js';
@@ -100,6 +101,17 @@ describe('http sink', () => {
     const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
     const expected = createHmac('sha256', key).update(`${headers['webhook-id']}.${timestamp}.${body}`).digest('base64');
     expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+  });
+
+  it("signs so that the Standard Webhooks library's own Webhook.verify accepts the delivery", async () => {
+    const { url, received } = await receiver();
+    await (await open({ url, signing: { secret: SECRET } })).deliver(record, context());
+    const { headers, body } = received[0]!;
+    const verified = new Webhook(SECRET).verify(body, headers as Record<string, string>);
+    expect(verified).toEqual(JSON.parse(body));
+    expect(() => new Webhook(SECRET).verify(`${body} `, headers as Record<string, string>)).toThrow(
+      WebhookVerificationError,
+    );
   });
 
   it('matches the test vector of the Standard Webhooks reference libraries', () => {
