@@ -14,6 +14,33 @@ async function secretsOf(yaml: string, env: Record<string, string> = {}): Promis
 }
 
 describe('what counts as a secret (docs/reference.md#secrets)', () => {
+  it("the alert channels' secrets, written out or filled in from the environment, and no other option of theirs", async () => {
+    const signing = `whsec_${Buffer.from('channel-signing-bytes-01234567').toString('base64')}`;
+    const secrets = await secretsOf(
+      [
+        'alerts:',
+        '  channels:',
+        '    - { name: ops, type: slack, webhook_url: "https://hooks.slack.com/services/T0/B0/slackpath0123" }',
+        `    - { name: hook, type: http, url: "https://alerts.example.in/in", headers: { X-Api-Key: "\${HOOK_KEY}", X-Team: ops }, signing: { secret: "${signing}" } }`,
+        '    - { name: mail, type: email, smtp_url: "smtp://ops:smtp-pass-0123@smtp.example.in:587", from: a@example.in, to: [b@example.in] }',
+        '    - { name: pager, type: pagerduty, routing_key: "${PD_KEY}" }',
+      ].join('\n'),
+      { HOOK_KEY: 'hook-header-key-0123', PD_KEY: 'pd-routing-key-0123' },
+    );
+    expect(secrets).toEqual(
+      expect.arrayContaining([
+        'https://hooks.slack.com/services/T0/B0/slackpath0123',
+        'hook-header-key-0123',
+        signing,
+        'smtp://ops:smtp-pass-0123@smtp.example.in:587',
+        'smtp-pass-0123',
+        'pd-routing-key-0123',
+      ]),
+    );
+    for (const shown of ['ops', 'https://alerts.example.in/in', 'a@example.in', 'b@example.in'])
+      expect(secrets).not.toContain(shown);
+  });
+
   it('every key and token callhook accepts', async () => {
     const secrets = await secretsOf(
       [

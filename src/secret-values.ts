@@ -66,6 +66,7 @@ function entrySecrets(entry: unknown, secretPaths: ReadonlySet<string>, filled: 
   const out: string[] = [];
   walk(entry, [], (value, path) => {
     if (isSecretOption(path, secretPaths)) out.push(value);
+    if (secretPaths.has(path.join('.'))) out.push(...secretUrlPath(value));
     if (headerName(path) !== undefined && SECRET_HEADER.test(headerName(path)!)) out.push(...headerSecrets(value));
     out.push(...urlSecrets(value));
   });
@@ -79,6 +80,17 @@ function entrySecrets(entry: unknown, secretPaths: ReadonlySet<string>, filled: 
       out.push(value);
   }
   return out;
+}
+
+/**
+ * A URL a type declares secret (a Slack webhook's) has its credential in its path: a service that quotes the path it
+ * was sent, without the host, must not show it either. Only a declared one: an option merely named like a secret
+ * (`token_url`) holds a public address whose path (`/token`) is in every other line.
+ */
+function secretUrlPath(value: string): string[] {
+  if (!isUrl(value) || !URL.canParse(value)) return [];
+  const { pathname } = new URL(value);
+  return pathname.length > 1 ? [pathname] : [];
 }
 
 interface FilledAt {

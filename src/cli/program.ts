@@ -1,5 +1,6 @@
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { CallhookError } from '../errors.js';
+import { alertsCommand } from './alerts.js';
 import { backupCommand } from './backup.js';
 import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
@@ -39,6 +40,7 @@ export function createProgram(io: CliIo): Command {
     backupCommand(run),
     reconcileCommand(run),
     simulateCommand(run),
+    alertsCommand(run),
   ])
     program.addCommand(command);
   // Each command has its own settings (addCommand copies none): every one's help and usage errors go to io, and
