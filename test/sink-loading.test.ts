@@ -31,6 +31,8 @@ describe('a sink type and its client library are loaded only when a config names
     });
     expect(loaded).toContain('pino'); // the list holds what was loaded
     expect(QUEUE_CLIENTS.filter((name) => loaded.includes(name))).toEqual([]);
+    // The e-mail alert channel loads it with its first message (docs/reference.md#alerts).
+    expect(loaded).not.toContain('nodemailer');
   });
 
   it('loads ioredis, and no other queue client, once a redis-stream sink is configured', async () => {
