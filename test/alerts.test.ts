@@ -135,7 +135,7 @@ describe('callhook alerts test', () => {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
-      return run.stderr.replace(/^callhook: config file \S+: /, '').trimEnd();
+      return run.stderr.replace(/^callhook: (config file \S+: )?/, '').trimEnd();
     };
     expect(await refused(['alerts: { channels: [ { name: a, type: sms } ] }'])).toBe(
       'alerts.channels[0].type: unknown channel type "sms" (types: log, slack, http, email, pagerduty)',
@@ -152,8 +152,11 @@ describe('callhook alerts test', () => {
     expect(await refused(['alerts: { rules: { no_calls: { active_hours: "9-5" } } }'])).toMatch(
       /^alerts\.rules\.no_calls\.active_hours: "9-5" is not HH:MM-HH:MM/,
     );
+    expect(
+      await refused(['sinks: [ { name: crm, type: crm9 } ]', 'alerts: { channels: [ { name: a, type: log } ] }']),
+    ).toMatch(/^sinks\[0\]\.type: unknown sink type "crm9"/);
     expect(await refused(['alerts: { channels: [] }'])).toBe(
-      'callhook: no alert channels are configured (alerts.channels in the config)',
+      'no alert channels are configured (alerts.channels in the config)',
     );
   });
 });

@@ -28,7 +28,8 @@ export function alertsCommand(io: CommandIo): Command {
         const channels = opts.channel === undefined ? all : all.filter((c) => c.name === opts.channel);
         if (channels.length === 0)
           throw new Error(`no alert channel is named ${opts.channel} (channels: ${all.map((c) => c.name).join(', ')})`);
-        const specs = await resolveConfiguredSinks(config).catch(() => []);
+        // As serve would: a sink entry it would refuse is a config error here too.
+        const specs = await resolveConfiguredSinks(config);
         const secrets = secretValues(config, specs);
         // The log channel's line goes to stderr, so that stdout is one line per channel.
         const log = createLogger({ level: config.logLevel, secrets, destination: io.stderr as DestinationStream });
