@@ -133,6 +133,22 @@ hooks:
     expect(() => loadConfig({}, file('shutdown_grace: soon\n'))).toThrow(/shutdown_grace/);
   });
 
+  it('reads store_deadline, 8s by default, and refuses one the sender could not wait for (docs/reference.md#replies)', () => {
+    expect(loadConfig({}).storeDeadlineMs).toBe(8_000);
+    expect(loadConfig({}, file('store_deadline: 9.5s\n')).storeDeadlineMs).toBe(9_500);
+    expect(loadConfig({}, file('store_deadline: 1s\n')).storeDeadlineMs).toBe(1_000);
+    for (const text of ['12s', '10s', '500ms']) {
+      let message = '';
+      try {
+        loadConfig({}, file(`store_deadline: ${text}\n`));
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/store_deadline: store_deadline must be at least 1s and less than 10s/);
+      expect(message).not.toContain('\n');
+    }
+  });
+
   it('stops with a message that names the bad key', () => {
     const cases: [string, RegExp][] = [
       ['prot: 1\n', /prot: unknown key/],

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type AlertsConfig, alertsSchema, DEFAULT_ALERTS, publicUrlSchema } from './alerts/config.js';
 import { durationSchema } from './duration.js';
+import { STORE_DEADLINE_MS } from './http/deadline.js';
 import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
 import { DEFAULT_PHONE_REGION } from './normalize/formats.js';
@@ -126,6 +127,14 @@ const fileSchema = z.strictObject({
   request_timeout: durationSchema.default(30_000),
   /** After SIGTERM, how long requests and deliveries in flight get to finish (docs/reference.md#shutdown). */
   shutdown_grace: durationSchema.default(10_000),
+  /**
+   * How long a webhook's commit may take before its reply is a 503 (docs/reference.md#replies, http/deadline.ts). The
+   * sender waits 10 s (spec section 6.1): a reply later than that is lost anyway, and under 1 s a brief stall of
+   * the store refuses calls it would have taken.
+   */
+  store_deadline: durationSchema
+    .refine((ms) => ms >= 1_000 && ms < 10_000, 'store_deadline must be at least 1s and less than 10s')
+    .default(STORE_DEADLINE_MS),
   /** After `max` failed authentications from one address within `window`, it gets 429 until the window ends. */
   auth_limit: z
     .strictObject({ max: z.number().int().min(1).default(20), window: durationSchema.default(60_000) })
@@ -208,6 +217,8 @@ export interface Config {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   shutdownGraceMs: number;
+  /** A webhook's reply is a 503 when its commit has not finished by then (http/deadline.ts). */
+  storeDeadlineMs: number;
   hooks: Map<string, HookConfig>;
   sinks: SinkConfig[];
   reconcile: ReconcileConfig | undefined;
@@ -338,6 +349,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     headersTimeoutMs: f.headers_timeout,
     requestTimeoutMs: f.request_timeout,
     shutdownGraceMs: f.shutdown_grace,
+    storeDeadlineMs: f.store_deadline,
     hooks,
     sinks,
     reconcile,

@@ -150,6 +150,7 @@ export async function serve({
       secureCookies: config.secureCookies,
       metricsToken: config.metricsToken,
       timezone: config.timezone,
+      storeDeadlineMs: config.storeDeadlineMs,
     },
     keys: { adminToken: keys.admin, globalKeys: keys.webhook, secrets },
     intake,

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { healthRoutes } from './health.js';
 
 /** What a PostgreSQL client says when its server refuses: the host, its address and the database user. */
@@ -58,5 +58,27 @@ describe('/readyz', () => {
       checks: { store: 'failing', delivery: 'stopped', intake: 'ok' },
     });
     expect(lines.map((l) => l.check)).toEqual(['store']);
+  });
+
+  it('gives the store probe the webhook deadline when shorter, and never more than 5 s (docs/reference.md#health)', async () => {
+    vi.useFakeTimers();
+    try {
+      const answered = (storeDeadlineMs: number) => {
+        const { app } = routes(() => new Promise<void>(() => undefined), { storeDeadlineMs });
+        let status = 0;
+        void Promise.resolve(app.request('/readyz')).then((res) => (status = res.status));
+        return () => status;
+      };
+      const atDefault = answered(8_000);
+      const atShort = answered(1_000);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(atShort()).toBe(503);
+      await vi.advanceTimersByTimeAsync(3_999);
+      expect(atDefault()).toBe(0);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(atDefault()).toBe(503);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Maintenance } from '../store/maintenance.js';
-import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
+import { STORE_DEADLINE_MS, STORE_PROBE_MS, withinDeadline } from './deadline.js';
 
 export interface HealthDeps {
   store: Pick<Maintenance, 'ping'>;
@@ -11,7 +11,11 @@ export interface HealthDeps {
   workerRunning: () => boolean;
   /** False once shutdown began, so a load balancer stops sending new calls here. */
   accepting: () => boolean;
-  /** How long the store's probe may take before readiness fails (deadline.ts). */
+  /**
+   * The config's `store_deadline`, what a webhook's commit gets (deadline.ts). The probe gets as long when shorter, as
+   * a store that cannot write within it cannot take a call either; never more than STORE_PROBE_MS, which a load
+   * balancer waits (docs/reference.md#health).
+   */
   storeDeadlineMs?: number;
 }
 
@@ -23,6 +27,7 @@ export function healthRoutes({
   accepting,
   storeDeadlineMs = STORE_DEADLINE_MS,
 }: HealthDeps): Hono {
+  const probeMs = Math.min(storeDeadlineMs, STORE_PROBE_MS);
   return new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
     .get('/readyz', async (c) => {
@@ -32,7 +37,7 @@ export function healthRoutes({
         intake: accepting() ? 'ok' : 'draining',
       };
       try {
-        await withinDeadline(store.ping(), storeDeadlineMs, 'the store probe');
+        await withinDeadline(store.ping(), probeMs, 'the store probe');
       } catch (err) {
         // docs/reference.md#health: /readyz answers anyone, and a store's error names hosts, addresses and database
         // users. The reply says which check failed; what failed is the operator's to read, in the log.

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { SinkView } from '../../admin/sinks.js';
-import { STORE_DEADLINE_MS, withinDeadline } from '../../http/deadline.js';
+import { STORE_PROBE_MS, withinDeadline } from '../../http/deadline.js';
 import type { ReconcileRun } from '../../store/reconcile-run.js';
 import { BarChart, topBars } from '../charts.js';
 import { CardTable, Note, Scroll, Tag, Time } from '../components.js';
@@ -30,7 +30,7 @@ export function overviewPage(ctx: WebContext): Hono {
 
 async function storeState({ store, log }: WebContext): Promise<'ok' | 'failing'> {
   try {
-    await withinDeadline(store.ping(), STORE_DEADLINE_MS, 'the store probe');
+    await withinDeadline(store.ping(), STORE_PROBE_MS, 'the store probe');
     return 'ok';
   } catch (err) {
     // As /readyz: the page says that it failed; what failed (hosts, users) is for the log.
@@ -45,7 +45,7 @@ async function storeState({ store, log }: WebContext): Promise<'ok' | 'failing'>
  */
 async function lastRun({ store, log }: WebContext): Promise<ReconcileRun | undefined | 'failing'> {
   try {
-    return await withinDeadline(store.lastReconcileRun(), STORE_DEADLINE_MS, 'the last reconcile run');
+    return await withinDeadline(store.lastReconcileRun(), STORE_PROBE_MS, 'the last reconcile run');
   } catch (err) {
     log.warn({ err }, 'dashboard: cannot read the last reconcile run');
     return 'failing';
