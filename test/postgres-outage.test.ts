@@ -88,7 +88,8 @@ describe.skipIf(!url)('PostgreSQL that stops answering', () => {
     relay = await startRelay(databaseUrl);
     const through = new URL(databaseUrl);
     through.host = `127.0.0.1:${relay.port}`;
-    server = await startServer({ env: { DATABASE_URL: through.toString() } });
+    // A short store_deadline, so the test does not wait the 8 s default for its 503 (docs/reference.md#replies).
+    server = await startServer({ env: { DATABASE_URL: through.toString() }, config: { store_deadline: '2s' } });
   });
   afterAll(async () => {
     relay.thaw();
@@ -104,10 +105,13 @@ describe.skipIf(!url)('PostgreSQL that stops answering', () => {
     expect((await post(server.url, sampleCall({ call_id: 'before' }))).status).toBe(200);
 
     relay.freeze();
+    const frozenAt = Date.now();
     const [during, ready] = await Promise.all([
       post(server.url, sampleCall({ call_id: 'during' })),
       fetch(`${server.url}/readyz`),
     ]);
+    // Both at the configured deadline, which serve passes to the routes.
+    expect(Date.now() - frozenAt).toBeLessThan(4_000);
     expect(during.status).toBe(503);
     expect(await during.json()).toEqual({ error: 503, message: 'The store cannot commit the call right now' });
     expect(ready.status).toBe(503);
