@@ -171,6 +171,8 @@ describe('dashboard', { timeout: 180_000 }, () => {
     const attempts = page.getByRole('region', { name: 'Attempts of the delivery to crm' });
     expect(await attempts.locator('tbody tr').count()).toBe(1);
     expect(await attempts.locator('tbody tr').textContent()).toContain('500');
+    // The attempt's duration in whole milliseconds, not the float the clock measured.
+    expect(await attempts.locator('tbody td[data-label="ms"]').textContent()).toMatch(/^\d+$/);
     await look();
   });
 

@@ -382,7 +382,7 @@ function Delivery({
                 <Time at={a.startedAt} clock={ctx.clock} />
               </td>
               <td data-label="ms" class="num">
-                {a.durationMs}
+                {Math.round(a.durationMs)}
               </td>
               <td data-label="Outcome">
                 {a.outcome === 'ok' ? (
