@@ -170,7 +170,7 @@ export function createDeliveryWorker({
    * Wakes the loop once for every slot freed in this turn, after the turn: a backlog drain whose attempts settle
    * together (the jsonl sink settles a whole write at once, and the store records their attempts in one batch)
    * refills them all with one claim and one store round trip, not one each; and that claim's deliveries reach
-   * the sink in one turn again, to share its next write and datasync (src/sinks/jsonl.ts).
+   * the sink in one turn again, to share its next write and datasync (src/sinks/jsonl/jsonl.ts).
    */
   function slotFreed(loop: SinkLoop): void {
     if (loop.refilling) return;
