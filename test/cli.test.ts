@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -819,6 +819,21 @@ describe('callhook backup', () => {
       });
       for (const c of copied) expect(c.record, c.id).toBe(live.get(c.id));
       expect(copied.every((c) => (JSON.parse(c.record) as { id: string }).id === c.id)).toBe(true);
+
+      // Restored as docs/deploying.md says, the copy put back as a data dir's callhook.db: serve reads it as it was.
+      const restoredDir = tempDir();
+      copyFileSync(copy, join(restoredDir, SQLITE_FILE));
+      const restored = await startServer({ dataDir: restoredDir });
+      try {
+        const headers = { authorization: `Bearer ${ADMIN}` };
+        const first = await fetch(`${restored.url}/admin/calls/${before[0]}`, { headers });
+        expect(first.status).toBe(200);
+        expect(((await first.json()) as { record: { id: string; data: unknown } }).record).toEqual(
+          JSON.parse(copied.find((c) => c.id === before[0])!.record),
+        );
+      } finally {
+        await restored.close();
+      }
     } finally {
       posting = false;
       await poster.catch(() => {});
