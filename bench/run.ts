@@ -8,7 +8,7 @@ import { builtInType } from '../src/sinks/registry.js';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
 import { describeMachine, type Machine } from './lib/machine.js';
-import { killEverything, ROOT } from './lib/processes.js';
+import { killEverything, REFERENCE_SCRIPT, ROOT } from './lib/processes.js';
 import {
   type BacklogResult,
   type InCallResult,
@@ -180,26 +180,36 @@ function cpuRow(measure: string, runs: readonly LoadResult[]): void {
 function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   const rps = (t: ThroughputTarget) => med(r[t], (x) => x.rps);
   const cpu = (t: ThroughputTarget) => median(r[t].flatMap((x) => (x.cpu ? [x.cpu.loop + x.cpu.threads] : [])));
-  const vsDurable = rps('callhook-json') / rps('hono-durable');
+  const measured = r['minimal-durable'].length > 0;
+  const vsReference = rps('callhook-json') / rps('minimal-durable');
+  const vsEarlier = rps('callhook-json') / rps('hono-durable');
   const vsExpress = rps('callhook-json') / rps('express-sqlite');
-  const durable = rps('hono-durable') / rps('hono-empty');
+  const durable = rps('minimal-durable') / rps('hono-empty');
+  const earlier = rps('hono-durable') / rps('minimal-durable');
   const form = rps('callhook-form') / rps('callhook-json');
   const multipart = rps('callhook-multipart') / rps('callhook-json');
   const route = rps('callhook-route') / rps('hono-empty');
-  const cpuRatio = cpu('callhook-json') / cpu('hono-empty');
+  const cpuRatio = cpu('callhook-json') / cpu('minimal-durable');
   const inPlace = rps('callhook-in-place') / rps('callhook-json');
   loadRow('empty Hono, JSON (ceiling)', r['hono-empty']);
+  if (measured)
+    loadRow(
+      'the minimal durable receiver (the reference), JSON',
+      r['minimal-durable'],
+      `${format.ratio(durable)} empty Hono: what storing a call durably costs here`,
+    );
+  else rows.push(['the minimal durable receiver (the reference), JSON', 'missing', '', '', '0', '', MISSING]);
   loadRow(
-    'minimal durable Hono receiver, JSON',
+    'the earlier baseline: random UUID keys, WITHOUT ROWID, JSON',
     r['hono-durable'],
-    `${format.ratio(durable)} empty Hono: what storing a call durably costs here`,
+    `${format.ratio(earlier)} the reference`,
   );
   loadRow("callhook's route, nothing stored, JSON", r['callhook-route'], `${format.ratio(route)} empty Hono`);
-  loadRow('Express + SQLite by hand, JSON', r['express-sqlite']);
+  loadRow('Express + SQLite by hand, a commit per body, JSON', r['express-sqlite']);
   loadRow(
     'callhook, JSON',
     r['callhook-json'],
-    `${format.ratio(vsDurable)} minimal durable; ${format.ratio(rps('callhook-json') / rps('hono-empty'))} empty Hono; ${format.ratio(vsExpress)} Express`,
+    `${format.ratio(vsReference)} the reference; ${format.ratio(vsEarlier)} the earlier baseline; ${format.ratio(rps('callhook-json') / rps('hono-empty'))} empty Hono; ${format.ratio(vsExpress)} Express`,
   );
   loadRow(
     'callhook, JSON, no writer thread',
@@ -209,19 +219,24 @@ function throughputRows(r: Record<ThroughputTarget, LoadResult[]>): void {
   loadRow('callhook, form-urlencoded', r['callhook-form'], `${format.ratio(form)} callhook JSON`);
   loadRow('callhook, multipart', r['callhook-multipart'], `${format.ratio(multipart)} callhook JSON`);
   cpuRow('empty Hono, JSON', r['hono-empty']);
-  cpuRow('minimal durable Hono receiver, JSON', r['hono-durable']);
+  if (measured) cpuRow('the minimal durable receiver (the reference), JSON', r['minimal-durable']);
+  cpuRow('the earlier baseline: random UUID keys, WITHOUT ROWID, JSON', r['hono-durable']);
   cpuRow("callhook's route, nothing stored, JSON", r['callhook-route']);
-  cpuRow('Express + SQLite by hand, JSON', r['express-sqlite']);
+  cpuRow('Express + SQLite by hand, a commit per body, JSON', r['express-sqlite']);
   cpuRow('callhook, JSON', r['callhook-json']);
   cpuRow('callhook, JSON, no writer thread', r['callhook-in-place']);
   cpuRow('callhook, form-urlencoded', r['callhook-form']);
   cpuRow('callhook, multipart', r['callhook-multipart']);
-  target('durable JSON ≥ 0.5 × the minimal durable receiver', vsDurable, vsDurable >= 0.5);
-  target('durable JSON ≥ 5 × Express + SQLite', vsExpress, vsExpress >= 5);
-  target("server CPU per durable JSON call ≤ 4 × the empty route's", cpuRatio, cpuRatio <= 4);
+  const againstReference = (name: string, value: number, met: boolean) =>
+    measured ? target(name, value, met) : targets.push({ name, figure: `not measured: ${MISSING}`, met: false });
+  againstReference('durable JSON ≥ 0.3 × the minimal durable receiver', vsReference, vsReference >= 0.3);
+  target('durable JSON ≥ 3 × Express + SQLite committing each body', vsExpress, vsExpress >= 3);
+  againstReference("server CPU per durable JSON call ≤ 3 × the minimal durable receiver's", cpuRatio, cpuRatio <= 3);
   target('form ≥ 0.7 × JSON', form, form >= 0.7);
   target('multipart ≥ 0.7 × JSON', multipart, multipart >= 0.7);
 }
+
+const MISSING = 'the reference receiver was not found beside the project (see warnings)';
 
 function slowSinkRows(r: SlowSinkResult): void {
   const ratio = med(r.hanging, (x) => x.p99) / med(r.without, (x) => x.p99);
@@ -559,7 +574,9 @@ function howLines(): string[] {
     `- Load at full speed: autocannon in the bench process, 50 connections over 127.0.0.1; every request a new call (a counter in \`call_id\`) with the spec's recommended fields as strings: ${sizes}.`,
     `- Each run: a fresh process and data dir; \`npm run bench\` makes ${settingsOf(FULL)}, \`--quick\` ${settingsOf(QUICK)}; the table shows the median of the runs. Throughput counts 2xx replies only; latencies are exact (every 2xx reply, not autocannon's whole-millisecond histogram).`,
     '- callhook: `node dist/cli/index.js serve` after `npm run build`, `LOG_LEVEL=info` to /dev/null, sinks `jsonl` only (plus the hanging `http` sink in its row, and the sink named in each backlog row). Baselines: bench/baselines/, JSON only.',
-    '- minimal durable Hono receiver: bench/baselines/hono-durable.ts, the same HTTP stack, `c.req.json()`, `JSON.stringify`, one row under a text primary key and one outbox row, the rows of one event-loop turn (`setImmediate`) in one better-sqlite3 transaction with WAL and `synchronous=FULL`, each request answered after its COMMIT; no key check, parsing of fields, log or metrics: the least a durable receiver does on this machine, and the baseline durable intake is held to.',
+    `- the minimal durable receiver (the reference): \`${REFERENCE_SCRIPT}\` from the project's root, run as it is (\`PORT=… DATA_DIR=… node …\`, the row missing when the file is not there): the same HTTP stack, \`c.req.json()\`, \`JSON.stringify\`, one row under a text primary key in arrival order (an ordinary rowid table) and one outbox row, the rows of one event-loop turn (\`setImmediate\`) in one better-sqlite3 transaction with WAL and \`synchronous=FULL\`, each request answered after its COMMIT; no key check, parsing of fields, log or metrics: the least a durable receiver does on this machine, and the baseline durable intake and its CPU are held to.`,
+    '- the earlier baseline: bench/baselines/hono-durable.ts, the same but keyed on random UUIDs in a `WITHOUT ROWID` table whose rows hold the whole body, so each insert lands at a random place in a B-tree of large rows: a weaker yardstick, kept beside the reference to show the difference.',
+    '- Express + SQLite by hand: bench/baselines/express-sqlite.ts, Express 5, `express.json()`, one insert per request in a transaction of its own (WAL, `synchronous=FULL`): a commit per body.',
     "- callhook, no writer thread: bench/baselines/callhook-in-place.ts, the built `serve` with SQLite's file written on the event loop (`serve({ writerThread: false })`): parsing, normalising and each group commit where HTTP runs. Its ratio to callhook's row says whether the thread pays on this machine.",
     "- callhook's route, nothing stored: bench/baselines/callhook-route.ts, callhook's own app (request id, bearer check, body read, request log line to /dev/null, metrics, reply) with a store that answers every request as accepted at once, no parsing, normalising or commit: what callhook's HTTP side costs before any intake.",
     "- Load at 500 req/s (the hanging-sink and backlog rows): bench/lib/paced.ts, one request every 2 ms on up to 50 keep-alive connections, open loop, each latency counted from the moment its request was due. autocannon's `overallRate` would send each connection's share at the start of every second, a burst of 500 requests at full concurrency, whose p99 is that of full load.",

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -88,11 +89,63 @@ export function startBaseline(
   return start(name, ['--import', 'tsx', join(ROOT, 'bench/baselines', `${name}.ts`)], env);
 }
 
+/** Where the reference receiver lives: beside the project, in a `shared/` folder next to its root. */
+export const REFERENCE_SCRIPT = '../shared/bench/minimal-durable.mjs';
+
+/**
+ * The reference script's path from the project's root; from a git worktree, also from the main checkout's root,
+ * whose parent holds `shared/` when the worktree's does not. Undefined when neither has it.
+ */
+export function referencePath(): string | undefined {
+  const roots = [ROOT];
+  const common = spawnSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (common.status === 0 && common.stdout.trim()) roots.push(dirname(common.stdout.trim()));
+  return roots.map((root) => resolve(root, REFERENCE_SCRIPT)).find((path) => existsSync(path));
+}
+
+/**
+ * The reference minimal durable receiver, run as it is: it takes PORT and DATA_DIR and says nothing when it
+ * listens, so the port is chosen here and the server is ready once it accepts a connection.
+ */
+export async function startReference(script: string, dataDir: string): Promise<Server> {
+  const port = await freePort();
+  return start('minimal-durable', [script], { PORT: String(port), DATA_DIR: dataDir }, port);
+}
+
+/** A port the kernel just gave out and took back: free for the child that binds it next. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => (socket.destroy(), resolve(false)));
+  });
+
 /**
  * The environment is built rather than inherited: a DATABASE_URL or LOG_LEVEL in the caller's shell would
  * otherwise change what is measured. stdout goes to /dev/null, as a deployment's logs would go somewhere.
  */
-function start(name: string, args: string[], extraEnv: Record<string, string>): Promise<Server> {
+function start(
+  name: string,
+  args: string[],
+  extraEnv: Record<string, string>,
+  /** For a server that does not say "listening on": it is ready once this port accepts a connection. */
+  port?: number,
+): Promise<Server> {
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
@@ -129,12 +182,24 @@ function start(name: string, args: string[], extraEnv: Record<string, string>): 
     );
     child.once('exit', (code, signal) => fail(`exited during start-up (${signal ?? `code ${code}`})`));
     child.once('error', (err) => fail(`could not be started (${err.message})`));
-    child.stderr!.on('data', () => {
-      const match = started ? null : /listening on (http:\/\/\S+)/.exec(stderr);
-      if (!match) return;
+    const ready = (url: string) => {
       started = true;
       clearTimeout(timer);
-      resolve({ name, url: match[1]!.replace('localhost', '127.0.0.1'), pid: child.pid!, output: () => stderr, stop });
+      resolve({ name, url, pid: child.pid!, output: () => stderr, stop });
+    };
+    if (port !== undefined) {
+      const poll = async () => {
+        while (!started) {
+          if (await accepts(port)) return started ? undefined : ready(`http://127.0.0.1:${port}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      void poll();
+      return;
+    }
+    child.stderr!.on('data', () => {
+      const match = started ? null : /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) ready(match[1]!.replace('localhost', '127.0.0.1'));
     });
   });
 }

@@ -7,11 +7,14 @@ import { type LoadResult, load } from './load.js';
 import { pacedLoad, startPacedLoad } from './paced.js';
 import {
   API_KEY,
+  REFERENCE_SCRIPT,
+  referencePath,
   removeDir,
   type Server,
   startBaseline,
   startCallhook,
   startCallhookInPlace,
+  startReference,
   tempDir,
 } from './processes.js';
 import { readRss, sampleRss } from './rss.js';
@@ -47,6 +50,7 @@ const CONNECTIONS = 50;
 
 export type ThroughputTarget =
   | 'hono-empty'
+  | 'minimal-durable'
   | 'hono-durable'
   | 'callhook-route'
   | 'express-sqlite'
@@ -54,6 +58,7 @@ export type ThroughputTarget =
   | `callhook-${Encoding}`;
 export const THROUGHPUT_TARGETS: readonly ThroughputTarget[] = [
   'hono-empty',
+  'minimal-durable',
   'hono-durable',
   'callhook-route',
   'express-sqlite',
@@ -73,22 +78,35 @@ export async function measureThroughput(s: Settings): Promise<Record<ThroughputT
     ThroughputTarget,
     LoadResult[]
   >;
+  // The yardstick lives beside the project, not in it: a machine without it measures everything else.
+  const reference = referencePath();
+  if (!reference) {
+    const why = `the reference minimal durable receiver (${REFERENCE_SCRIPT} from the project's root) is not there: its row is missing, and so are the targets measured against it`;
+    process.stderr.write(`bench: ${why}\n`);
+    warnings.push(why);
+  }
   for (let run = 0; run < s.runs; run++) {
     for (const target of THROUGHPUT_TARGETS) {
+      if (target === 'minimal-durable' && !reference) continue;
       const encoding = ENCODINGS[target] ?? 'json';
-      await withServer(target, JSONL_ONLY, async (server) => {
-        const result = await load({
-          url: server.url,
-          body: bodyFactory(encoding),
-          seconds: s.seconds,
-          warmupSeconds: s.warmupSeconds,
-          connections: CONNECTIONS,
-          cpuOf: server.pid,
-        });
-        if (target !== 'callhook-route' && target.startsWith('callhook-'))
-          await checkAccepted(server, result.ok, target);
-        results[target].push(result);
-      });
+      await withServer(
+        target,
+        JSONL_ONLY,
+        async (server) => {
+          const result = await load({
+            url: server.url,
+            body: bodyFactory(encoding),
+            seconds: s.seconds,
+            warmupSeconds: s.warmupSeconds,
+            connections: CONNECTIONS,
+            cpuOf: server.pid,
+          });
+          if (target !== 'callhook-route' && target.startsWith('callhook-'))
+            await checkAccepted(server, result.ok, target);
+          results[target].push(result);
+        },
+        reference,
+      );
     }
   }
   return results;
@@ -349,10 +367,12 @@ async function withServer(
   target: ThroughputTarget,
   sinks: readonly Record<string, unknown>[],
   work: (server: Server) => Promise<void>,
+  /** The reference receiver's script, for the `minimal-durable` target. */
+  reference?: string,
 ): Promise<void> {
   const dataDir = tempDir();
   try {
-    const server = await startTarget(target, sinks, dataDir);
+    const server = await startTarget(target, sinks, dataDir, reference);
     try {
       await work(server);
     } finally {
@@ -367,10 +387,14 @@ function startTarget(
   target: ThroughputTarget,
   sinks: readonly Record<string, unknown>[],
   dataDir: string,
+  reference: string | undefined,
 ): Promise<Server> {
   switch (target) {
     case 'hono-empty':
       return startBaseline('hono-empty');
+    case 'minimal-durable':
+      if (!reference) throw new Error(`${REFERENCE_SCRIPT} is not there`);
+      return startReference(reference, dataDir);
     case 'hono-durable':
       return startBaseline('hono-durable', { BENCH_DATA_DIR: dataDir });
     case 'callhook-route':
