@@ -5,10 +5,11 @@ import Database from 'better-sqlite3';
 import { Hono } from 'hono';
 
 /**
- * The least a durable receiver can do (issue 24): the same HTTP stack as callhook, `c.req.json()`, the body as JSON
- * again, one row keyed on a text primary key and one outbox row, the rows of one event-loop turn committed in one
- * better-sqlite3 transaction (WAL, synchronous=FULL), and each request answered after that COMMIT. No key check, no
- * normalising, no log, no metrics, no thread: what storing a call durably costs on the machine the bench runs on.
+ * The earlier durable baseline, kept beside the reference minimal durable receiver (docs/performance.md) to show
+ * what the yardstick was: the same HTTP stack, `c.req.json()`, the body as JSON again, one row and one outbox row,
+ * the rows of one event-loop turn in one better-sqlite3 transaction (WAL, synchronous=FULL), each request answered
+ * after that COMMIT; but keyed on random UUIDs in a WITHOUT ROWID table whose rows hold the whole body, so every
+ * insert lands at a random place in a B-tree of large rows: weaker than the reference, whose keys arrive in order.
  */
 
 const dataDir = process.env.BENCH_DATA_DIR;
