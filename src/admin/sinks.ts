@@ -90,8 +90,11 @@ export async function pauseSink(deps: SinksDeps, name: string, paused: boolean):
     );
   }
   await deps.store.setSinkPaused(name, paused);
+  // Read before the worker is woken: a resume answers with what was waiting, not with whatever the worker has
+  // claimed in the meantime (it raced the reply, which then said "0 pending" for deliveries about to go).
+  const now = (await listSinks(deps)).find((s) => s.name === name)!;
   if (!paused) deps.notify?.();
-  return (await listSinks(deps)).find((s) => s.name === name)!;
+  return now;
 }
 
 /** The operations with their deps bound, for a caller that holds one set of deps (the admin API, the dashboard). */
