@@ -11,6 +11,11 @@ export interface Clock {
   dayStart(day: string): string | undefined;
   /** Today's date in the zone, `YYYY-MM-DD`. */
   today(): string;
+  /**
+   * ISO 8601 in the zone with its offset, `2026-11-27T13:45:00+05:30`: the same instant to a program, the zone's wall
+   * clock to a person; milliseconds when there are any. Text that is no time comes back as it is.
+   */
+  iso(at: string): string;
 }
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -70,6 +75,17 @@ export function createClock(zone: string): Clock {
     },
     today() {
       return new Date(wallAsUtc(Date.now())).toISOString().slice(0, 10);
+    },
+    iso(at) {
+      const ms = new Date(at).getTime();
+      if (Number.isNaN(ms)) return at;
+      const millis = ((ms % 1000) + 1000) % 1000;
+      // Offsets are whole minutes; the wall clock is read to the second, so the instant's own second is compared.
+      const offset = Math.round((wallAsUtc(ms - millis) - (ms - millis)) / 60_000);
+      const wall = new Date(ms + offset * 60_000).toISOString();
+      const hhmm = (minutes: number) =>
+        `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+      return `${wall.slice(0, 19)}${millis === 0 ? '' : wall.slice(19, 23)}${offset < 0 ? '-' : '+'}${hhmm(Math.abs(offset))}`;
     },
   };
 }
