@@ -30,3 +30,22 @@ export interface KeptKeysStore {
   /** Keeps `key` first under `name`, before the keys kept already, or alone when `replace`. */
   add(name: string, key: string, replace: boolean): Promise<void>;
 }
+
+/** What each store's admin module answers (sqlite/admin.ts, postgres/admin.ts): the reads, retries, releases and edits. */
+export type AdminReadsAndEdits = Pick<
+  Store,
+  | 'getCall'
+  | 'listCalls'
+  | 'callerHistory'
+  | 'deliveryStats'
+  | 'listDeliveries'
+  | 'listAttempts'
+  | 'listReceipts'
+  | 'listReceiptPage'
+  | 'getReceipt'
+  | 'retryDeliveries'
+  | 'redeliver'
+  | 'release'
+  | 'editCall'
+  | 'listEdits'
+>;

@@ -14,28 +14,12 @@ import type {
   StoredCall,
 } from '../admin-queries.js';
 import { NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
-import type { Store } from '../store.js';
+import type { AdminReadsAndEdits } from '../store.js';
 import { inTransaction, pgText } from './client.js';
 
 /** The PostgreSQL store's reads and admin writes (docs/reference.md#operating): what /admin and the CLI ask of it. */
 
-export type PostgresAdmin = Pick<
-  Store,
-  | 'getCall'
-  | 'listCalls'
-  | 'callerHistory'
-  | 'deliveryStats'
-  | 'listDeliveries'
-  | 'listAttempts'
-  | 'listReceipts'
-  | 'listReceiptPage'
-  | 'getReceipt'
-  | 'retryDeliveries'
-  | 'redeliver'
-  | 'release'
-  | 'editCall'
-  | 'listEdits'
->;
+export type PostgresAdmin = AdminReadsAndEdits;
 
 interface CallRow {
   record: CallRecord;

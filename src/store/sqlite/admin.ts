@@ -14,7 +14,7 @@ import type {
   StoredCall,
 } from '../admin-queries.js';
 import { NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
-import type { Store } from '../store.js';
+import type { AdminReadsAndEdits } from '../store.js';
 import { inChunks } from './chunks.js';
 import type { SqliteReader } from './reader.js';
 import { registerTextFunctions } from './text.js';
@@ -24,23 +24,7 @@ import { parseStored } from './writes.js';
 
 type Db = Database.Database;
 
-export type SqliteAdmin = Pick<
-  Store,
-  | 'getCall'
-  | 'listCalls'
-  | 'callerHistory'
-  | 'deliveryStats'
-  | 'listDeliveries'
-  | 'listAttempts'
-  | 'listReceipts'
-  | 'listReceiptPage'
-  | 'getReceipt'
-  | 'retryDeliveries'
-  | 'redeliver'
-  | 'release'
-  | 'editCall'
-  | 'listEdits'
->;
+export type SqliteAdmin = AdminReadsAndEdits;
 
 interface CallRow {
   record: string;
