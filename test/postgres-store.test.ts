@@ -23,6 +23,7 @@ import {
   storeContract,
 } from './store-contract.js';
 import { storeEditsContract } from './store-edits-contract.js';
+import { storeIncidentsContract } from './store-incidents-contract.js';
 import { storePeriodContract } from './store-period-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 
@@ -86,6 +87,7 @@ describe.skipIf(!url)('postgres store', () => {
   storeCallsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }));
   storeSinksContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
   storePeriodContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
+  storeIncidentsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }));
   storeEditsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), {
     forgetContentHash: async (callId) =>
       void (await admin.query(`UPDATE "${schema}".calls SET content_hash = NULL WHERE id = $1`, [callId])),

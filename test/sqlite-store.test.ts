@@ -28,6 +28,7 @@ import {
   storeContract,
 } from './store-contract.js';
 import { storeEditsContract } from './store-edits-contract.js';
+import { storeIncidentsContract } from './store-incidents-contract.js';
 import { storePeriodContract } from './store-period-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 
@@ -101,6 +102,7 @@ describe('sqlite store', () => {
   storeCallsContract('sqlite', async () => openSqliteStore({ path }));
   storeSinksContract('sqlite', async () => openSqliteStore({ path }), peek);
   storePeriodContract('sqlite', async () => openSqliteStore({ path }), peek);
+  storeIncidentsContract('sqlite', async () => openSqliteStore({ path }));
   storeEditsContract('sqlite', async () => openSqliteStore({ path }), {
     forgetContentHash: async (callId) => {
       const writer = new Database(path);

@@ -1,5 +1,6 @@
 import type { AdminQueries } from './admin-queries.js';
 import type { CallStore } from './calls.js';
+import type { IncidentStore } from './incidents.js';
 import type { Maintenance } from './maintenance.js';
 import type { Outbox } from './outbox.js';
 
@@ -10,9 +11,9 @@ import type { Outbox } from './outbox.js';
  * The whole is what a store opens as (open.ts) and what the process that opened it holds; everything else takes
  * the part it uses: the intake and the webhook route `CallStore` (calls.ts), the delivery worker `Outbox`
  * (outbox.ts), the admin operations, the dashboard, /metrics and reconcile `AdminQueries` (admin-queries.ts),
- * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts).
+ * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts), the alerts `IncidentStore` (incidents.ts).
  */
-export interface Store extends CallStore, Outbox, AdminQueries, Maintenance {
+export interface Store extends CallStore, Outbox, AdminQueries, Maintenance, IncidentStore {
   readonly kind: 'sqlite' | 'postgres';
   /**
    * Generated keys kept where every replica reads them (docs/reference.md#start-and-set-up: with DATABASE_URL, made

@@ -197,6 +197,39 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_live ON calls (id) WHERE source NOT IN ('replay', 'simulate');
   ALTER TABLE receipts ADD COLUMN source text;
   `,
+  // As SQLite's migration 10 (docs/reference.md#alerts): incidents, one open a rule and key between every replica (the
+  // partial unique index an opening's INSERT ... ON CONFLICT meets), and their messages, an outbox of their own. New
+  // tables: nothing waits on them.
+  `
+  CREATE TABLE incidents (
+    id text COLLATE "C" PRIMARY KEY,
+    rule text NOT NULL,
+    key text,
+    opened_at timestamptz NOT NULL,
+    last_event_at timestamptz NOT NULL,
+    acknowledged_at timestamptz,
+    acknowledged_by text,
+    resolved_at timestamptz,
+    counts jsonb NOT NULL,
+    summary text NOT NULL
+  );
+  CREATE UNIQUE INDEX incidents_open ON incidents (rule, coalesce(key, '')) WHERE resolved_at IS NULL;
+  CREATE TABLE alert_messages (
+    id bigserial PRIMARY KEY,
+    incident_id text COLLATE "C" NOT NULL REFERENCES incidents (id) ON DELETE CASCADE,
+    channel text NOT NULL,
+    kind text NOT NULL,
+    incident json NOT NULL,
+    state text NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint NOT NULL,
+    lease_until bigint,
+    last_error text,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX alert_messages_due ON alert_messages (state, next_attempt_at);
+  CREATE INDEX alert_messages_incident ON alert_messages (incident_id);
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

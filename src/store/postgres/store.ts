@@ -8,6 +8,7 @@ import type { Store } from '../store.js';
 import { postgresAdmin } from './admin.js';
 import { createCommitBatcher } from './batch.js';
 import { inTransaction, pgText } from './client.js';
+import { postgresIncidents } from './incidents.js';
 import { postgresKeptKeys } from './kept-keys.js';
 import { postgresPeriod } from './period.js';
 import { postgresPurge } from './purge.js';
@@ -123,6 +124,7 @@ export async function openPostgresStore({
     ...postgresAdmin(pool),
     ...postgresPeriod(pool),
     ...postgresPurge(pool),
+    ...postgresIncidents(pool),
     // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.
     ping: async () => {
       await pool.query(

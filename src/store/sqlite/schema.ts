@@ -159,4 +159,37 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_live ON calls (id) WHERE source NOT IN ('replay', 'simulate');
   ALTER TABLE receipts ADD COLUMN source TEXT;
   `,
+  // docs/reference.md#alerts: incidents, one open a rule and key (the partial unique index, which every process's
+  // insert meets), and their messages, an outbox of their own: each holds the incident as it was when it was queued.
+  // New tables: nothing is rewritten.
+  `
+  CREATE TABLE incidents (
+    id TEXT PRIMARY KEY,
+    rule TEXT NOT NULL,
+    key TEXT,
+    opened_at TEXT NOT NULL,
+    last_event_at TEXT NOT NULL,
+    acknowledged_at TEXT,
+    acknowledged_by TEXT,
+    resolved_at TEXT,
+    counts TEXT NOT NULL,
+    summary TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX incidents_open ON incidents (rule, coalesce(key, '')) WHERE resolved_at IS NULL;
+  CREATE TABLE alert_messages (
+    id INTEGER PRIMARY KEY,
+    incident_id TEXT NOT NULL REFERENCES incidents (id) ON DELETE CASCADE,
+    channel TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    incident TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    last_error TEXT,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX alert_messages_due ON alert_messages (state, next_attempt_at);
+  CREATE INDEX alert_messages_incident ON alert_messages (incident_id);
+  `,
 ];

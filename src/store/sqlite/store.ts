@@ -6,6 +6,7 @@ import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from '../recon
 import { heldUntil } from '../sink-state.js';
 import type { Store } from '../store.js';
 import { sqliteAdmin } from './admin.js';
+import { sqliteIncidents } from './incidents.js';
 import { sqlitePeriod } from './period.js';
 import { sqlitePurge } from './purge.js';
 import { sqliteReader } from './reader.js';
@@ -102,6 +103,7 @@ export function sqliteStoreOn(
     ...sqliteAdmin(db, reader),
     ...sqlitePeriod(db, reader),
     ...sqlitePurge(db),
+    ...sqliteIncidents(db, reader),
     // Through the writer's group commit, so readiness proves a commit (and its fsync) goes through now.
     ping: () => writer.run('ping'),
     close: async () => {
