@@ -1,8 +1,10 @@
 import type { Intake } from '../intake/intake.js';
 import type { AdminQueries } from '../store/admin-queries.js';
+import type { IncidentStore } from '../store/incidents.js';
 import { createClock } from '../web/time.js';
 import { type CallOperations, callOperations } from './calls.js';
 import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
+import { type IncidentOperations, incidentOperations } from './incidents.js';
 import { createJobs, type JobView } from './jobs.js';
 import { type RedeliveryOperations, redeliveryOperations } from './period-redelivery.js';
 import { type ReceiptOperations, receiptOperations } from './receipts.js';
@@ -17,6 +19,8 @@ export interface AdminOperations {
   deliveries: DeliveryOperations;
   receipts: ReceiptOperations;
   sinks: SinkOperations;
+  /** The alerts' incidents, listed and acknowledged (docs/reference.md#alerts). */
+  incidents: IncidentOperations;
   /** A period's calls sent to one sink, in the background, and the jobs that do it (period-redelivery.ts). */
   redeliveries: RedeliveryOperations;
   /** Every configured sink's name, the ones a redelivery or a retry may name. */
@@ -26,7 +30,7 @@ export interface AdminOperations {
 }
 
 export interface AdminOperationsDeps {
-  store: AdminQueries;
+  store: AdminQueries & IncidentStore;
   /** A refused request is ingested again through the webhook route's own intake. */
   intake: Pick<Intake, 'hooks' | 'ingestRequest'>;
   /** The configured sinks with their types and configured `paused`. */
@@ -62,6 +66,7 @@ export function adminOperations({
     deliveries: deliveryOperations({ store, notify, sinkNames }),
     receipts: receiptOperations({ store, hooks, ingest: intake.ingestRequest, bodyLimitBytes }),
     sinks: sinkOperations({ store, sinks, notify }),
+    incidents: incidentOperations({ store }),
     redeliveries: redeliveryOperations({ store, hooks, sinkNames, notify, clock: createClock(timezone), jobs }),
     sinkNames,
     testSinks,
