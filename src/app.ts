@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import type { AdminOperations } from './admin/operations.js';
+import type { AlertEvents } from './alerts/monitor.js';
 import { CallhookError } from './errors.js';
 import { adminRoutes } from './http/admin.js';
 import { requireBearer } from './http/auth.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   admin: AdminOperations;
   /** What readiness (and the dashboard's overview) reports besides the store. */
   health: Pick<HealthDeps, 'workerRunning' | 'accepting'>;
+  /** What the alert rules hear of the webhooks (alerts/monitor.ts); nothing when no channel is configured. */
+  alerts?: AlertEvents;
 }
 
 /** How the routes treat a request, from the config. */
@@ -64,7 +67,7 @@ export interface AppKeys {
 }
 
 /** The Hono app and nothing else: no listening, no side effects, so tests build it with whatever deps they like. */
-export function createApp({ log, metrics, store, http, keys, intake, admin, health }: AppDeps): Hono<AppEnv> {
+export function createApp({ log, metrics, store, http, keys, intake, admin, health, alerts }: AppDeps): Hono<AppEnv> {
   const { bodyLimitBytes, trustProxy = false, secureCookies, metricsToken, timezone, storeDeadlineMs } = http;
   const { adminToken, globalKeys, secrets } = keys;
   const limiter = http.limiter ?? createAuthLimiter();
@@ -113,7 +116,7 @@ export function createApp({ log, metrics, store, http, keys, intake, admin, heal
   }
   app.route(
     '/webhooks',
-    webhookRoutes({ intake, store, log, bodyLimitBytes, limiter, trustProxy, storeDeadlineMs, globalKeys }),
+    webhookRoutes({ intake, store, log, bodyLimitBytes, limiter, trustProxy, storeDeadlineMs, globalKeys, alerts }),
   );
   app.route(
     '/admin',

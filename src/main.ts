@@ -1,7 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { CountryCode } from 'libphonenumber-js';
+import type { Logger } from 'pino';
 import { adminOperations } from './admin/operations.js';
+import { type AlertEvents, createMonitor, NO_ALERTS, recordLostCalls } from './alerts/monitor.js';
+import { createAlertSender } from './alerts/sender.js';
 import { createApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { createDeliveryWorker } from './delivery/worker.js';
@@ -18,8 +21,9 @@ import { scheduleReconcile } from './reconcile/schedule.js';
 import { secretValues } from './secret-values.js';
 import { SecretSet, secretMasker } from './secrets.js';
 import { exitOnShutdown, within } from './shutdown.js';
-import { openSinks, resolveConfiguredSinks } from './sinks/registry.js';
+import { openSinks, resolveConfiguredSinks, type SinkSpec } from './sinks/registry.js';
 import { openStore, sqlitePath } from './store/open.js';
+import type { Store } from './store/store.js';
 
 /**
  * The process, and only the process: load config → open store → create app → serve → close gracefully.
@@ -109,11 +113,15 @@ export async function serve({
     specs.map((s) => s.name),
     { pausedByDefault: specs.filter((s) => s.policy.paused).map((s) => s.name) },
   );
+  const alerts = startAlerts(config, { store, log, mask, specs });
   const worker = createDeliveryWorker({
     store,
     sinks: new Map(specs.map((s) => [s.name, { sink: sinks.get(s.name)!, policy: s.policy }])),
     log,
-    onAttempt: (event) => metrics.observeAttempt(event),
+    onAttempt: (event) => {
+      metrics.observeAttempt(event);
+      if (event.outcome === 'dead') alerts.events.deliveryDead(event.sink);
+    },
     mask,
   });
   worker.start();
@@ -156,6 +164,7 @@ export async function serve({
     intake,
     admin,
     health: { workerRunning: () => worker.running, accepting: () => accepting },
+    alerts: alerts.events,
   });
 
   const reconciler = config.reconcile?.intervalMs
@@ -167,6 +176,7 @@ export async function serve({
         hook: hooks.get(config.reconcile.hook)!,
         ingest: intake.ingestFields,
         region: config.phoneRegion as CountryCode,
+        onRecovered: alerts.lostCalls,
       })
     : undefined;
 
@@ -178,6 +188,7 @@ export async function serve({
     // A period's redelivery stops between two chunks; what it queued stays queued (docs/reference.md#a-period-to-one-sink).
     await admin.redeliveries.stop();
     await worker.stop(Math.max(0, deadline - Date.now()));
+    await alerts.stop();
     await Promise.allSettled([...sinks.values()].map((s) => s.close?.()));
     await writer?.close();
     await store.close();
@@ -316,4 +327,57 @@ export async function runServer(options: ServeOptions): Promise<void> {
     shutdown.uninstall();
     throw err;
   });
+}
+
+interface RunningAlerts {
+  events: AlertEvents;
+  /** A reconcile run stored calls whose webhook never arrived: the `lost_calls` notice. */
+  lostCalls: (stored: number) => void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The alert rules and the sender of their messages (docs/reference.md#alerts), once a channel is configured; without
+ * one no rule is on and the events cost nothing.
+ */
+function startAlerts(
+  config: Config,
+  {
+    store,
+    log,
+    mask,
+    specs,
+  }: { store: Store; log: Logger; mask: (text: string) => string; specs: readonly SinkSpec[] },
+): RunningAlerts {
+  const { channels, rules, every } = config.alerts;
+  if (channels.length === 0) return { events: NO_ALERTS, lostCalls: () => undefined, stop: async () => undefined };
+  const names = channels.map((c) => c.name);
+  const sender = createAlertSender({ store, channels, log, publicUrl: config.publicUrl, mask });
+  const monitor = createMonitor({
+    rules,
+    channels: names,
+    store,
+    sender,
+    log,
+    hooks: [...config.hooks.values()].filter((hook) => hook.kind === 'end-of-call').map((hook) => hook.name),
+    sinks: specs.map((s) => ({ name: s.name, pausedByDefault: s.policy.paused })),
+    timezone: config.timezone,
+    everyMs: every,
+  });
+  sender.start();
+  monitor.start();
+  return {
+    events: monitor,
+    lostCalls: (stored) => {
+      if (rules.lost_calls === false || stored === 0) return;
+      recordLostCalls(store, names, stored).then(
+        () => sender.notify(),
+        (err: unknown) => log.warn({ err }, 'alerts: cannot keep the lost_calls notice'),
+      );
+    },
+    async stop() {
+      await monitor.stop();
+      await sender.stop();
+    },
+  };
 }

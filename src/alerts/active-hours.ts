@@ -39,3 +39,40 @@ export const activeHoursSchema = z.string().transform((text, ctx): ActiveHours =
   });
   return z.NEVER;
 });
+
+const DAY_MINUTES = 1440;
+
+/** The minute of the day (with its fraction) of epoch ms `at` in the time zone. */
+export function minuteOfDay(at: number, timezone: string): number {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: timezone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(at);
+  const field = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  return field('hour') * 60 + field('minute') + (at % 60_000) / 60_000;
+}
+
+/**
+ * The instant from which `ms` of active time have passed by `now`: the start of the window that `no_calls`'s
+ * `quiet_for` counts in, skipping the hours outside (a quiet night does not count towards it). Walks back a stretch
+ * of hours, in or out, at a time, reading the local time at each step, so a change of offset (summer time) is met at
+ * the next step.
+ */
+export function activeWindowStart(hours: ActiveHours, timezone: string, now: number, ms: number): number {
+  let t = now;
+  let left = ms;
+  // A stretch in and one out a day: a year of steps is far past any quiet_for.
+  for (let step = 0; step < 800 && left > 0; step++) {
+    // The stretch, in the hours or out of them, that the instant just before `t` is in, and back to where it began: a
+    // whole day when the hours are all day.
+    const active = isActive(hours, Math.floor(minuteOfDay(t - 1, timezone)));
+    const start = active ? hours.from : hours.to;
+    const back = ((minuteOfDay(t, timezone) - start + DAY_MINUTES) % DAY_MINUTES || DAY_MINUTES) * 60_000;
+    if (active && back >= left) return t - left;
+    if (active) left -= back;
+    t -= back;
+  }
+  return t;
+}

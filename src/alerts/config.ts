@@ -6,8 +6,8 @@ import { CHANNEL_TYPES, channelType } from './channels/types.js';
 
 /**
  * The `alerts` part of the config (docs/reference.md#alerts): its channels, each checked here with its type's own
- * options, so a bad one stops start-up and `config check` naming the key; and its rules, read and checked by their
- * shape and defaults, evaluated by no one yet.
+ * options, so a bad one stops start-up and `config check` naming the key; and its rules, checked by their shape and
+ * defaults, evaluated by alerts/monitor.ts.
  */
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -99,6 +99,13 @@ export const alertsSchema = z
   .strictObject({
     channels: z.array(channelSchema).default([]),
     rules: rulesSchema.prefault({}),
+    /** How often the rules are evaluated besides at their events: at least every 5 s, sooner when set. */
+    every: durationSchema
+      .refine(
+        (ms) => ms >= 100 && ms <= 5000,
+        'every must be between 100ms and 5s: the rules are evaluated at least every 5 s',
+      )
+      .default(5000),
   })
   .superRefine(({ channels }, ctx) => {
     const names = channels.map((c) => c.name);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncidentRecord } from '../store/incidents.js';
 
 /**
  * What a channel sends (docs/reference.md#alerts): an incident opened, resolved, or a test of the channel. It carries
@@ -58,8 +59,12 @@ export function countsText(counts: Incident['counts']): string | undefined {
 /** How long a resolved incident lasted, as `1h 5m 3s`; undefined while it is open. */
 export function durationText(incident: Incident): string | undefined {
   if (incident.resolved_at === undefined) return undefined;
-  const ms = Math.max(0, Date.parse(incident.resolved_at) - Date.parse(incident.opened_at));
-  const seconds = Math.round(ms / 1000);
+  return spanText(Date.parse(incident.resolved_at) - Date.parse(incident.opened_at));
+}
+
+/** A span of milliseconds as `1d 2h 5m 3s`, to the second; `0s` for less than half of one. */
+export function spanText(ms: number): string {
+  const seconds = Math.round(Math.max(0, ms) / 1000);
   const parts = [
     [Math.floor(seconds / 86_400), 'd'],
     [Math.floor((seconds % 86_400) / 3600), 'h'],
@@ -68,6 +73,19 @@ export function durationText(incident: Incident): string | undefined {
   ] as const;
   const shown = parts.filter(([n]) => n > 0).map(([n, unit]) => `${n}${unit}`);
   return shown.length === 0 ? '0s' : shown.join(' ');
+}
+
+/** A kept incident as a message carries it: the same fields, in the channels' words. */
+export function messageIncident(record: IncidentRecord): Incident {
+  return {
+    id: record.id,
+    rule: record.rule,
+    key: record.key,
+    opened_at: record.openedAt,
+    ...(record.resolvedAt === null ? {} : { resolved_at: record.resolvedAt }),
+    counts: record.counts,
+    summary: record.summary,
+  };
 }
 
 /**

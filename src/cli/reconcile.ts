@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { CountryCode } from 'libphonenumber-js';
+import { recordLostCalls } from '../alerts/monitor.js';
 import { createClient } from '../client/index.js';
 import { readDuration } from '../duration.js';
 import { compileHooks, createIntake } from '../intake/pipeline.js';
@@ -102,6 +103,16 @@ export function reconcileCommand(io: CommandIo): Command {
         } finally {
           line?.clear();
         }
+        // The running serve's sender sends it (docs/reference.md#alerts: lost_calls, a notice).
+        const { channels, rules } = config.alerts;
+        if (!opts.dryRun && summary.recovered.length > 0 && channels.length > 0 && rules.lost_calls !== false)
+          await recordLostCalls(
+            store,
+            channels.map((c) => c.name),
+            summary.recovered.length,
+          ).catch((err: unknown) =>
+            io.stderr.write(`reconcile: the lost_calls alert could not be kept: ${(err as Error).message}\n`),
+          );
         if (opts.json) io.out.print(JSON.stringify({ dry_run: Boolean(opts.dryRun), ...summary }));
         else printSummary(summary, Boolean(opts.dryRun), io.out.print);
       });

@@ -24,12 +24,15 @@ export function requireBearer(
   keys: readonly string[] | KeyRing,
   limiter?: AuthLimiter,
   trustProxy = false,
+  /** Told of each request refused for its key (the alerts' auth_failures, docs/reference.md#alerts). */
+  onRefused?: () => void,
 ): MiddlewareHandler {
   if (!isKeyRing(keys) && keys.length === 0) throw new Error('requireBearer: requires at least one key');
   // A ring holds the keys hashed (keys/ring.ts); kept keys come as a ring that changes while serving
   // (docs/reference.md#start-and-set-up), and are looked up per request, from memory.
   const ring = isKeyRing(keys) ? keys : createKeyRing(keys);
   const refuse = (c: Context) => {
+    onRefused?.();
     const address = clientAddress(c, trustProxy);
     const waitMs = limiter?.retryAfterMs(address) ?? 0;
     if (waitMs > 0)

@@ -1,5 +1,6 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
+import { type AlertEvents, NO_ALERTS } from '../alerts/monitor.js';
 import { CallhookError } from '../errors.js';
 import { runHandler } from '../in-call/handler.js';
 import { type CallerHistory, callerHistory, HISTORY_CALLS } from '../in-call/history.js';
@@ -50,6 +51,8 @@ export interface WebhookDeps {
    * keeps its own.
    */
   globalKeys?: KeyRing;
+  /** What the alert rules hear of the calls (docs/reference.md#alerts): a wrong key, a call stored, a commit failed. */
+  alerts?: AlertEvents;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
@@ -64,11 +67,17 @@ export function webhookRoutes({
   trustProxy = false,
   storeDeadlineMs = STORE_DEADLINE_MS,
   globalKeys,
+  alerts = NO_ALERTS,
 }: WebhookDeps): Hono<Env> {
   const auth = new Map(
     [...hooks].map(([name, hook]) => [
       name,
-      requireBearer(hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []), limiter, trustProxy),
+      requireBearer(
+        hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []),
+        limiter,
+        trustProxy,
+        hook.config.kind === 'end-of-call' ? () => alerts.wrongKey(name) : undefined,
+      ),
     ]),
   );
 
@@ -195,12 +204,15 @@ export function webhookRoutes({
       outcome = await bounded(ingestRequest(request), 'the commit');
     } catch (cause) {
       outage.failed(cause, { hook: hook.config.name });
+      alerts.commitFailed();
       return rejectAndThrow(c, new CallhookError('STORE_UNAVAILABLE', undefined, { cause }));
     }
     if ('refused' in outcome)
       return rejectAndThrow(c, new CallhookError(outcome.refused.code, outcome.refused.detail), body);
     outage.committed();
+    alerts.committed();
     const { reply } = outcome;
+    alerts.arrived(hook.config.name, reply.status === 'duplicate' ? undefined : reply.problems.length > 0);
     c.set('summary', { hook: hook.config.name, outcome: reply.status, callId: reply.id });
     return c.json(reply, 200);
   });

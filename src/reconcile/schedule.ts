@@ -48,6 +48,7 @@ export function scheduleReconcile({
   config,
   log,
   secrets,
+  onRecovered,
   ...deps
 }: {
   config: ReconcileConfig;
@@ -55,6 +56,8 @@ export function scheduleReconcile({
   /** The serve's secrets, masked out of a failed run's error as kept for the overview (kept-run.ts). */
   secrets: Iterable<string>;
   store: Pick<AdminQueries, 'listCalls' | 'recordReconcileRun'>;
+  /** Told how many calls a run stored whose webhook never arrived (the alerts' lost_calls, docs/reference.md#alerts). */
+  onRecovered?: (stored: number) => void;
 } & Omit<ReconcileOptions, 'client' | 'since' | 'dryRun' | 'onProgress' | 'defer' | 'summary' | 'store'>): {
   stop(): Promise<void>;
 } {
@@ -80,6 +83,7 @@ export function scheduleReconcile({
     });
     sightings.endRun();
     const recovered = summary.recovered.length;
+    if (recovered > 0) onRecovered?.(recovered);
     log[recovered > 0 ? 'warn' : 'info'](
       {
         campaigns: summary.campaigns,

@@ -96,7 +96,7 @@ export function toPolicy(options: z.output<typeof deliveryOptionsSchema>): Deliv
   };
 }
 
-function toRetryPolicy(retry: z.output<typeof retrySchema> | undefined): RetryPolicy {
+export function toRetryPolicy(retry: z.output<typeof retrySchema> | undefined): RetryPolicy {
   if (!retry) return DEFAULT_POLICY.retry;
   const base = retry.schedule ?? DEFAULT_SCHEDULE_MS;
   const waits = retry.attempts === undefined ? base.length : retry.attempts - 1;

@@ -51,7 +51,9 @@ export const pagerdutyChannel = defineChannelType({
         if (message.kind !== 'resolved') {
           await enqueue({ event_action: 'trigger', dedup_key, ...details(message, source, publicUrl) }, signal);
         }
-        if (message.kind !== 'opened') await enqueue({ event_action: 'resolve', dedup_key }, signal);
+        // A test resolves what it triggered; so does a notice (an incident that opened and resolved at once, lost_calls).
+        if (message.kind !== 'opened' || message.incident.resolved_at !== undefined)
+          await enqueue({ event_action: 'resolve', dedup_key }, signal);
       },
     };
   },
