@@ -453,8 +453,10 @@ export function createMonitor({
       const since = activeWindowStart(rule.active_hours, timezone, at, rule.quiet_for);
       for (const hook of rule.hooks ?? hooks) {
         if (isOpen('no_calls', hook)) {
-          // A call another replica took ends it too.
-          const from = (checkedAt.get(hook) ?? Date.parse(open.get(incidentKey('no_calls', hook))!.openedAt)) - SKEW_MS;
+          // A call another replica took ends it too: one received since it opened, looked for since the last look
+          // (less what a commit may lag behind its call's received_at).
+          const opened = Date.parse(open.get(incidentKey('no_calls', hook))!.openedAt);
+          const from = Math.max(opened, (checkedAt.get(hook) ?? opened) - SKEW_MS);
           checkedAt.set(hook, at);
           if ((await store.lastCallSince(hook, iso(from))) !== undefined) await resolve('no_calls', hook);
           continue;
