@@ -1,5 +1,8 @@
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeService } from './fakes/calling-service.js';
+import { runCallhook } from './helpers/cli.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import {
   ADMIN,
@@ -258,6 +261,58 @@ describe('alert rules', () => {
     expect(await until(() => messages('held_waiting')[1])).toMatchObject({ type: 'incident.resolved' });
   });
 
+  it('lost_calls: a reconcile run that stores lost calls is one notice, opened and resolved in one message', async () => {
+    channel.received.length = 0;
+    const service = await startFakeService({
+      state: {
+        campaigns: [
+          { id: 'c1', campaigns_name: 'Diwali offers', started_at: '2026-11-20T09:00:00.000Z', is_started: true },
+        ],
+        audiences: {
+          c1: [
+            {
+              first_name: 'Meera',
+              phone: '09811122233',
+              status: 'completed',
+              call_duration_in_sec: '95',
+              recording_url: 'https://rec.example/r3.mp3',
+            },
+            {
+              first_name: 'Kiran',
+              phone: '9822233344',
+              status: 'completed',
+              call_duration_in_sec: '40',
+              recording_url: 'https://rec.example/r4.mp3',
+            },
+          ],
+        },
+      },
+    });
+    try {
+      const server = await serveWith({ lost_calls: true });
+      const args = ['reconcile', '--api-url', service.baseUrl, '--api-key', service.apiKey, '--since', '2026-11-01'];
+      const env = {
+        CALLHOOK_DATA_DIR: server.dataDir,
+        CALLHOOK_API_KEYS: KEY,
+        CALLHOOK_ADMIN_TOKEN: ADMIN,
+        CALLHOOK_CONFIG: join(server.dataDir, 'config.json'),
+      };
+      expect((await runCallhook([...args, '--dry-run'], env)).code).toBe(0);
+      expect((await runCallhook(args, env)).code).toBe(0);
+      // The running serve sends what the command kept.
+      const [notice] = await until(() => messages('lost_calls').length === 1 && messages('lost_calls'));
+      expect(notice).toMatchObject({ type: 'incident.opened', incident: { key: null, counts: { stored: 2 } } });
+      expect(notice!.incident.resolved_at).toBe(notice!.incident.opened_at);
+      // A second run finds nothing lost: no notice.
+      expect((await runCallhook(args, env)).code).toBe(0);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(messages('lost_calls')).toHaveLength(1);
+      expect((await incidents(server)).map((i: any) => [i.rule, i.state])).toEqual([['lost_calls', 'resolved']]);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('an incident open at a restart is neither forgotten nor told again', async () => {
     channel.received.length = 0;
     const dataDir = tempDir();
@@ -315,7 +370,7 @@ describe('alert rules', () => {
   it('tells no caller’s data in any message', () => {
     const all = channel.received.map((r) => r.body).join('\n');
     expect(all.length).toBeGreaterThan(0);
-    for (const personal of ['Asha', 'Verma', '98123', 'kettles', KEY, OTHER_KEY, ADMIN])
+    for (const personal of ['Asha', 'Verma', '98123', 'kettles', 'Meera', '9811122233', KEY, OTHER_KEY, ADMIN])
       expect(all).not.toContain(personal);
   });
 });
