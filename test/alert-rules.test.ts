@@ -130,7 +130,7 @@ describe('alert rules', () => {
       { sinks: [{ name: 'crm', type: 'http', url: `${sink.url}/calls`, retry: { attempts: 1 } }] },
     );
     expect((await post(server.url, sampleCall())).status).toBe(200);
-    const [opened] = await until(() => messages('dead_delivery').length === 1 && messages('dead_delivery'));
+    const opened = await until(() => messages('dead_delivery')[0]);
     expect(opened).toMatchObject({ type: 'incident.opened', incident: { key: 'crm', counts: { dead: 1 } } });
     expect((await post(server.url, sampleCall())).status).toBe(200);
     await until(async () => (await incidents(server))[0]?.counts.dead === 2);
@@ -176,7 +176,7 @@ describe('alert rules', () => {
       },
     );
     await post(server.url, sampleCall());
-    const [opened] = await until(() => messages('sink_backlog').length === 1 && messages('sink_backlog'));
+    const opened = await until(() => messages('sink_backlog')[0]);
     expect(opened).toMatchObject({ type: 'incident.opened', incident: { key: 'crm', counts: { waiting: 1 } } });
     sinkAnswer = 200;
     await adminApi(server, '/deliveries/retry', { method: 'POST', body: '{"state":"pending"}' });
@@ -190,7 +190,7 @@ describe('alert rules', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(messages('auth_failures')).toEqual([]);
     await post(server.url, sampleCall(), { key: OTHER_KEY });
-    const [opened] = await until(() => messages('auth_failures').length === 1 && messages('auth_failures'));
+    const opened = await until(() => messages('auth_failures')[0]);
     expect(opened!.incident).toMatchObject({ key: 'end-of-call', counts: { refused: 3 } });
     for (let i = 0; i < 3; i++) await post(server.url, sampleCall(), { key: OTHER_KEY });
     const resolved = await until(() => messages('auth_failures')[1], { timeoutMs: 15_000 });
@@ -203,7 +203,7 @@ describe('alert rules', () => {
     const server = await serveWith({ auth_failures: { max: 100, after_success: '1h', quiet: '1h' } });
     expect((await post(server.url, sampleCall())).status).toBe(200);
     expect((await post(server.url, sampleCall(), { key: OTHER_KEY })).status).toBe(401);
-    const [opened] = await until(() => messages('auth_failures').length === 1 && messages('auth_failures'));
+    const opened = await until(() => messages('auth_failures')[0]);
     expect(opened!.incident.summary).toMatch(/after its last accepted call/);
   });
 
@@ -213,7 +213,7 @@ describe('alert rules', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(messages('no_calls')).toEqual([]); // a hook that never had a call is not watched yet
     await post(server.url, sampleCall());
-    const [opened] = await until(() => messages('no_calls').length === 1 && messages('no_calls'));
+    const opened = await until(() => messages('no_calls')[0]);
     expect(opened!.incident.key).toBe('end-of-call');
     await post(server.url, sampleCall());
     expect(await until(() => messages('no_calls')[1])).toMatchObject({ type: 'incident.resolved' });
@@ -239,7 +239,7 @@ describe('alert rules', () => {
       const reply = await (await post(server.url, broken())).json();
       expect(reply.problems.length).toBeGreaterThan(0);
     }
-    const [opened] = await until(() => messages('problem_rate').length === 1 && messages('problem_rate'));
+    const opened = await until(() => messages('problem_rate')[0]);
     expect(opened!.incident).toMatchObject({ key: 'end-of-call', counts: { with_problems: 3 } });
     await post(server.url, broken());
     for (let i = 0; i < 5; i++) await post(server.url, sampleCall());
@@ -255,7 +255,7 @@ describe('alert rules', () => {
     );
     const held = await (await post(server.url, sampleCall({ phone_number: 'not a number' }))).json();
     expect(held.status).toBe('held');
-    const [opened] = await until(() => messages('held_waiting').length === 1 && messages('held_waiting'));
+    const opened = await until(() => messages('held_waiting')[0]);
     expect(opened!.incident).toMatchObject({ key: 'end-of-call', counts: { held: 1 } });
     expect((await adminApi(server, `/calls/${held.id}/release`, { method: 'POST' })).status).toBe(200);
     expect(await until(() => messages('held_waiting')[1])).toMatchObject({ type: 'incident.resolved' });
@@ -300,7 +300,7 @@ describe('alert rules', () => {
       expect((await runCallhook([...args, '--dry-run'], env)).code).toBe(0);
       expect((await runCallhook(args, env)).code).toBe(0);
       // The running serve sends what the command kept.
-      const [notice] = await until(() => messages('lost_calls').length === 1 && messages('lost_calls'));
+      const notice = await until(() => messages('lost_calls')[0]);
       expect(notice).toMatchObject({ type: 'incident.opened', incident: { key: null, counts: { stored: 2 } } });
       expect(notice!.incident.resolved_at).toBe(notice!.incident.opened_at);
       // A second run finds nothing lost: no notice.
@@ -351,9 +351,9 @@ describe('alert rules', () => {
       });
       servers.push(server);
       await post(server.url, sampleCall(), { key: OTHER_KEY });
-      const [incident] = await until(async () => {
-        const list = await incidents(server);
-        return list[0]?.messages[0]?.state === 'dead' && list;
+      const incident = await until(async () => {
+        const [first] = await incidents(server);
+        return first?.messages[0]?.state === 'dead' ? first : undefined;
       });
       expect(incident.messages[0]).toMatchObject({
         channel: 'broken',
