@@ -98,6 +98,17 @@ export function storeIncidentsContract(name: string, open: () => Promise<Store>)
       expect(list.map((i) => i.id)).toEqual([next.incident.id, incident.id]); // newest first
       expect((await a.listIncidents({ state: 'resolved', rule: 'no_calls' })).map((i) => i.id)).toContain(incident.id);
       expect((await a.listIncidents({ state: 'open', rule: 'no_calls' })).map((i) => i.id)).not.toContain(incident.id);
+      // The open ones newest first too, and after a cursor.
+      const later = await a.openIncident(opening('no_calls', unique('hook')));
+      const open = (await a.listIncidents({ state: 'open', rule: 'no_calls' })).map((i) => i.id);
+      expect(open.filter((id) => [next.incident.id, later.incident.id].includes(id))).toEqual([
+        later.incident.id,
+        next.incident.id,
+      ]);
+      expect(open).toEqual([...open].sort().reverse());
+      const after = await a.listIncidents({ state: 'open', rule: 'no_calls', after: later.incident.id });
+      expect(after.map((i) => i.id)).toContain(next.incident.id);
+      expect(after.map((i) => i.id)).not.toContain(later.incident.id);
     });
 
     it('keeps who acknowledged an open incident, once; a resolved one is not acknowledged', async () => {
@@ -107,6 +118,10 @@ export function storeIncidentsContract(name: string, open: () => Promise<Store>)
       const twice = await a.acknowledgeIncident(incident.id, 'someone-else', new Date().toISOString());
       expect(twice?.acknowledgedBy).toBe('ops@example.com');
       expect(await a.acknowledgeIncident(newId(), 'x', new Date().toISOString())).toBeUndefined();
+      // An id as a client may send it, a NUL byte in it, is one no incident has, on either store.
+      expect(await a.getIncident('x\u0000y')).toBeUndefined();
+      expect(await a.acknowledgeIncident('x\u0000y', 'x', new Date().toISOString())).toBeUndefined();
+      expect(Array.isArray(await a.listIncidents({ after: 'x\u0000y', limit: 1 }))).toBe(true);
 
       const other = await a.openIncident(opening('sink_backlog', unique('sink')));
       await a.resolveIncident('sink_backlog', other.incident.key, new Date().toISOString(), []);

@@ -157,13 +157,13 @@ export function postgresIncidents(pool: pg.Pool): IncidentStore {
       await pool.query(
         `UPDATE incidents SET acknowledged_at = $2, acknowledged_by = $3
          WHERE id = $1 AND resolved_at IS NULL AND acknowledged_at IS NULL`,
-        [id, at, pgText(by)],
+        [pgText(id), at, pgText(by)],
       );
-      const { rows } = await pool.query<IncidentRow>('SELECT * FROM incidents WHERE id = $1', [id]);
+      const { rows } = await pool.query<IncidentRow>('SELECT * FROM incidents WHERE id = $1', [pgText(id)]);
       return rows[0] && incidentOf(rows[0]);
     },
     getIncident: async (id) => {
-      const { rows } = await pool.query<IncidentRow>('SELECT * FROM incidents WHERE id = $1', [id]);
+      const { rows } = await pool.query<IncidentRow>('SELECT * FROM incidents WHERE id = $1', [pgText(id)]);
       return rows[0] && incidentOf(rows[0]);
     },
     listIncidents: async ({ state, rule, limit = 50, after }) => {
@@ -172,7 +172,7 @@ export function postgresIncidents(pool: pg.Pool): IncidentStore {
          WHERE ($1::text IS NULL OR ($1 = 'open') = (resolved_at IS NULL))
            AND ($2::text IS NULL OR rule = $2) AND ($3::text IS NULL OR id < $3)
          ORDER BY id DESC LIMIT $4`,
-        [state ?? null, rule ?? null, after ?? null, limit],
+        [state ?? null, pgText(rule), pgText(after), limit],
       );
       return rows.map(incidentOf);
     },
