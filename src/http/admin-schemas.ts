@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RULE_NAMES } from '../alerts/config.js';
 import { RECORD_SOURCES } from '../record.js';
 import { timeBound } from '../store/admin-query.js';
 
@@ -39,6 +40,7 @@ export const receiptId = pathParam('id', 'Receipt id');
 export const deliveryId = pathParam('id', 'Delivery id');
 export const sinkName = pathParam('name', 'Sink name');
 export const jobId = pathParam('id', 'Job id, as the request that started the job answered it');
+export const incidentId = pathParam('id', 'Incident id');
 
 export const callsQuery = z.strictObject({
   hook: z.string().optional().describe('Only this hook'),
@@ -158,6 +160,17 @@ export const periodBody = z.strictObject({
   dry_run: z.boolean().default(false).describe('true: count what would be sent, and send nothing'),
 });
 
+/** docs/reference.md#alerts: newest first, open or resolved, of one rule. */
+export const incidentsQuery = z.strictObject({
+  state: z.enum(['open', 'resolved']).optional().describe('open or resolved'),
+  rule: z
+    .enum(RULE_NAMES)
+    .optional()
+    .describe(`Only this rule: ${RULE_NAMES.join(', ')}`),
+  after: z.string().optional().describe('Cursor: the `next` of the previous page'),
+  limit,
+});
+
 type ObjectSchema = z.ZodObject;
 
 /** What one admin route takes: path parameters, query parameters and a JSON body, each optional. */
@@ -192,6 +205,9 @@ export const adminRequests = {
   'post /admin/sinks/{name}/resume': { params: sinkName },
   'post /admin/sinks/{name}/redeliver': { params: sinkName, body: periodBody, bodyRequired: true },
   'get /admin/jobs/{id}': { params: jobId },
+  'get /admin/incidents': { query: incidentsQuery },
+  'get /admin/incidents/{id}': { params: incidentId },
+  'post /admin/incidents/{id}/ack': { params: incidentId },
 } as const satisfies Record<string, AdminRequest>;
 
 export type AdminRouteKey = keyof typeof adminRequests;

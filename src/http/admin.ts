@@ -9,6 +9,7 @@ import type { KeyRing } from '../keys/ring.js';
 import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
 import type { ReceiptInfo } from '../store/admin-queries.js';
 import { createClock } from '../web/time.js';
+import { requestActor } from './actor.js';
 import { adminRequests as on } from './admin-schemas.js';
 import { requireBearer } from './auth.js';
 import type { AuthLimiter } from './auth-limit.js';
@@ -46,11 +47,12 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
 /**
  * `/admin/*` behind its own bearer token: the webhook key never opens it (docs/reference.md#refused-requests). Calls,
  * their raw requests, receipts, attempts and edits; deliveries by state and sink; edit, review mark, redelivery,
- * release and bulk retry. The routes validate (admin-schemas.ts) and answer, masked; what an operation does is the
- * admin/ module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts), which the dashboard and the CLI call too.
+ * release and bulk retry; the alerts' incidents and their acknowledgement. The routes validate (admin-schemas.ts) and
+ * answer, masked; what an operation does is the admin/ module's (calls.ts, deliveries.ts, receipts.ts, sinks.ts,
+ * incidents.ts), which the dashboard and the CLI call too.
  */
 export function adminRoutes({
-  admin: { calls, deliveries, receipts, sinks, redeliveries },
+  admin: { calls, deliveries, receipts, sinks, redeliveries, incidents },
   intake: { hooks },
   adminToken,
   secrets,
@@ -158,6 +160,16 @@ export function adminRoutes({
       )
       .post('/deliveries/:id/retry', param(on['post /admin/deliveries/{id}/retry'].params), async (c) =>
         reply(await deliveries.retryDelivery(c.req.valid('param').id)),
+      )
+      // docs/reference.md#alerts: newest first; an acknowledgement keeps who made it (actor.ts) and when, the first one.
+      .get('/incidents', query(on['get /admin/incidents'].query), async (c) =>
+        reply(await incidents.list(c.req.valid('query'))),
+      )
+      .get('/incidents/:id', param(on['get /admin/incidents/{id}'].params), async (c) =>
+        reply(await incidents.get(c.req.valid('param').id)),
+      )
+      .post('/incidents/:id/ack', param(on['post /admin/incidents/{id}/ack'].params), async (c) =>
+        reply(await incidents.acknowledge(c.req.valid('param').id, requestActor(c))),
       )
   );
 }

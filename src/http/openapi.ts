@@ -4,6 +4,7 @@
  * (admin-schemas.ts); their summaries and replies are written here, one per route of that table.
  */
 
+import { RULE_NAMES } from '../alerts/config.js';
 import { RECORD_SOURCES } from '../record.js';
 import { type AdminRequest, type AdminRouteKey, adminRequests, jsonSchemaOf, parametersOf } from './admin-schemas.js';
 
@@ -11,7 +12,12 @@ const json = (schema: object) => ({ 'application/json': { schema } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const error = (description: string) => ({ description, content: json(ref('Error')) });
 const admin = { security: [{ adminToken: [] }] };
-const ITEMS: Record<string, string> = { calls: 'Call', deliveries: 'Delivery', receipts: 'Receipt' };
+const ITEMS: Record<string, string> = {
+  calls: 'Call',
+  deliveries: 'Delivery',
+  receipts: 'Receipt',
+  incidents: 'Incident',
+};
 const page = (item: string, cursor: object) => ({
   type: 'object',
   properties: { [item]: { type: 'array', items: ref(ITEMS[item]!) }, next: cursor },
@@ -169,6 +175,30 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     responses: {
       200: { description: 'The job', content: json(ref('Job')) },
       404: error('No such job: never started by this serve, forgotten, or lost in a restart (jobs live in memory)'),
+    },
+  },
+  'get /admin/incidents': {
+    summary:
+      "The alerts' incidents, newest first, open or resolved, of one rule, with cursor pagination; each with its messages' delivery states",
+    responses: {
+      200: { description: 'A page of incidents', content: json(page('incidents', { type: ['string', 'null'] })) },
+      400: error('Bad filter'),
+    },
+  },
+  'get /admin/incidents/{id}': {
+    summary: 'One incident with its messages',
+    responses: {
+      200: { description: 'The incident', content: json(ref('Incident')) },
+      404: error('No such incident'),
+    },
+  },
+  'post /admin/incidents/{id}/ack': {
+    summary:
+      'Acknowledge an open incident: it stays open, and who acknowledged it and when are kept, the first acknowledgement only',
+    responses: {
+      200: { description: 'The incident, acknowledged (by the first to do it)', content: json(ref('Incident')) },
+      404: error('No such incident'),
+      409: error('The incident is resolved already'),
     },
   },
 };
@@ -497,6 +527,63 @@ export function openApiDocument(hooks: readonly string[]): object {
                 pending: { type: 'integer', description: 'Calls whose delivery to the sink is pending or in flight' },
               },
             },
+          },
+        },
+        Incident: {
+          type: 'object',
+          required: [
+            'id',
+            'rule',
+            'key',
+            'state',
+            'summary',
+            'opened_at',
+            'last_event',
+            'acknowledged_at',
+            'acknowledged_by',
+            'resolved_at',
+            'counts',
+            'messages',
+          ],
+          properties: {
+            id: { type: 'string' },
+            rule: { enum: [...RULE_NAMES] },
+            key: {
+              type: ['string', 'null'],
+              description: 'The sink or hook it is about; null for a rule with one incident at a time',
+            },
+            state: { enum: ['open', 'resolved'] },
+            summary: { type: 'string', description: "One line of names and counts, never a caller's data" },
+            opened_at: { type: 'string', format: 'date-time' },
+            last_event: { type: 'string', format: 'date-time', description: 'The last occurrence counted in it' },
+            acknowledged_at: { type: ['string', 'null'], format: 'date-time' },
+            acknowledged_by: {
+              type: ['string', 'null'],
+              description:
+                'Who acknowledged it: `admin-token` for the admin token and a dashboard session made with it',
+            },
+            resolved_at: { type: ['string', 'null'], format: 'date-time' },
+            counts: {
+              type: 'object',
+              additionalProperties: { type: 'integer' },
+              description: 'What it counted while open',
+            },
+            messages: { type: 'array', items: ref('AlertMessage'), description: 'Oldest first' },
+          },
+        },
+        AlertMessage: {
+          type: 'object',
+          required: ['channel', 'kind', 'state', 'attempts', 'last_error', 'updated_at'],
+          properties: {
+            channel: { type: 'string' },
+            kind: { enum: ['opened', 'resolved'] },
+            state: {
+              enum: ['pending', 'in_flight', 'done', 'dead'],
+              description: 'dead: given up on; shown here, and raises no incident',
+            },
+            attempts: { type: 'integer' },
+            last_error: { type: ['string', 'null'] },
+            updated_at: { type: 'string', format: 'date-time' },
           },
         },
         CallDetail: {
