@@ -1,6 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { RULE_NAMES } from './alerts/config.js';
 import type { AttemptEvent } from './delivery/worker.js';
 import type { AdminQueries } from './store/admin-queries.js';
+import type { IncidentStore } from './store/incidents.js';
 import type { DeliveryState } from './store/outbox.js';
 import { isPaused } from './store/sink-state.js';
 
@@ -19,13 +21,18 @@ export interface Metrics {
 
 const STATES: readonly DeliveryState[] = ['pending', 'in_flight', 'done', 'dead'];
 
+/**
+ * More than any config opens at once (eight rules, each once a hook or sink): a read this long is every open incident.
+ */
+const OPEN_INCIDENTS_READ = 10_000;
+
 export interface MetricsOptions {
   /** The sinks the config pauses (`paused: true`), paused while no operator has paused or resumed them. */
   pausedByDefault?: readonly string[];
 }
 
 export function createMetrics(
-  store: Pick<AdminQueries, 'deliveryStats' | 'sinkStates'>,
+  store: Pick<AdminQueries, 'deliveryStats' | 'sinkStates'> & Pick<IncidentStore, 'listIncidents'>,
   sinkNames: readonly string[],
   { pausedByDefault = [] }: MetricsOptions = {},
 ): Metrics {
@@ -94,12 +101,26 @@ export function createMetrics(
     registers: [registry],
   });
 
+  // docs/reference.md#alerts: one series a rule, 0 while none of it is open.
+  const incidents = new Gauge({
+    name: 'callhook_incidents_open',
+    help: 'Open incidents by alert rule',
+    labelNames: ['rule'],
+    registers: [registry],
+  });
+
   // Refreshed once per scrape rather than per gauge: one store query feeds all three. It reads the counts the store
   // keeps as deliveries change and one index row per sink, so a scrape costs the same whatever the store holds
   // (docs/reference.md#metrics; migration 5 of either store).
   const collect = async () => {
-    // One row a sink (sink_state, migration 6) beside the delivery counts: the same cost whatever the store holds.
-    const [stats, states] = await Promise.all([store.deliveryStats(), store.sinkStates()]);
+    // One row a sink (sink_state, migration 6) beside the delivery counts: the same cost whatever the store holds. The
+    // open incidents are at most one a rule and key (hook or sink), read by the partial index that keeps them so.
+    const [stats, states, open] = await Promise.all([
+      store.deliveryStats(),
+      store.sinkStates(),
+      store.listIncidents({ state: 'open', limit: OPEN_INCIDENTS_READ }),
+    ]);
+    for (const rule of RULE_NAMES) incidents.set({ rule }, open.filter((i) => i.rule === rule).length);
     const stateOf = new Map(states.map((s) => [s.sink, s]));
     for (const sink of sinkNames)
       paused.set({ sink }, isPaused(stateOf.get(sink), pausedByDefault.includes(sink)) ? 1 : 0);
