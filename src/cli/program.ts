@@ -5,6 +5,7 @@ import { backupCommand } from './backup.js';
 import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
 import { deliveriesCommand } from './deliveries.js';
+import { incidentsCommand } from './incidents.js';
 import type { CliIo, CommandIo } from './io.js';
 import { ExitCode } from './io.js';
 import { keysCommand } from './keys.js';
@@ -41,6 +42,7 @@ export function createProgram(io: CliIo): Command {
     reconcileCommand(run),
     simulateCommand(run),
     alertsCommand(run),
+    incidentsCommand(run),
   ])
     program.addCommand(command);
   // Each command has its own settings (addCommand copies none): every one's help and usage errors go to io, and
