@@ -72,7 +72,8 @@ const RULES = {
 } as const;
 
 export type RuleName = keyof typeof RULES;
-/** Every rule's name, as docs/reference.md#alerts lists them: the admin API's `rule` filter and /metrics' series. */
+/** Every rule's name, as docs/reference.md#alerts lists them: the admin API's and the dashboard's `rule` filter, and
+ * /metrics' series. */
 export const RULE_NAMES = Object.keys(RULES) as readonly RuleName[];
 export type RulesConfig = { [R in RuleName]: z.output<(typeof RULES)[R]> | false };
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CallOperations } from '../admin/calls.js';
 import type { DeliveryOperations } from '../admin/deliveries.js';
+import type { IncidentOperations } from '../admin/incidents.js';
 import type { ReceiptOperations } from '../admin/receipts.js';
 import type { SinkOperations } from '../admin/sinks.js';
 import type { Hook } from '../intake/pipeline.js';
@@ -21,6 +22,8 @@ export interface WebContext {
   deliveries: DeliveryOperations;
   receipts: ReceiptOperations;
   sinks: SinkOperations;
+  /** The alerts' incidents: the banner on every page reads the open ones, `/ui/incidents` lists and acknowledges. */
+  incidents: IncidentOperations;
   clock: Clock;
   /**
    * A copy of a value with every configured secret masked (docs/reference.md#secrets and docs/reference.md#dashboard:

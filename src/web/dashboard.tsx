@@ -12,12 +12,14 @@ import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
 import { Note } from './components.js';
 import type { WebContext } from './context.js';
+import { IncidentBanner } from './incident-banner.js';
 import { layout } from './layout.js';
 import { overHttps, sameOrigin } from './origin.js';
 import { callPage } from './pages/call.js';
 import { callsPage } from './pages/calls.js';
 import { deliveriesPage } from './pages/deliveries.js';
 import { editPage } from './pages/edit.js';
+import { incidentsPage } from './pages/incidents.js';
 import { Login } from './pages/login.js';
 import { OtherSite } from './pages/other-site.js';
 import { overviewPage } from './pages/overview.js';
@@ -73,6 +75,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     deliveries: admin.deliveries,
     receipts: admin.receipts,
     sinks: admin.sinks,
+    incidents: admin.incidents,
     clock: createClock(deps.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone),
     shown: (value) => (value === undefined ? value : JSON.parse(mask(JSON.stringify(value)))),
     maskBody: (bytes) => maskBytes(bytes, deps.secrets),
@@ -117,7 +120,13 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       const html = await c.res.text();
       c.res = new Response(mask(html), { status: c.res.status, headers: c.res.headers });
     })
-    .use(layout(ctx.clock.zone))
+    // The open incidents above every page, for a signed-in operator only: a page served before the sign-in check (an
+    // error, a refused form) names none of them.
+    .use(
+      layout(ctx.clock.zone, {
+        banner: (c) => signedIn(c) && <IncidentBanner read={() => ctx.incidents.open()} log={deps.log} />,
+      }),
+    )
     // Before any body is read: a refused POST gets a page (with the layout above) saying what to check behind a proxy.
     .use(
       sameOrigin({
@@ -189,6 +198,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     .route('/deliveries', deliveriesPage(ctx))
     .route('/sinks', sinksPage(ctx))
     .route('/refused', refusedPage(ctx))
+    .route('/incidents', incidentsPage(ctx))
     .all('*', (c) => {
       c.status(404);
       return c.render(<ErrorPage status={404} message={`There is no page ${c.req.path}.`} />, {

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { jsxRenderer } from 'hono/jsx-renderer';
 
@@ -22,12 +23,16 @@ export const SECTIONS = [
   ['deliveries', '/ui/deliveries', 'Deliveries'],
   ['sinks', '/ui/sinks', 'Sinks'],
   ['refused', '/ui/refused', 'Refused'],
+  ['incidents', '/ui/incidents', 'Incidents'],
 ] as const;
 export type Section = (typeof SECTIONS)[number][0];
 
-/** The page around every page: the menu, a sign-out button, and in which zone times are shown. */
-export function layout(zone: string) {
-  return jsxRenderer(({ children, title, section }: PageProps & { children?: Child }) => (
+/**
+ * The page around every page: the menu, a sign-out button, in which zone times are shown, and under the menu the
+ * `banner` of this request (the open incidents: incident-banner.tsx), which is nothing on a page without the menu.
+ */
+export function layout(zone: string, { banner }: { banner?: (c: Context) => Child } = {}) {
+  return jsxRenderer(({ children, title, section }: PageProps & { children?: Child }, c) => (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
@@ -57,6 +62,7 @@ export function layout(zone: string) {
             </form>
           </header>
         )}
+        {section !== undefined && banner?.(c)}
         <main>{children}</main>
         {section !== undefined && <footer>Times are shown in {zone}.</footer>}
       </body>

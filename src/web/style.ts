@@ -78,6 +78,22 @@ svg.chart { display: block; width: 100%; max-width: 460px; height: auto; }
 svg.chart text { font: 12px system-ui, sans-serif; fill: #1d2430; }
 svg.chart .track { fill: #eef1f5; }
 .pager { display: flex; gap: 1rem; margin: .5rem 0 1.5rem; }
+/* The open incidents, under the menu of every page: words first (how many, which), the colour only repeats them. */
+.banner { border-bottom: 1px solid; padding: .5rem 0; }
+.banner p { max-width: 1280px; margin: 0 auto; padding: 0 1rem; }
+.banner.open { background: #fbe9e9; border-color: #e3a5a5; color: var(--bad); }
+.banner.acknowledged, .banner.unread { background: #fdf3e3; border-color: #e6c48f; color: var(--warn); }
+.banner a { color: inherit; font-weight: 600; }
+.banner-mark { display: inline-block; width: 1.2rem; height: 1.2rem; line-height: 1.2rem; margin-right: .45rem; border-radius: 50%; background: var(--warn); color: #fff; text-align: center; font-weight: 700; }
+.banner.open .banner-mark { background: var(--bad); }
+.incident h3 { margin-top: 0; }
+.incident details summary { cursor: pointer; font-weight: 600; margin: .25rem 0 .5rem; }
+.incident .scroll { margin-bottom: 0; }
+dl.facts { display: grid; gap: .4rem 1rem; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); margin: 0 0 .75rem; }
+dl.facts dt { font-size: .8rem; color: var(--muted); font-weight: 600; }
+dl.facts dd { margin: 0; }
+dl.facts .wide { grid-column: span 2; }
+dl.facts dd.id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
 .login { max-width: 380px; margin: 10vh auto; }
 .login form > * + * { margin-top: .75rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
@@ -85,8 +101,12 @@ svg.chart .track { fill: #eef1f5; }
   body { font-size: 14px; }
   main { padding: .6rem; }
   .top { padding: .4rem .6rem; }
+  .banner { padding: .45rem .6rem; }
+  .banner p { padding: 0; }
+  dl.facts { grid-template-columns: 1fr 1fr; }
   .top nav { order: 3; flex-basis: 100%; }
-  .top nav ul { gap: 0; }
+  /* Seven items are wider than a phone: two even rows, not one row and an orphan. */
+  .top nav ul { display: grid; grid-template-columns: repeat(4, auto); justify-content: start; gap: 0 .5rem; }
   .top nav a { padding: .25rem .22rem; font-size: .9rem; }
   .charts { grid-template-columns: 1fr; }
   .req { display: block; font-size: .8rem; }
