@@ -17,12 +17,6 @@ import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
 export const SESSION_MS = 12 * 60 * 60 * 1000;
 export const SESSION_COOKIE = 'callhook_session';
 
-/**
- * Who acts in a session, as an acknowledgement keeps it (docs/reference.md#alerts): the admin token is the one
- * sign-in today, so every session is the same operator; the one place to change when sign-in names people.
- */
-export const SESSION_ACTOR = 'admin-token';
-
 export interface Sessions {
   /** A new session's cookie value, signed with the newest admin token. */
   begin(): { value: string; maxAgeSeconds: number };

@@ -2,10 +2,10 @@ import { Hono } from 'hono';
 import type { IncidentOperations, IncidentView } from '../../admin/incidents.js';
 import { RULE_NAMES, type RuleName } from '../../alerts/config.js';
 import { countsText } from '../../alerts/message.js';
+import { requestActor } from '../../http/actor.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { incidentName } from '../incident-banner.js';
-import { SESSION_ACTOR } from '../session.js';
 import { age } from '../time.js';
 import { DeliveryState } from './deliveries.js';
 
@@ -45,7 +45,7 @@ export function incidentsPage(ctx: WebContext): Hono {
     .post('/:id/ack', async (c) => {
       const id = c.req.param('id');
       // 404 for no such incident, 409 for one resolved meanwhile: the dashboard's error page says which.
-      await ctx.incidents.acknowledge(id, SESSION_ACTOR);
+      await ctx.incidents.acknowledge(id, requestActor(c));
       const query = new URLSearchParams({ done: 'acknowledged', incident: id });
       return c.redirect(`/ui/incidents?${query}#incident-${encodeURIComponent(id)}`, 303);
     });
