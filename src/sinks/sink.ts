@@ -39,7 +39,19 @@ export interface Sink {
    * /admin/sinks before any delivery has failed (docs/reference.md#queues-and-databases); it never holds start-up.
    */
   probe?(): Promise<void>;
+  /**
+   * Erases what the sink holds of these records downstream, for a person's erasure (docs/reference.md#erasure): the
+   * rows, entries, lines it wrote for them, and any marker kept beside them. Resolves to how many it removed (0 when
+   * it held none of them). A sink without it cannot erase: the erasure lists it with the record ids it received, for
+   * the operator to erase there by hand. Throws what a delivery would throw when its service cannot be reached.
+   */
+  erase?(recordIds: readonly string[], context: EraseContext): Promise<number>;
   close?(): Promise<void>;
+}
+
+export interface EraseContext {
+  signal: AbortSignal;
+  log: Logger;
 }
 
 export interface SinkContext {
