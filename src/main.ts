@@ -19,7 +19,7 @@ import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { secretValues } from './secret-values.js';
-import { SecretSet, secretMasker } from './secrets.js';
+import { maskBytes, SecretSet, secretMasker } from './secrets.js';
 import { exitOnShutdown, within } from './shutdown.js';
 import { openSinks, resolveConfiguredSinks, type SinkSpec } from './sinks/registry.js';
 import { openStore, sqlitePath } from './store/open.js';
@@ -144,6 +144,9 @@ export async function serve({
     bodyLimitBytes: config.bodyLimit,
     phoneRegion: config.phoneRegion,
     timezone: config.timezone,
+    openSinks: sinks,
+    log,
+    maskBody: (bytes) => maskBytes(bytes, secrets),
     onJobEnd: (job) =>
       log[job.state === 'done' ? 'info' : 'warn']({ job }, `admin job ${job.kind} ${job.state}: ${job.id}`),
   });

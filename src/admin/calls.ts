@@ -125,7 +125,12 @@ export function reviewQueue(deps: ReadDeps, query: Omit<CallsQuery, 'review' | '
   return listCalls(deps, { ...query, review: true, order: 'asc' });
 }
 
-export async function showCall({ store }: Pick<CallsDeps, 'store'>, id: string): Promise<CallDetail> {
+export async function showCall(
+  {
+    store,
+  }: { store: Pick<AdminQueries, 'getCall' | 'listReceipts' | 'listDeliveries' | 'listAttempts' | 'listEdits'> },
+  id: string,
+): Promise<CallDetail> {
   const call = await callOr404(store, id);
   const [receipts, deliveries, attempts, edits] = await Promise.all([
     store.listReceipts(id),

@@ -1,6 +1,10 @@
+import pino, { type Logger } from 'pino';
 import type { Intake } from '../intake/intake.js';
+import { type PrivacyOperations, privacyOperations } from '../privacy/requests.js';
+import type { Sink } from '../sinks/sink.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import type { IncidentStore } from '../store/incidents.js';
+import type { PrivacyStore } from '../store/privacy.js';
 import { createClock } from '../web/time.js';
 import { type CallOperations, callOperations } from './calls.js';
 import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
@@ -21,6 +25,8 @@ export interface AdminOperations {
   sinks: SinkOperations;
   /** The alerts' incidents, listed and acknowledged (docs/reference.md#alerts). */
   incidents: IncidentOperations;
+  /** A person's data shown and erased (docs/reference.md#access, #erasure). */
+  privacy: PrivacyOperations;
   /** A period's calls sent to one sink, in the background, and the jobs that do it (period-redelivery.ts). */
   redeliveries: RedeliveryOperations;
   /** Every configured sink's name, the ones a redelivery or a retry may name. */
@@ -30,7 +36,7 @@ export interface AdminOperations {
 }
 
 export interface AdminOperationsDeps {
-  store: AdminQueries & IncidentStore;
+  store: AdminQueries & IncidentStore & PrivacyStore;
   /** A refused request is ingested again through the webhook route's own intake. */
   intake: Pick<Intake, 'hooks' | 'ingestRequest'>;
   /** The configured sinks with their types and configured `paused`. */
@@ -45,7 +51,15 @@ export interface AdminOperationsDeps {
   timezone?: string;
   /** Told when a background job ends, for the log. */
   onJobEnd?: (job: JobView) => void;
+  /** The running sinks, for an erasure to reach their copies; none in a process that delivers nothing. */
+  openSinks?: ReadonlyMap<string, Pick<Sink, 'erase'>>;
+  log?: Logger;
+  /** Takes the secrets out of a kept body before it is shown. */
+  maskBody?: (bytes: Uint8Array) => Uint8Array;
 }
+
+/** A process with no log of its own (a test, a command) logs nothing of its erasures. */
+const silentLog = pino({ level: 'silent' });
 
 export function adminOperations({
   store,
@@ -56,6 +70,9 @@ export function adminOperations({
   phoneRegion,
   timezone = Intl.DateTimeFormat().resolvedOptions().timeZone,
   onJobEnd,
+  openSinks = new Map(),
+  log = silentLog,
+  maskBody,
 }: AdminOperationsDeps): AdminOperations {
   const { hooks } = intake;
   const sinkNames = sinks.map((sink) => sink.name);
@@ -67,6 +84,18 @@ export function adminOperations({
     receipts: receiptOperations({ store, hooks, ingest: intake.ingestRequest, bodyLimitBytes }),
     sinks: sinkOperations({ store, sinks, notify }),
     incidents: incidentOperations({ store }),
+    privacy: privacyOperations({
+      store,
+      sinks: new Map(
+        sinks.flatMap((s) => {
+          const sink = openSinks.get(s.name);
+          return sink ? [[s.name, { type: s.type, sink }] as const] : [];
+        }),
+      ),
+      log,
+      maskBody,
+      phoneRegion,
+    }),
     redeliveries: redeliveryOperations({ store, hooks, sinkNames, notify, clock: createClock(timezone), jobs }),
     sinkNames,
     testSinks,

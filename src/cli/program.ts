@@ -11,6 +11,7 @@ import { ExitCode } from './io.js';
 import { keysCommand } from './keys.js';
 import { maskedForCli } from './masked.js';
 import { createOutput, OutputClosed } from './output.js';
+import { eraseCommand, peopleCommand } from './people.js';
 import { purgeCommand } from './purge.js';
 import { receiptsCommand } from './receipts.js';
 import { reconcileCommand } from './reconcile.js';
@@ -43,6 +44,8 @@ export function createProgram(io: CliIo): Command {
     simulateCommand(run),
     alertsCommand(run),
     incidentsCommand(run),
+    peopleCommand(run),
+    eraseCommand(run),
   ])
     program.addCommand(command);
   // Each command has its own settings (addCommand copies none): every one's help and usage errors go to io, and

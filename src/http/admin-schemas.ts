@@ -171,6 +171,22 @@ export const incidentsQuery = z.strictObject({
   limit,
 });
 
+/** docs/reference.md#access: the person, by their number written any way, or their address. */
+const personFields = {
+  phone: z
+    .string()
+    .optional()
+    .describe('Their phone number, written any way: read as intake reads it (without a country code, in phone_region)'),
+  email: z.string().optional().describe('Their e-mail address, compared trimmed and without regard to case'),
+};
+export const personQuery = z.strictObject(personFields);
+
+/** docs/reference.md#erasure. */
+export const eraseBody = z.strictObject({
+  ...personFields,
+  dry_run: z.boolean().default(false).describe('true: count what would be erased, and erase nothing'),
+});
+
 type ObjectSchema = z.ZodObject;
 
 /** What one admin route takes: path parameters, query parameters and a JSON body, each optional. */
@@ -208,6 +224,9 @@ export const adminRequests = {
   'get /admin/incidents': { query: incidentsQuery },
   'get /admin/incidents/{id}': { params: incidentId },
   'post /admin/incidents/{id}/ack': { params: incidentId },
+  'get /admin/people': { query: personQuery },
+  'post /admin/erase': { body: eraseBody, bodyRequired: true },
+  'get /admin/erasures': { query: personQuery },
 } as const satisfies Record<string, AdminRequest>;
 
 export type AdminRouteKey = keyof typeof adminRequests;

@@ -52,7 +52,7 @@ type AdminEnv = { Variables: { body?: Uint8Array } };
  * incidents.ts), which the dashboard and the CLI call too.
  */
 export function adminRoutes({
-  admin: { calls, deliveries, receipts, sinks, redeliveries, incidents },
+  admin: { calls, deliveries, receipts, sinks, redeliveries, incidents, privacy },
   intake: { hooks },
   adminToken,
   secrets,
@@ -170,6 +170,17 @@ export function adminRoutes({
       )
       .post('/incidents/:id/ack', param(on['post /admin/incidents/{id}/ack'].params), async (c) =>
         reply(await incidents.acknowledge(c.req.valid('param').id, requestActor(c))),
+      )
+      // docs/reference.md#access and #erasure: a person found by any spelling of their number, or their address.
+      .get('/people', query(on['get /admin/people'].query), async (c) =>
+        reply(await privacy.show(c.req.valid('query'))),
+      )
+      .post('/erase', json(on['post /admin/erase'].body), async (c) => {
+        const { dry_run, ...person } = c.req.valid('json');
+        return reply(await privacy.erase(person, { dryRun: dry_run, actor: requestActor(c) }));
+      })
+      .get('/erasures', query(on['get /admin/erasures'].query), async (c) =>
+        reply(await privacy.check(c.req.valid('query'))),
       )
   );
 }

@@ -201,6 +201,35 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
       409: error('The incident is resolved already'),
     },
   },
+  'get /admin/people': {
+    summary:
+      'Everything kept about one person, found by any spelling of their number or by their address: their calls with raw requests, edits, receipts and deliveries, and the other requests whose body held them',
+    responses: {
+      200: {
+        description: 'The person’s data, as one document (nothing_kept: true when there is none)',
+        content: json({ type: 'object' }),
+      },
+      400: error('No person, both a number and an address, or one that cannot be read'),
+    },
+  },
+  'post /admin/erase': {
+    summary:
+      'Erases everything kept about one person, of every hook, and their copies in the sinks that can erase; lists the sinks that cannot, with the record ids they received. The erasure log keeps a keyed hash of the person, never the person',
+    responses: {
+      200: {
+        description: 'What was erased (or, in a dry run, would be), by kind and by sink',
+        content: json({ type: 'object' }),
+      },
+      400: error('No person, both a number and an address, or one that cannot be read'),
+    },
+  },
+  'get /admin/erasures': {
+    summary: 'Whether, and when, a person was erased, from the erasure log',
+    responses: {
+      200: { description: 'The erasures of the person, oldest first', content: json({ type: 'object' }) },
+      400: error('No person, both a number and an address, or one that cannot be read'),
+    },
+  },
 };
 
 /** The admin paths: each route of the table, its parameters and body from its schemas, its words from above. */

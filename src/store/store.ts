@@ -3,6 +3,7 @@ import type { CallStore } from './calls.js';
 import type { IncidentStore } from './incidents.js';
 import type { Maintenance } from './maintenance.js';
 import type { Outbox } from './outbox.js';
+import type { PrivacyStore } from './privacy.js';
 
 /**
  * What the rest of callhook needs from durable storage. Two implementations keep it: SQLite (one machine)
@@ -11,9 +12,9 @@ import type { Outbox } from './outbox.js';
  * The whole is what a store opens as (open.ts) and what the process that opened it holds; everything else takes
  * the part it uses: the intake and the webhook route `CallStore` (calls.ts), the delivery worker `Outbox`
  * (outbox.ts), the admin operations, the dashboard, /metrics and reconcile `AdminQueries` (admin-queries.ts),
- * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts), the alerts `IncidentStore` (incidents.ts).
+ * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts), the alerts `IncidentStore` (incidents.ts), a person's access and erasure `PrivacyStore` (privacy.ts).
  */
-export interface Store extends CallStore, Outbox, AdminQueries, Maintenance, IncidentStore {
+export interface Store extends CallStore, Outbox, AdminQueries, Maintenance, IncidentStore, PrivacyStore {
   readonly kind: 'sqlite' | 'postgres';
   /**
    * Generated keys kept where every replica reads them (docs/reference.md#start-and-set-up: with DATABASE_URL, made

@@ -230,6 +230,19 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX alert_messages_due ON alert_messages (state, next_attempt_at);
   CREATE INDEX alert_messages_incident ON alert_messages (incident_id);
   `,
+  // As SQLite's migration 11 (docs/reference.md#erasure): the erasure log, a keyed hash of the person and never the
+  // person.
+  `
+  CREATE TABLE erasures (
+    id text COLLATE "C" PRIMARY KEY,
+    at timestamptz NOT NULL,
+    actor text NOT NULL,
+    kind text NOT NULL,
+    hash text NOT NULL,
+    counts jsonb NOT NULL
+  );
+  CREATE INDEX erasures_hash ON erasures (hash);
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */

@@ -192,4 +192,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX alert_messages_due ON alert_messages (state, next_attempt_at);
   CREATE INDEX alert_messages_incident ON alert_messages (incident_id);
   `,
+  // docs/reference.md#erasure: the erasure log, one row an erasure, holding a keyed hash of the person and never the
+  // person; its key is kept in meta ('erasure-key'), made by the first erasure. A new table: nothing is rewritten.
+  `
+  CREATE TABLE erasures (
+    id TEXT PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    counts TEXT NOT NULL
+  );
+  CREATE INDEX erasures_hash ON erasures (hash);
+  `,
 ];

@@ -8,6 +8,7 @@ import type { Store } from '../store.js';
 import { sqliteAdmin } from './admin.js';
 import { sqliteIncidents } from './incidents.js';
 import { sqlitePeriod } from './period.js';
+import { sqlitePrivacy } from './privacy.js';
 import { sqlitePurge } from './purge.js';
 import { sqliteReader } from './reader.js';
 import { SQLITE_MIGRATIONS } from './schema.js';
@@ -104,6 +105,7 @@ export function sqliteStoreOn(
     ...sqlitePeriod(db, reader),
     ...sqlitePurge(db),
     ...sqliteIncidents(db, reader),
+    ...sqlitePrivacy(db, reader),
     // Through the writer's group commit, so readiness proves a commit (and its fsync) goes through now.
     ping: () => writer.run('ping'),
     close: async () => {

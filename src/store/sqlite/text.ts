@@ -17,4 +17,19 @@ export function registerTextFunctions(db: Database.Database): void {
     { deterministic: true },
     fold((text) => text.trim().toLowerCase()),
   );
+  registerMatchFunction(db);
+}
+
+/**
+ * `callhook_matches(pattern, text)`: whether a JavaScript regular expression matches, for a person's number in any
+ * spelling (privacy/person.ts). The pattern of one request is compiled once.
+ */
+export function registerMatchFunction(db: Database.Database): void {
+  let last: { source: string; regex: RegExp } | undefined;
+  db.function('callhook_matches', { deterministic: true }, (pattern: unknown, value: unknown) => {
+    if (typeof pattern !== 'string' || value === null || value === undefined) return 0;
+    if (last?.source !== pattern) last = { source: pattern, regex: new RegExp(pattern) };
+    const text = typeof value === 'string' ? value : Buffer.from(value as Uint8Array).toString('utf8');
+    return last.regex.test(text) ? 1 : 0;
+  });
 }
