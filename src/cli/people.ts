@@ -94,9 +94,12 @@ export function erasureText(reply: ErasureReply): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The counts by kind in one order, whatever order the store kept them in (PostgreSQL's jsonb sorts its keys). */
+const KINDS = ['calls', 'receipts', 'edits', 'deliveries', 'attempts'] as const;
+
 function countsText(counts: object): string {
-  return Object.entries(counts)
-    .filter(([, n]) => typeof n === 'number')
-    .map(([name, n]) => `${name} ${n}`)
+  const of = counts as Record<string, unknown>;
+  return KINDS.filter((kind) => typeof of[kind] === 'number')
+    .map((kind) => `${kind} ${of[kind]}`)
     .join(', ');
 }
