@@ -15,10 +15,11 @@ export const FILE_MODE = 0o600;
 /**
  * The files callhook writes in the data dir: the SQLite database (store/open.ts) and every file SQLite puts beside
  * it (-wal, -shm, -journal, the serve lock of store/sqlite/serve-lock.ts and its own), the kept keys and a
- * temporary file a killed write left (keys/file.ts), and the default `jsonl` file (sinks/jsonl.ts). Nothing else
- * there is touched: an operator's own files (a config kept beside the data) keep the mode the operator gave them.
+ * temporary file a killed write left (keys/file.ts), and the default `jsonl` file with the copy an erasure writes
+ * beside it (sinks/jsonl/jsonl.ts). Nothing else there is touched: an operator's own files (a config kept beside the
+ * data) keep the mode the operator gave them.
  */
-const OWN_FILE = /^(?:callhook\.db(?:-.+)?|(?:api-keys|admin-token)(?:\.\d+\.tmp)?|calls\.jsonl)$/;
+const OWN_FILE = /^(?:callhook\.db(?:-.+)?|(?:api-keys|admin-token)(?:\.\d+\.tmp)?|calls\.jsonl(?:\.erase\.tmp)?)$/;
 
 /** POSIX modes mean nothing on Windows, where a chmod only sets or clears the read-only flag. */
 const POSIX = process.platform !== 'win32';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CallRecord } from '../../record.js';
 import { maskFetchedTokens } from '../shared/fetched-tokens.js';
+import { serially } from '../shared/serially.js';
 import { serviceUrl } from '../shared/service-url.js';
 import { compileMap, mapSchema } from '../shared/template.js';
 import { defineSinkType } from '../sink.js';
@@ -93,16 +94,6 @@ export const googleSheetsSink = defineSinkType({
     };
   },
 });
-
-/** Runs the functions it is given one after another, each starting when the one before has settled. */
-function serially(): <T>(work: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (work) => {
-    const run = tail.then(work, work);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}
 
 /** The registry loads a type by its folder's name and takes its default export (registry.ts). */
 export default googleSheetsSink;

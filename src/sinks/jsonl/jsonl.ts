@@ -1,8 +1,11 @@
-import { type FileHandle, open } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { type FileHandle, open, realpath, rename, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { FILE_MODE, ownerOnlyFd, prepareFolderOf } from '../../data-dir.js';
+import { serially } from '../shared/serially.js';
 import { defineSinkType } from '../sink.js';
+import { append, copyFiltered, lineFilter, syncFolder } from './erase-lines.js';
 
 /** How much of the file's end is read at start-up to learn which records a killed process already wrote. */
 const TAIL_BYTES = 4 * 1024 * 1024;
@@ -31,7 +34,7 @@ export const jsonlSink = defineSinkType({
     // Owner-only, in the data dir or elsewhere (docs/reference.md#operating): the folder when callhook makes it, the
     // file whoever made it.
     prepareFolderOf(file, dataDir);
-    const handle = await open(file, 'a+', FILE_MODE);
+    let handle = await open(file, 'a+', FILE_MODE);
     try {
       ownerOnlyFd(handle.fd, file);
     } catch (err) {
@@ -39,32 +42,90 @@ export const jsonlSink = defineSinkType({
       throw err;
     }
     const written = await recoverTail(handle);
+    // A copy an erasure was making when the process died: the file itself is whole, the copy is only clutter.
+    await rm(eraseCopyOf(await realpath(file)), { force: true });
     let waiting: { id: string; line: string; done: (err?: unknown) => void }[] = [];
     let flushing: Promise<void> | undefined;
+    // Appends and the last step of an erasure (copying what was appended meanwhile, the rename) take turns.
+    const exclusive = serially();
+    const oneErasure = serially();
+    let erasing: Promise<unknown> = Promise.resolve();
 
     // Deliveries made in the same turn share one write and its one datasync (the flush starts once the turn's
     // code is done), and so do those that arrive while a write is in progress.
+    const writeBatch = async (): Promise<void> => {
+      const batch = waiting;
+      waiting = [];
+      const inBatch = new Set<string>();
+      const fresh = batch.filter(({ id }) => !written.has(id) && !inBatch.has(id) && inBatch.add(id));
+      let size: number | undefined;
+      try {
+        ({ size } = await handle.stat());
+        if (fresh.length > 0) {
+          await handle.appendFile(fresh.map((w) => w.line).join(''));
+          await handle.datasync();
+        }
+        for (const w of fresh) remember(written, w.id);
+        for (const w of batch) w.done();
+      } catch (err) {
+        // Cut back whatever part of the batch did reach the file, so a retry never follows a torn line.
+        if (size !== undefined) await handle.truncate(size).catch(() => undefined);
+        for (const w of batch) w.done(err);
+      }
+    };
     const flush = async (): Promise<void> => {
-      while (waiting.length > 0) {
-        const batch = waiting;
-        waiting = [];
-        const inBatch = new Set<string>();
-        const fresh = batch.filter(({ id }) => !written.has(id) && !inBatch.has(id) && inBatch.add(id));
-        const { size } = await handle.stat();
-        try {
-          if (fresh.length > 0) {
-            await handle.appendFile(fresh.map((w) => w.line).join(''));
-            await handle.datasync();
-          }
-          for (const w of fresh) remember(written, w.id);
-          for (const w of batch) w.done();
-        } catch (err) {
-          // Cut back whatever part of the batch did reach the file, so a retry never follows a torn line.
-          await handle.truncate(size).catch(() => undefined);
-          for (const w of batch) w.done(err);
+      while (waiting.length > 0) await exclusive(writeBatch);
+      flushing = undefined;
+    };
+
+    /**
+     * docs/reference.md#erasure: the file without the erased records' lines, written beside it and renamed over it
+     * while deliveries go on. The bulk is copied while appends continue; then appends wait while the little they
+     * added meanwhile is copied and the copy takes the file's place, so no line is lost or written twice.
+     */
+    const eraseLines = async (ids: ReadonlySet<string>, signal: AbortSignal, log: Logger): Promise<number> => {
+      // The file itself, when `path` is a symbolic link: renaming over the link would leave the lines where it points.
+      const real = await realpath(file);
+      const temp = eraseCopyOf(real);
+      await rm(temp, { force: true });
+      const copy = await open(temp, 'ax+', FILE_MODE);
+      let replaced = false;
+      try {
+        ownerOnlyFd(copy.fd, temp);
+        const filter = lineFilter(ids);
+        // Taken between two appends: the bytes before it never change again (a failed append cuts back only to
+        // its own start, which is later), so they are copied while deliveries go on.
+        const settled = await exclusive(async () => (await handle.stat()).size);
+        await copyFiltered(handle, 0, settled, filter, copy, signal);
+        await exclusive(async () => {
+          const { size } = await handle.stat();
+          await copyFiltered(handle, settled, size, filter, copy, signal);
+          await append(copy, filter.rest());
+          signal.throwIfAborted();
+          await copy.datasync();
+          await rename(temp, real);
+          replaced = true;
+          const old = handle;
+          // Opened for appending, the copy is now the file: the next batch appends to it.
+          handle = copy;
+          await old.close().catch(() => undefined);
+          await syncFolder(dirname(real));
+        });
+        // The erased ids stay in `written`: a delivery of one still in flight is then taken for a repeat and
+        // skipped, rather than writing the line again.
+        if (filter.unreadable > 0) {
+          log.warn(
+            { file, lines: filter.unreadable },
+            'erasure kept lines that are not JSON but hold an erased record id (a torn or hand-edited line): look at them',
+          );
+        }
+        return filter.removed;
+      } finally {
+        if (!replaced) {
+          await copy.close().catch(() => undefined);
+          await rm(temp, { force: true });
         }
       }
-      flushing = undefined;
     };
 
     return {
@@ -78,13 +139,23 @@ export const jsonlSink = defineSinkType({
           flushing ??= Promise.resolve().then(flush);
         });
       },
+      erase(recordIds, { signal, log }) {
+        const ids = new Set(recordIds);
+        const run = oneErasure(() => (ids.size === 0 ? Promise.resolve(0) : eraseLines(ids, signal, log)));
+        erasing = run.catch(() => undefined);
+        return run;
+      },
       async close() {
+        await erasing;
         await flushing;
         await handle.close();
       },
     };
   },
 });
+
+/** Where an erasure writes its copy: beside the file, so the rename stays on one file system. */
+const eraseCopyOf = (real: string) => `${real}.erase.tmp`;
 
 /** Drops a torn last line (the process died mid-write) and returns the ids of the complete lines at the end. */
 async function recoverTail(handle: FileHandle): Promise<Set<string>> {
