@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type CompiledMap, compileMap, mapSchema } from '../shared/template.js';
+import { type CompiledMap, compileMap, idOnly, mapSchema } from '../shared/template.js';
 
 /**
  * The options of the `postgres` sink (docs/reference.md#queues-and-databases), checked once at start-up: `url` (the
@@ -77,6 +77,26 @@ export interface PostgresOptions {
    * user's.
    */
   replacesOnRevision: boolean;
+  /**
+   * The column that holds the record's id, by which an erasure finds a person's rows (docs/reference.md#erasure), and
+   * its value for an id; undefined when no column's template is the id alone, and the sink then cannot erase.
+   */
+  idColumn: IdColumn | undefined;
+}
+
+export interface IdColumn {
+  name: string;
+  value(id: string): string;
+}
+
+/** The key column when it holds the id (its index finds the rows), else the first column that does. */
+function idColumnOf(columns: CompiledMap, keyColumn: string): IdColumn | undefined {
+  for (const name of [keyColumn, ...columns.targets]) {
+    const text = columns.sources[name];
+    const value = text === undefined ? undefined : idOnly(text);
+    if (value) return { name, value };
+  }
+  return undefined;
 }
 
 export const postgresOptions = rawOptions.transform((options, ctx): PostgresOptions => {
@@ -91,13 +111,15 @@ export const postgresOptions = rawOptions.transform((options, ctx): PostgresOpti
       });
       return z.NEVER;
     }
+    const columns = compileMap(DEFAULT_COLUMNS);
     return {
       url,
       table,
       keyColumn: DEFAULT_KEY_COLUMN,
-      columns: compileMap(DEFAULT_COLUMNS),
+      columns,
       ownTable: true,
       replacesOnRevision: true,
+      idColumn: idColumnOf(columns, DEFAULT_KEY_COLUMN),
     };
   }
   const key = keyColumn ?? DEFAULT_KEY_COLUMN;
@@ -118,5 +140,6 @@ export const postgresOptions = rawOptions.transform((options, ctx): PostgresOpti
     columns: given,
     ownTable: false,
     replacesOnRevision: given.targets.includes(REVISION_COLUMN) && key !== REVISION_COLUMN,
+    idColumn: idColumnOf(given, key),
   };
 });

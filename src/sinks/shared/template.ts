@@ -101,6 +101,8 @@ function asText(value: unknown): string {
 export interface CompiledMap {
   /** The target fields, in the order the config gives them. */
   targets: readonly string[];
+  /** Each target's template as the config wrote it, for a sink that must know what a field holds before any record. */
+  sources: Readonly<Record<string, string>>;
   /** The fields for a record; a field whose lone placeholder found nothing is left out (it takes its default). */
   render(record: CallRecord): Record<string, unknown>;
 }
@@ -109,6 +111,7 @@ export function compileMap(map: Readonly<Record<string, string>>): CompiledMap {
   const entries = Object.entries(map).map(([target, text]) => [target, compileTemplate(text)] as const);
   return {
     targets: entries.map(([target]) => target),
+    sources: { ...map },
     render(record) {
       const out: Record<string, unknown> = {};
       for (const [target, template] of entries) {
@@ -118,6 +121,17 @@ export function compileMap(map: Readonly<Record<string, string>>): CompiledMap {
       return out;
     },
   };
+}
+
+/**
+ * What the template makes of a record id when it names nothing but the id (`{{ id }}`, `call-{{ id }}`): the field's
+ * value for any record of that id, so that rows can be found by id alone (a person's erasure, docs/reference.md#erasure).
+ * Undefined for a template that names anything else, or nothing.
+ */
+export function idOnly(text: string): ((id: string) => string) | undefined {
+  const { texts, paths } = templateParts(text);
+  if (paths.length === 0 || !paths.every((path) => path === 'id')) return undefined;
+  return (id) => texts.join(id);
 }
 
 /** One template as a sink option: checked when the config is, an unknown root naming the option. */
