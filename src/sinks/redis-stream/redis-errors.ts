@@ -18,7 +18,8 @@ const PERMANENT: Readonly<Record<string, string>> = {
     "the stream's key or a marker holds another type of value (rename or delete it, or set another `stream`; then retry the dead deliveries)",
   NOAUTH: 'the server wants a password that the url does not give',
   WRONGPASS: "the server refused the url's user name or password",
-  NOPERM: "the url's user may not run EVAL, GET, XADD and SET on these keys",
+  NOPERM:
+    "the url's user may not run EVAL, GET, XADD and SET on these keys (and, for an erasure, XRANGE, XDEL, SCAN and DEL)",
   // Redis Cluster: this sink talks to one node, and its script's two keys need one hash slot.
   MOVED: 'the server is a Redis Cluster node, and this sink talks to one Redis',
   ASK: 'the server is a Redis Cluster node, and this sink talks to one Redis',

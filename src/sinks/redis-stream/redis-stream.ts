@@ -7,6 +7,7 @@ import { lazyConnection } from '../shared/lazy-connection.js';
 import { defineSinkType } from '../sink.js';
 import { appendOnce } from './append-once.js';
 import { type Connection, openConnection, stillAnswers } from './connection.js';
+import { eraseEntries } from './erase-entries.js';
 import { redisError } from './redis-errors.js';
 
 /**
@@ -14,7 +15,8 @@ import { redisError } from './redis-errors.js';
  * marker key `<stream>:sent:<idempotency key>` are written by one script, so a delivery made again (a crash between the
  * write and its record, a redeliver, a retry whose reply was lost) finds the marker and adds nothing, for as long as
  * the marker lives (`dedup_ttl`). An edited call has another idempotency key (`…:r2`,
- * docs/reference.md#sinks-and-delivery), and so another entry.
+ * docs/reference.md#sinks-and-delivery), and so another entry. A person's erasure deletes their records' entries and
+ * markers (erase-entries.ts, docs/reference.md#erasure).
  *
  * Redis Cluster is not supported: the script's two keys must hash to one slot, which the documented key names do
  * not promise. A stream named with a hash tag (`{callhook:calls}`) puts its markers in its slot.
@@ -61,29 +63,40 @@ export const redisStreamSink = defineSinkType({
       open: () => openConnection(url, where, (ended) => void connections.drop(ended)),
       close: ({ client }) => client.disconnect(),
     });
+    /** Runs `work` on the shared connection, failing as a delivery does. */
+    const onConnection = async <T>(signal: AbortSignal, work: (connection: Connection) => Promise<T>): Promise<T> => {
+      const connection = await connections.get();
+      // An attempt that timed out may be stuck on a connection that answers nothing, which the next attempt must
+      // not reuse; or only on a slow reply, and then the deliveries sharing the connection are not to fail with
+      // it: it is dropped only when it does not answer a PING either.
+      const giveUp = () =>
+        void stillAnswers(connection).then((answers) => (answers ? undefined : connections.drop(connection)));
+      signal.addEventListener('abort', giveUp, { once: true });
+      try {
+        return await work(connection);
+      } catch (err) {
+        // The erasure's own check of its signal, between pages: given up, not a failure of Redis.
+        if (signal.aborted && err === signal.reason) throw err;
+        throw redisError(err, where, connection.lastError);
+      } finally {
+        signal.removeEventListener('abort', giveUp);
+      }
+    };
     return {
       async deliver(record, { idempotencyKey, signal, log: attemptLog }) {
-        const connection = await connections.get();
-        // An attempt that timed out may be stuck on a connection that answers nothing, which the next attempt must
-        // not reuse; or only on a slow reply, and then the deliveries sharing the connection are not to fail with
-        // it: it is dropped only when it does not answer a PING either.
-        const giveUp = () =>
-          void stillAnswers(connection).then((answers) => (answers ? undefined : connections.drop(connection)));
-        signal.addEventListener('abort', giveUp, { once: true });
-        try {
-          const { added, entryId } = await appendOnce(connection.client, {
+        const { added, entryId } = await onConnection(signal, ({ client }) =>
+          appendOnce(client, {
             stream,
             marker: `${stream}:sent:${idempotencyKey}`,
             ttlMs,
             maxlen,
             fields: entryFields(record, idempotencyKey),
-          });
-          if (!added) attemptLog.info({ stream, entryId }, 'already in the stream: a repeat adds nothing');
-        } catch (err) {
-          throw redisError(err, where, connection.lastError);
-        } finally {
-          signal.removeEventListener('abort', giveUp);
-        }
+          }),
+        );
+        if (!added) attemptLog.info({ stream, entryId }, 'already in the stream: a repeat adds nothing');
+      },
+      erase(recordIds, { signal }) {
+        return onConnection(signal, ({ client }) => eraseEntries(client, { stream, recordIds, signal }));
       },
       async probe() {
         await connections.get();
