@@ -3,10 +3,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { columnLetters } from '../../src/sinks/google-sheets/a1.js';
 import { JWT_BEARER, SHEETS_SCOPE } from '../../src/sinks/google-sheets/token.js';
+import { batchUpdate, type FakeSheet, type Outcome, spreadsheetResource } from './google-sheets-batch.js';
 
 /**
- * A local stand-in for Google's token endpoint and the Sheets API v4 `spreadsheets.values` methods the sink calls
- * (get, append, update), for tests only: the JWT grant checked with the service account's public key, the bearer
+ * A local stand-in for Google's token endpoint and the Sheets API v4 methods the sink calls (`spreadsheets.values`
+ * get, append and update; `spreadsheets.get` and `spreadsheets.batchUpdate` with `deleteDimension` on rows, in
+ * google-sheets-batch.ts), for tests only: the JWT grant checked with the service account's public key, the bearer
  * token checked on every request, bodies and query parameters checked against the documented shapes, replies and
  * errors in Google's shapes (https://cloud.google.com/apis/design/errors), and cells read as USER_ENTERED reads
  * typed text, so a test sees a phone kept as text or turned into a number.
@@ -16,7 +18,7 @@ import { JWT_BEARER, SHEETS_SCOPE } from '../../src/sinks/google-sheets/token.js
 export type StoredCell = string | number | boolean | { date: string } | { formula: string };
 
 export type Failure = 'rate-limit' | 'unavailable' | 'lose-reply' | 'quote-token';
-export type Endpoint = 'token' | 'read' | 'append' | 'update';
+export type Endpoint = 'token' | 'read' | 'append' | 'update' | 'spreadsheet' | 'batchUpdate';
 
 export interface FakeRequest {
   endpoint: Endpoint | 'other';
@@ -59,11 +61,18 @@ export interface FakeGoogle {
 
 interface Spreadsheet {
   sheets: Map<string, StoredCell[][]>;
+  /** Each tab's id and grid size, by title. */
+  grids: Map<string, { sheetId: number; rowCount: number }>;
   sharedWith: Set<string>;
 }
 
+/** A new tab's grid: 1,000 rows of 26 columns. */
+const NEW_ROWS = 1000;
+const NEW_COLUMNS = 26;
+
 const RANGE = /^(?:'((?:[^']|'')+)'|([^'!]+))!([A-Z]+)(\d+)?(?::([A-Z]+)(\d+)?)?$/;
 const VALUES_PATH = /^\/v4\/spreadsheets\/([^/]+)\/values\/([^/]+?)(:append)?$/;
+const SPREADSHEET_PATH = /^\/v4\/spreadsheets\/([^/:]+)(:batchUpdate)?$/;
 
 export async function startFakeGoogle(): Promise<FakeGoogle> {
   const accounts = new Map<string, { publicKey: KeyObject; disabled?: string }>();
@@ -141,11 +150,12 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     return json(res, 200, { access_token: token, expires_in: lifetime, token_type: 'Bearer' });
   };
 
-  const values = (res: ServerResponse, req: IncomingMessage, request: FakeRequest, id: string, append: boolean) => {
+  /** The spreadsheet when the request's token may use it; otherwise the error is sent and undefined returned. */
+  const authorized = (res: ServerResponse, req: IncomingMessage, id: string): Spreadsheet | undefined => {
     const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = auth === undefined ? undefined : tokens.get(auth);
     if (!token || token.revoked) {
-      return apiError(
+      apiError(
         res,
         401,
         'UNAUTHENTICATED',
@@ -153,22 +163,65 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
         undefined,
         { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' },
       );
+      return undefined;
     }
     if (!token.scope.split(' ').includes(SHEETS_SCOPE)) {
-      return apiError(res, 403, 'PERMISSION_DENIED', 'Request had insufficient authentication scopes.', [
+      apiError(res, 403, 'PERMISSION_DENIED', 'Request had insufficient authentication scopes.', [
         {
           '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
           reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT',
           domain: 'googleapis.com',
         },
       ]);
+      return undefined;
     }
     const spreadsheet = spreadsheets.get(id);
-    if (!spreadsheet) return apiError(res, 404, 'NOT_FOUND', 'Requested entity was not found.');
-    if (!spreadsheet.sharedWith.has(token.clientEmail))
-      return apiError(res, 403, 'PERMISSION_DENIED', 'The caller does not have permission');
+    if (!spreadsheet) {
+      apiError(res, 404, 'NOT_FOUND', 'Requested entity was not found.');
+      return undefined;
+    }
+    if (!spreadsheet.sharedWith.has(token.clientEmail)) {
+      apiError(res, 403, 'PERMISSION_DENIED', 'The caller does not have permission');
+      return undefined;
+    }
+    return spreadsheet;
+  };
+
+  /** The tabs as google-sheets-batch.ts sees them: the same cell arrays, which it changes in place. */
+  const tabs = (spreadsheet: Spreadsheet): FakeSheet[] =>
+    [...spreadsheet.sheets].map(([title, cells]) => {
+      const grid = spreadsheet.grids.get(title)!;
+      return {
+        title,
+        sheetId: grid.sheetId,
+        rowCount: Math.max(grid.rowCount, cells.length),
+        columnCount: NEW_COLUMNS,
+        cells,
+      };
+    });
+  const reply = (res: ServerResponse, outcome: Outcome) =>
+    outcome.ok ? json(res, 200, outcome.body) : apiError(res, outcome.code, outcome.status, outcome.message);
+
+  /** `spreadsheets.get` and `spreadsheets.batchUpdate`. */
+  const spreadsheetMethod = (res: ServerResponse, req: IncomingMessage, request: FakeRequest, id: string) => {
+    const found = authorized(res, req, id);
+    if (!found) return;
+    if (request.endpoint === 'spreadsheet') {
+      if (req.method !== 'GET') return apiError(res, 404, 'NOT_FOUND', 'Not Found');
+      return reply(res, spreadsheetResource(id, tabs(found), request.query.fields));
+    }
+    if (req.method !== 'POST') return apiError(res, 404, 'NOT_FOUND', 'Not Found');
+    const sheets = tabs(found);
+    const outcome = batchUpdate(id, sheets, request.body);
+    for (const sheet of sheets) found.grids.get(sheet.title)!.rowCount = sheet.rowCount;
+    return reply(res, outcome);
+  };
+
+  const values = (res: ServerResponse, req: IncomingMessage, request: FakeRequest, id: string, append: boolean) => {
+    const spreadsheet = authorized(res, req, id);
+    if (!spreadsheet) return;
     const range = RANGE.exec(request.range ?? '');
-    const sheet = range && spreadsheet.sheets.get(range[1] !== undefined ? range[1].replaceAll("''", "'") : range[2]!);
+    const sheet = range && spreadsheet.sheets.get(sheetTitle(range));
     if (!range || !sheet) return apiError(res, 400, 'INVALID_ARGUMENT', `Unable to parse range: ${request.range}`);
     const [c1, r1, c2, r2] = [
       column(range[3]!),
@@ -220,6 +273,10 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
       // The table is found from the range's first cell down; rows are added after its last row.
       const first = sheet.length + 1;
       for (const [i, row] of body.values.entries()) sheet[first - 1 + i] = row.map(read);
+      // INSERT_ROWS inserts the rows it writes into the grid; OVERWRITE writes into the empty rows below the table.
+      const grid = spreadsheet.grids.get(sheetTitle(range))!;
+      grid.rowCount =
+        insert === 'INSERT_ROWS' ? grid.rowCount + body.values.length : Math.max(grid.rowCount, sheet.length);
       const width = Math.max(...body.values.map((row) => row.length));
       return json(res, 200, {
         spreadsheetId: id,
@@ -270,16 +327,21 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     req.on('end', () => {
       const url = new URL(req.url ?? '/', base);
       const path = VALUES_PATH.exec(url.pathname);
+      const whole = SPREADSHEET_PATH.exec(url.pathname);
       const endpoint: FakeRequest['endpoint'] =
         url.pathname === '/token'
           ? 'token'
-          : !path
-            ? 'other'
-            : path[3]
-              ? 'append'
-              : req.method === 'GET'
-                ? 'read'
-                : 'update';
+          : whole
+            ? whole[2]
+              ? 'batchUpdate'
+              : 'spreadsheet'
+            : !path
+              ? 'other'
+              : path[3]
+                ? 'append'
+                : req.method === 'GET'
+                  ? 'read'
+                  : 'update';
       const request: FakeRequest = {
         endpoint,
         method: req.method ?? '',
@@ -325,6 +387,8 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
   const route = (res: ServerResponse, req: IncomingMessage, request: FakeRequest, path: RegExpExecArray | null) => {
     if (request.endpoint === 'token' && req.method === 'POST') return grant(res, req, request.body);
     if (path) return values(res, req, request, decodeURIComponent(path[1]!), path[3] !== undefined);
+    const whole = SPREADSHEET_PATH.exec(new URL(req.url ?? '/', base).pathname);
+    if (whole) return spreadsheetMethod(res, req, request, decodeURIComponent(whole[1]!));
     return apiError(res, 404, 'NOT_FOUND', 'Not Found');
   };
 
@@ -341,7 +405,14 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
       if (account) account.disabled = description;
     },
     spreadsheet(id, { sheets = ['Sheet1'], sharedWith = [] } = {}) {
-      spreadsheets.set(id, { sheets: new Map(sheets.map((title) => [title, []])), sharedWith: new Set(sharedWith) });
+      spreadsheets.set(id, {
+        sheets: new Map(sheets.map((title) => [title, []])),
+        // The first tab's id is 0, as in a new spreadsheet; a tab added later gets a large number of Google's choosing.
+        grids: new Map(
+          sheets.map((title, i) => [title, { sheetId: i === 0 ? 0 : 1_000_000_007 * i, rowCount: NEW_ROWS }]),
+        ),
+        sharedWith: new Set(sharedWith),
+      });
     },
     cells: (id, sheet) => spreadsheets.get(id)!.sheets.get(sheet)!,
     tokenLifetime: (seconds) => void (lifetime = seconds),
@@ -358,6 +429,11 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The tab a RANGE match names: quoted (with '' for ') or bare. */
+function sheetTitle(range: RegExpExecArray): string {
+  return range[1] !== undefined ? range[1].replaceAll("''", "'") : range[2]!;
 }
 
 function column(letters: string): number {

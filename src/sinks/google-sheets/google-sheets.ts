@@ -8,6 +8,7 @@ import { defineSinkType } from '../sink.js';
 import { cell, defaultColumns, ID_HEADER } from './cells.js';
 import { sheetsClient } from './client.js';
 import { credentialsSchema, keySecrets } from './credentials.js';
+import { eraseRows } from './erase-rows.js';
 import { type Sheet, writeRow } from './row.js';
 import { serviceAccountTokens } from './token.js';
 
@@ -88,6 +89,9 @@ export const googleSheetsSink = defineSinkType({
       // With a concurrency set higher, deliveries still write one at a time: two at once could both find the sheet
       // empty and write two header rows.
       deliver: (record, { signal }) => inTurn(() => writeRow(target, record, signal)),
+      // In turn with the deliveries too: an edited call's delivery rewrites its row by the number it read, which
+      // an erasure deleting rows above it in between would make another call's row.
+      erase: (recordIds, { signal }) => inTurn(() => eraseRows(target, recordIds, signal)),
       async close() {
         tokens.close();
       },

@@ -65,7 +65,7 @@ export async function writeRow(target: Sheet, record: CallRecord, signal: AbortS
  * default FORMATTED_VALUE, which drops the `'` an id was written with). Empty trailing cells are left out, and no
  * `values` at all means the column is empty (ValueRange: "empty trailing rows and columns will not be included").
  */
-async function firstColumn(target: Sheet, signal: AbortSignal): Promise<string[]> {
+export async function firstColumn(target: Sheet, signal: AbortSignal): Promise<string[]> {
   const reply = await target.client.request<{ values?: unknown[][] }>(
     'GET',
     `${valuesPath(target, 'A:A')}?majorDimension=COLUMNS`,
