@@ -62,6 +62,18 @@ describe('jsonl sink erase', () => {
     expect(idsIn(path)).toEqual([b, d, id(5)]);
   });
 
+  it('drops a delivery of an erased record that was still in flight, and writes the others', async () => {
+    const dir = tempDir();
+    const sink = await open(dir);
+    await sink.deliver(record(id(1)), context);
+    expect(await sink.erase!([id(1), id(2)], eraseContext())).toBe(1);
+    // Attempts the worker had started before the store cancelled their deliveries, arriving after the erasure:
+    // id(2) never reached the file, and id(1)'s edit is a line the file never had.
+    for (const r of [record(id(2)), record(id(1), { revision: 2 }), record(id(3))]) await sink.deliver(r, context);
+    await sink.close!();
+    expect(idsIn(join(dir, 'calls.jsonl'))).toEqual([id(3)]);
+  });
+
   it('erases nothing, and says 0, for records it never wrote', async () => {
     const dir = tempDir();
     const sink = await open(dir);

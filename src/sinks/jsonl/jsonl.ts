@@ -44,7 +44,9 @@ export const jsonlSink = defineSinkType({
     const written = await recoverTail(handle);
     // A copy an erasure was making when the process died: the file itself is whole, the copy is only clutter.
     await rm(eraseCopyOf(await realpath(file)), { force: true });
-    let waiting: { id: string; line: string; done: (err?: unknown) => void }[] = [];
+    let waiting: { id: string; recordId: string; line: string; done: (err?: unknown) => void }[] = [];
+    // Records erased from the file: a delivery of one that was already in flight is dropped, not written back.
+    const erased = new Set<string>();
     let flushing: Promise<void> | undefined;
     // Appends and the last step of an erasure (copying what was appended meanwhile, the rename) take turns.
     const exclusive = serially();
@@ -57,7 +59,9 @@ export const jsonlSink = defineSinkType({
       const batch = waiting;
       waiting = [];
       const inBatch = new Set<string>();
-      const fresh = batch.filter(({ id }) => !written.has(id) && !inBatch.has(id) && inBatch.add(id));
+      const fresh = batch.filter(
+        ({ id, recordId }) => !written.has(id) && !erased.has(recordId) && !inBatch.has(id) && inBatch.add(id),
+      );
       let size: number | undefined;
       try {
         ({ size } = await handle.stat());
@@ -108,11 +112,10 @@ export const jsonlSink = defineSinkType({
           const old = handle;
           // Opened for appending, the copy is now the file: the next batch appends to it.
           handle = copy;
+          for (const id of ids) remember(erased, id);
           await old.close().catch(() => undefined);
           await syncFolder(dirname(real));
         });
-        // The erased ids stay in `written`: a delivery of one still in flight is then taken for a repeat and
-        // skipped, rather than writing the line again.
         if (filter.unreadable > 0) {
           log.warn(
             { file, lines: filter.unreadable },
@@ -133,6 +136,7 @@ export const jsonlSink = defineSinkType({
         return new Promise<void>((resolve, reject) => {
           waiting.push({
             id: lineKey(record),
+            recordId: record.id,
             line: `${JSON.stringify(record)}\n`,
             done: (err) => (err ? reject(err) : resolve()),
           });
