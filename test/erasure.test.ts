@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCallhook } from './helpers/cli.js';
-import { storesUnderTest } from './helpers/database.js';
+import { freshDatabase, storesUnderTest } from './helpers/database.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import {
   ADMIN,
@@ -51,14 +53,20 @@ function filesHolding(dir: string, needles: readonly string[]): string[] {
   return found;
 }
 
+const postgresUrl = serviceUrl('postgres');
+const redisUrl = serviceUrl('redis');
+
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
 
-describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a person’s data on %s', (kind, open) => {
+describe.each(storesUnderTest(postgresUrl, 'callhook_erase'))('a person’s data on %s', (kind, open) => {
   let server: TestServer;
   let crm: Receiver;
   let broken: Receiver;
   let slow: Receiver;
   let drop: () => Promise<void>;
+  let warehouse: Awaited<ReturnType<typeof freshDatabase>>;
+  let redis: Redis;
+  const stream = `callhook-erase:${randomBytes(5).toString('hex')}`;
   let env: Record<string, string>;
   let databaseUrl: string | undefined;
   const ids: { asha: string[]; ravi: string[] } = { asha: [], ravi: [] };
@@ -73,6 +81,8 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
 
   beforeAll(async () => {
     crm = await startReceiver((_req, res) => res.writeHead(200).end());
+    warehouse = await freshDatabase(postgresUrl!, 'callhook_erase_sink');
+    redis = new Redis(redisUrl!);
     broken = await startReceiver((_req, res) => res.writeHead(400).end('no'));
     slow = await startReceiver((_req, res) => res.writeHead(503).end());
     const store = await open();
@@ -88,6 +98,8 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
           { name: 'crm', type: 'http', url: `${crm.url}/leads` },
           { name: 'broken', type: 'http', url: `${broken.url}/x`, retry: { attempts: 1 } },
           { name: 'slow', type: 'http', url: `${slow.url}/x`, retry: { attempts: 5, schedule: ['1h'], jitter: 0 } },
+          { name: 'warehouse', type: 'postgres', url: warehouse.url },
+          { name: 'stream', type: 'redis-stream', url: redisUrl, stream },
         ],
       },
     });
@@ -148,13 +160,23 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
     await until(async () => {
       const { body } = await adminApi(server, '/sinks');
       const of = (name: string) => body.sinks.find((s: any) => s.name === name).deliveries;
-      return of('file').done === 6 && of('crm').done === 6 && of('broken').dead === 6 && of('slow').pending === 6;
+      return (
+        of('file').done === 6 &&
+        of('crm').done === 6 &&
+        of('warehouse').done === 6 &&
+        of('stream').done === 6 &&
+        of('broken').dead === 6 &&
+        of('slow').pending === 6
+      );
     });
   });
 
   afterAll(async () => {
     await server?.close();
     await Promise.all([crm?.close(), broken?.close(), slow?.close()]);
+    await redis?.del(stream, ...(await redis.keys(`${stream}:*`)));
+    redis?.disconnect();
+    await warehouse?.drop();
     await drop?.();
   });
 
@@ -172,6 +194,8 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
       ['crm', 'done'],
       ['file', 'done'],
       ['slow', 'pending'],
+      ['stream', 'done'],
+      ['warehouse', 'done'],
     ]);
     expect(document.receipts).toHaveLength(1);
     expect(document.receipts[0]).toMatchObject({ outcome: 'rejected', status: 400 });
@@ -196,10 +220,24 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
     const reply = JSON.parse(stdout);
     expect(reply).toMatchObject({
       dry_run: false,
-      erased: { calls: 4, receipts: 6, edits: 1, deliveries: 16 },
+      erased: { calls: 4, receipts: 6, edits: 1, deliveries: 24 },
     });
     const sinks = Object.fromEntries(reply.sinks.map((s: any) => [s.sink, s]));
     expect(sinks.file).toMatchObject({ type: 'jsonl', erased: 4 });
+    expect(sinks.warehouse).toMatchObject({ type: 'postgres', erased: 4 });
+    expect(sinks.stream).toMatchObject({ type: 'redis-stream', erased: 4 });
+    // Downstream, the other person's copies stay.
+    const rows = new pg.Client({ connectionString: warehouse.url });
+    await rows.connect();
+    try {
+      const { rows: left } = await rows.query('SELECT id FROM callhook_calls ORDER BY id');
+      expect(left.map((r) => r.id)).toEqual([...ids.ravi].sort());
+    } finally {
+      await rows.end();
+    }
+    const entries = await redis.xrange(stream, '-', '+');
+    expect(entries.map(([, fields]) => fields[fields.indexOf('id') + 1]).sort()).toEqual([...ids.ravi].sort());
+    expect(JSON.stringify(entries)).not.toContain(ASHA.name);
     expect(sinks.crm).toMatchObject({ type: 'http', erased: null });
     expect(sinks.crm.record_ids.sort()).toEqual([...ids.asha].sort());
     // A dead or cancelled delivery gave the sink nothing.
@@ -236,7 +274,7 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
     const { stdout, code } = await cli(['erase', '--check', '--phone', '9812345678']);
     expect(code).toBe(0);
     expect(stdout).toMatch(
-      /^erased at .* by admin-token: calls 4, receipts 6, edits 1, deliveries 16, attempts \d+\n$/,
+      /^erased at .* by admin-token: calls 4, receipts 6, edits 1, deliveries 24, attempts \d+\n$/,
     );
     expect((await cli(['erase', '--check', '--phone', RAVI.number])).stdout).toBe(
       'no erasure of this person is recorded\n',
@@ -260,5 +298,59 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_erase'))('a pers
     const body = await adminApi(server, '/erase', { method: 'POST', body: '{}' });
     expect(body.status).toBe(400);
     expect((await adminApi(server, `/people?phone=${encodeURIComponent(RAVI.number)}`)).body.calls).toHaveLength(2);
+  });
+});
+
+describe('an erasure while calls keep arriving', () => {
+  it('loses none of them, in the store or the jsonl file, and leaves none of the person', async () => {
+    const server = await startServer({ config: { sinks: [{ name: 'file', type: 'jsonl' }] } });
+    try {
+      for (let i = 0; i < 50; i++)
+        expect(
+          (
+            await post(
+              server.url,
+              sampleCall({ call_id: `asha-${i}`, first_name: ASHA.name, phone_number: ASHA.spellings[i % 6] }),
+            )
+          ).status,
+        ).toBe(200);
+      await until(async () => (await adminApi(server, '/sinks')).body.sinks[0].deliveries.done === 50);
+
+      const arrived: string[] = [];
+      let sending = true;
+      const senders = Array.from({ length: 8 }, async (_, lane) => {
+        for (let i = 0; sending || i < 20; i++) {
+          const reply = await post(
+            server.url,
+            sampleCall({
+              call_id: `other-${lane}-${i}`,
+              first_name: 'Other',
+              phone_number: `+9199000${lane}${String(i).padStart(4, '0')}`,
+            }),
+          );
+          expect(reply.status).toBe(200);
+          arrived.push(((await reply.json()) as any).id);
+        }
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const erased = await adminApi(server, '/erase', {
+        method: 'POST',
+        body: JSON.stringify({ phone: '9812345678' }),
+      });
+      sending = false;
+      await Promise.all(senders);
+      expect(erased.body.erased.calls).toBe(50);
+      expect(erased.body.sinks).toEqual([expect.objectContaining({ sink: 'file', erased: 50 })]);
+
+      await until(async () => (await adminApi(server, '/sinks')).body.sinks[0].deliveries.done === arrived.length);
+      const lines = readFileSync(join(server.dataDir, 'calls.jsonl'), 'utf8').trim().split('\n');
+      const ids = lines.map((line) => JSON.parse(line).id as string);
+      expect(ids.sort()).toEqual([...arrived].sort()); // each exactly once
+      const stored = await adminApi(server, '/calls?limit=500');
+      expect(stored.body.calls).toHaveLength(arrived.length);
+      expect(filesHolding(server.dataDir, [ASHA.name, ...ASHA.spellings])).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });
