@@ -22,7 +22,13 @@ export function withAdminOptions(command: Command): Command {
     .option('-c, --config <file>', 'config file, to find the port and the admin token');
 }
 
-export type AdminCall = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) => Promise<unknown>;
+export type AdminCall = (
+  method: 'GET' | 'POST' | 'PATCH',
+  path: string,
+  body?: unknown,
+  /** How long to wait for the answer: 30 s, longer for what scans the whole store (a person's erasure). */
+  timeoutMs?: number,
+) => Promise<unknown>;
 
 /** The serve answered, with an error status: a command may tell one status from another (a job gone: 404). */
 export class AdminReplyError extends Error {
@@ -41,7 +47,7 @@ export async function adminClient(config: Config, { url }: AdminClientOptions): 
     throw new Error(
       'no admin token: set CALLHOOK_ADMIN_TOKEN, or run this where serve keeps its data dir (CALLHOOK_DATA_DIR)',
     );
-  return async (method, path, body) => {
+  return async (method, path, body, timeoutMs = 30_000) => {
     let res: Response;
     try {
       res = await fetch(`${base}/admin${path}`, {
@@ -51,7 +57,7 @@ export async function adminClient(config: Config, { url }: AdminClientOptions): 
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       throw new Error(`no callhook serve answers at ${base} (${describeFetchError(err)}); start it, or pass --url`);

@@ -11,6 +11,9 @@ import { zonedIso } from './zoned-time.js';
  * redis-stream sinks' rows and entries), which only the process that holds them can erase while it writes.
  */
 
+/** A person is found by a scan of the whole store, and erased downstream too: minutes on a large one. */
+const SCAN_MS = 15 * 60_000;
+
 type PersonOptions = AdminClientOptions & { config?: string; phone?: string; email?: string };
 
 /** The person as a query or a body: what was given, exactly; serve reads and checks it. */
@@ -33,7 +36,12 @@ export function peopleCommand(io: CommandIo): Command {
       ),
   ).action(async (opts: PersonOptions) => {
     const admin = await adminClient(commandConfig(io.env, opts.config), opts);
-    const document = (await admin('GET', `/people?${new URLSearchParams(personOf(opts))}`)) as PersonDocument;
+    const document = (await admin(
+      'GET',
+      `/people?${new URLSearchParams(personOf(opts))}`,
+      undefined,
+      SCAN_MS,
+    )) as PersonDocument;
     if (document.nothing_kept) io.stderr.write('nothing is kept about this person\n');
     await io.out.write(`${JSON.stringify(document, null, 2)}\n`);
   });

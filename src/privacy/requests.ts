@@ -59,6 +59,11 @@ export interface ErasureCheck {
   erasures: { at: string; actor: string; counts: Record<string, unknown> }[];
 }
 
+/**
+ * How long one sink may take to erase: a redis-stream reads its whole stream to find the entries (no index holds them).
+ */
+const SINK_ERASE_MS = 10 * 60_000;
+
 const personOf = (person: Person): PersonDocument['person'] =>
   person.kind === 'phone' ? { phone: person.value } : { email: person.value };
 
@@ -99,7 +104,7 @@ export function privacyOperations({ store, sinks, log, maskBody, phoneRegion }: 
           try {
             return {
               ...part,
-              erased: await erase.call(configured.sink, recordIds, { signal: AbortSignal.timeout(60_000), log }),
+              erased: await erase.call(configured.sink, recordIds, { signal: AbortSignal.timeout(SINK_ERASE_MS), log }),
             };
           } catch (err) {
             const error = err instanceof Error ? err.message : String(err);
