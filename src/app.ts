@@ -116,7 +116,18 @@ export function createApp({ log, metrics, store, http, keys, intake, admin, heal
   }
   app.route(
     '/webhooks',
-    webhookRoutes({ intake, store, log, bodyLimitBytes, limiter, trustProxy, storeDeadlineMs, globalKeys, alerts }),
+    webhookRoutes({
+      intake,
+      store,
+      log,
+      bodyLimitBytes,
+      limiter,
+      trustProxy,
+      storeDeadlineMs,
+      globalKeys,
+      alerts,
+      timezone,
+    }),
   );
   app.route(
     '/admin',

@@ -10,6 +10,8 @@ import { DATE_ORDERS, type DateOrder } from './normalize/calendar-date.js';
 import type { DedupEntry } from './normalize/dedup-key.js';
 import { DEFAULT_PHONE_REGION } from './normalize/formats.js';
 import { type Parameter, parametersSchema, RECOMMENDED_PARAMETERS } from './normalize/parameters.js';
+import { platformOf } from './platforms/index.js';
+import { PLATFORM_NAMES, type PlatformName } from './platforms/platform.js';
 
 /**
  * Settings come from environment variables, then from an optional YAML or JSON file
@@ -54,7 +56,20 @@ const hookSchema = z.strictObject({
   handler_timeout: durationSchema
     .refine((ms) => ms >= 1 && ms <= 8_000, 'handler_timeout must be from 1ms to 8s')
     .optional(),
+  /** docs/reference.md#other-voice-platforms: the platform that sends this hook its calls, and its shared secret. */
+  platform: z.enum(PLATFORM_NAMES).optional(),
+  secret: z.string().min(1).optional(),
+  /** Fields of a platform's payload not to keep (a transcript). */
+  drop: z.array(z.string().min(1)).optional(),
+  // A platform's own options (Vapi's authentication), checked by the platform named (platforms/).
+  auth: z.unknown().optional(),
+  header: z.unknown().optional(),
+  timestamp_header: z.unknown().optional(),
+  algorithm: z.unknown().optional(),
 });
+
+/** The platform options a hook may carry, read by the platform it names. */
+const PLATFORM_OPTIONS = ['auth', 'header', 'timestamp_header', 'algorithm'] as const;
 
 /** What an in-call hook looks up by when it declares no parameters. */
 const IN_CALL_PARAMETERS: Parameter[] = [
@@ -179,6 +194,20 @@ export interface HookConfig {
   /** In-call: the absolute path of the handler module, if any. */
   handler: string | undefined;
   handlerTimeoutMs: number;
+  /** A hook a voice platform sends to (docs/reference.md#other-voice-platforms); absent for the calling service's. */
+  platform?: PlatformHook;
+}
+
+export interface PlatformHook {
+  name: PlatformName;
+  /** The platform's shared secret (Retell: its API key): it signs or carries every request. */
+  secret: string;
+  /** The platform's own options, checked (Vapi's `auth` and its header names). */
+  options: unknown;
+  /** Fields not kept, wherever they are in the payload. */
+  drop: readonly string[];
+  /** The largest body the platform sends, or the config's `body_limit` when that is larger. */
+  bodyLimitBytes: number;
 }
 
 export interface ReconcileConfig {
@@ -279,6 +308,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
       const why = inCall ? 'an in-call hook stores nothing, so it has no' : 'only an in-call hook has a';
       throw new ConfigError(`hooks.${name}.${misplaced}: ${why} ${misplaced}`);
     }
+    const platform = platformHook(name, h, f.body_limit);
     const unknownSink = h.sinks?.find((s) => !sinkNames.includes(s));
     if (unknownSink)
       throw new ConfigError(`hooks.${name}.sinks: no sink is named "${unknownSink}" (sinks: ${sinkNames.join(', ')})`);
@@ -288,13 +318,15 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
       description: h.description,
       parameters: h.parameters ?? (inCall ? IN_CALL_PARAMETERS : RECOMMENDED_PARAMETERS),
       keys: h.keys ?? apiKeys,
-      dedup: h.dedup ?? DEFAULT_DEDUP,
+      // A platform's call id is the call: docs/reference.md#other-voice-platforms.
+      dedup: h.dedup ?? (platform ? ['call_id'] : DEFAULT_DEDUP),
       on_conflict: h.on_conflict ?? 'keep',
       on_problem: h.on_problem ?? 'deliver',
       sinks: inCall ? [] : (h.sinks ?? sinkNames),
       allow_files: h.allow_files ?? false,
       handler: h.handler === undefined ? undefined : resolve(path ? dirname(resolve(path)) : '.', h.handler),
       handlerTimeoutMs: h.handler_timeout ?? 2_000,
+      ...(platform && { platform }),
     });
   }
 
@@ -488,4 +520,41 @@ function describeIssues(error: z.ZodError, path: string | undefined): string {
     return `${formatPath(issue.path)}: ${issue.message}`;
   });
   return `config file ${path}: ${lines.join('; ')}`;
+}
+
+/**
+ * A hook's platform, checked (docs/reference.md#other-voice-platforms): a platform needs its secret and sends calls
+ * (no in-call hook), and its signature is the authentication (no `keys`); a secret, `drop` or a platform option on a
+ * hook of the calling service is a mistake, named.
+ */
+function platformHook(name: string, h: z.output<typeof hookSchema>, bodyLimit: number): PlatformHook | undefined {
+  const given = PLATFORM_OPTIONS.filter((key) => h[key] !== undefined);
+  if (h.platform === undefined) {
+    const stray = (['secret', 'drop', ...PLATFORM_OPTIONS] as const).find((key) => h[key] !== undefined);
+    if (stray) throw new ConfigError(`hooks.${name}.${stray}: only a hook with a platform has a ${stray}`);
+    return undefined;
+  }
+  const platform = platformOf(h.platform);
+  if (!platform) throw new ConfigError(`hooks.${name}.platform: "${h.platform}" is not supported by this version`);
+  if (h.kind === 'in-call') throw new ConfigError(`hooks.${name}.platform: an in-call hook has no platform`);
+  if (h.keys !== undefined)
+    throw new ConfigError(
+      `hooks.${name}.keys: a ${h.platform} hook is authenticated by the platform's own signature, not by keys; give its secret`,
+    );
+  if (h.secret === undefined)
+    throw new ConfigError(`hooks.${name}.secret: a ${h.platform} hook needs the platform's secret (usually \${VAR})`);
+  const options = platform.options.safeParse(Object.fromEntries(given.map((key) => [key, h[key]])));
+  if (!options.success) {
+    const [issue] = options.error.issues;
+    const key = issue?.code === 'unrecognized_keys' ? issue.keys[0] : issue?.path[0];
+    const why = issue?.code === 'unrecognized_keys' ? `a ${h.platform} hook has no ${String(key)}` : issue?.message;
+    throw new ConfigError(`hooks.${name}.${String(key)}: ${why}`);
+  }
+  return {
+    name: h.platform,
+    secret: h.secret,
+    options: options.data,
+    drop: h.drop ?? [],
+    bodyLimitBytes: Math.max(bodyLimit, platform.bodyLimitBytes),
+  };
 }

@@ -51,6 +51,8 @@ export interface CallRecord {
    * keep`).
    */
   conflicts_with?: string;
+  /** The voice platform that sent it (docs/reference.md#other-voice-platforms); absent for the calling service's. */
+  platform?: string;
 }
 
 /** The request as it arrived, kept in the store and shown by the admin API, never sent to sinks. */

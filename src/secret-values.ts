@@ -33,7 +33,10 @@ export function secretValues(config: Config, specs: readonly Pick<SinkSpec, 'nam
 
   // Every key and token callhook accepts.
   for (const key of config.apiKeys) add(key);
-  for (const hook of config.hooks.values()) for (const key of hook.keys) add(key);
+  for (const hook of config.hooks.values()) {
+    for (const key of hook.keys) add(key);
+    add(hook.platform?.secret);
+  }
   add(config.adminToken);
   add(config.metricsToken);
   add(config.reconcile?.apiKey);

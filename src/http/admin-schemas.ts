@@ -93,7 +93,7 @@ export const editBody = z.strictObject({
 
 export const receiptsQuery = z.strictObject({
   outcome: z
-    .enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call'])
+    .enum(['accepted', 'held', 'duplicate', 'rejected', 'in-call', 'ignored'])
     .optional()
     .describe('accepted, held, duplicate, rejected or in-call'),
   hook: z.string().optional().describe('Only this hook'),

@@ -369,7 +369,7 @@ export function openApiDocument(hooks: readonly string[]): object {
             contentType: { type: ['string', 'null'] },
             size: { type: 'integer' },
             status: { type: 'integer' },
-            outcome: { enum: ['accepted', 'held', 'duplicate', 'rejected', 'in-call'] },
+            outcome: { enum: ['accepted', 'held', 'duplicate', 'rejected', 'in-call', 'ignored'] },
             error: { type: ['string', 'null'] },
             rawBody: { type: 'string', description: "A refused request's or a duplicate's body, as text" },
             rawBodyBase64: { type: 'string', description: 'The same, for bytes that are not UTF-8' },

@@ -23,6 +23,7 @@ import type { AuthLimiter } from './auth-limit.js';
 import { STORE_DEADLINE_MS, withinDeadline } from './deadline.js';
 import type { AppEnv } from './env.js';
 import { requestHeader, setReplyHeader } from './node-headers.js';
+import { platformReceiver } from './platform-webhooks.js';
 import { readBody } from './read-body.js';
 import { historyOutageLog, storeOutageLog } from './store-outage.js';
 
@@ -34,7 +35,7 @@ export interface WebhookDeps {
    * The hooks and the way in for their calls, built once by serve (intake/intake.ts): a request goes to SQLite's
    * writer thread when there is one, and the delivery worker is woken once its call is accepted.
    */
-  intake: Pick<Intake, 'hooks' | 'ingestRequest' | 'inCallHandlers'>;
+  intake: Pick<Intake, 'hooks' | 'ingestRequest' | 'ingestFields' | 'inCallHandlers'>;
   /** The receipts of refused requests, and the caller history an in-call hook answers from. */
   store: Pick<CallStore, 'recordRejection' | 'callerHistory'>;
   log: Logger;
@@ -53,13 +54,15 @@ export interface WebhookDeps {
   globalKeys?: KeyRing;
   /** What the alert rules hear of the calls (docs/reference.md#alerts): a wrong key, a call stored, a commit failed. */
   alerts?: AlertEvents;
+  /** The config's `timezone`: a platform's call date is the day its call started there. */
+  timezone?: string;
 }
 
 type Env = { Variables: AppEnv['Variables'] & { hook: Hook; head: RequestHead } };
 
 /** `/webhooks/:hook`: method → hook → key → body → normalise → commit → reply (docs/reference.md#receiving). */
 export function webhookRoutes({
-  intake: { hooks, ingestRequest, inCallHandlers },
+  intake: { hooks, ingestRequest, ingestFields, inCallHandlers },
   store,
   log,
   bodyLimitBytes,
@@ -68,17 +71,21 @@ export function webhookRoutes({
   storeDeadlineMs = STORE_DEADLINE_MS,
   globalKeys,
   alerts = NO_ALERTS,
+  timezone = Intl.DateTimeFormat().resolvedOptions().timeZone,
 }: WebhookDeps): Hono<Env> {
+  // A platform's hook is authenticated by its signature, checked on the body (platform-webhooks.ts).
   const auth = new Map(
-    [...hooks].map(([name, hook]) => [
-      name,
-      requireBearer(
-        hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []),
-        limiter,
-        trustProxy,
-        hook.config.kind === 'end-of-call' ? () => alerts.wrongKey(name) : undefined,
-      ),
-    ]),
+    [...hooks]
+      .filter(([, hook]) => !hook.config.platform)
+      .map(([name, hook]) => [
+        name,
+        requireBearer(
+          hook.config.keys.length > 0 ? hook.config.keys : (globalKeys ?? []),
+          limiter,
+          trustProxy,
+          hook.config.kind === 'end-of-call' ? () => alerts.wrongKey(name) : undefined,
+        ),
+      ]),
   );
 
   const outage = storeOutageLog(log);
@@ -171,11 +178,32 @@ export function webhookRoutes({
       receivedAt: new Date().toISOString(),
       source: sourceOf(requestHeader(c, SOURCE_HEADER)),
     });
-    return auth.get(hook.config.name)!(c, next);
+    return hook.config.platform ? next() : auth.get(hook.config.name)!(c, next);
   };
+
+  const receivePlatform = platformReceiver({
+    ingestFields,
+    store,
+    log,
+    limiter,
+    trustProxy,
+    timezone,
+    alerts,
+    bounded,
+    reject: (c, err, rawBody) => rejectAndThrow(c as Context<Env>, err, rawBody),
+    commitFailed: (cause, hook) => {
+      outage.failed(cause, { hook });
+      alerts.commitFailed();
+    },
+    committed: () => {
+      outage.committed();
+      alerts.committed();
+    },
+  });
 
   return new Hono<Env>().all('/:hook', selectHook, async (c) => {
     const hook = c.get('hook');
+    if (hook.config.platform) return receivePlatform(c, hook, c.get('head'));
     const method = c.req.method;
     // GET and DELETE carry no body (spec section 6.3 rule 3); whatever came along is not read.
     const hasBody = method === 'POST' || method === 'PUT';

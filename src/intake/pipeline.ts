@@ -68,6 +68,8 @@ export interface IntakeInput {
   receipt: CommitInput['receipt'];
   receivedAt?: Date;
   ingests?: CommitInput['ingests'];
+  /** A platform's call (docs/reference.md#other-voice-platforms): its name, and the rest of its payload for `extra`. */
+  platform?: { name: string; rest: Record<string, unknown> };
 }
 
 export type IntakeReply =
@@ -107,8 +109,12 @@ export function prepareCall({
   receipt,
   receivedAt = new Date(),
   ingests,
+  platform,
 }: IntakeInput): PreparedCall {
-  const { data, extra, problems } = normalize(fields, hook.parameters);
+  const normalized = normalize(fields, hook.parameters);
+  const { data, problems } = normalized;
+  // The rest of a platform's payload goes to extra under its own names, after what normalising put there.
+  const extra = platform ? { ...platform.rest, ...normalized.extra } : normalized.extra;
   const hash = contentHash(data, extra, problems);
   // docs/reference.md#deduplication: a call none of whose declared parameters has a value cannot be told from another
   // call.
@@ -125,6 +131,7 @@ export function prepareCall({
     data,
     extra,
     problems,
+    ...(platform && { platform: platform.name }),
   };
   const status = problems.length > 0 && hook.config.on_problem === 'hold' ? 'held' : 'accepted';
   return {

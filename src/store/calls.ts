@@ -17,8 +17,11 @@ export interface Receipt {
   contentType: string | null;
   size: number;
   status: number;
-  /** `in-call`: an in-call lookup, answered from the store and leaving nothing but this receipt. */
-  outcome: CommitOutcome | 'rejected' | 'in-call';
+  /**
+   * `in-call`: an in-call lookup, answered from the store and leaving nothing but this receipt. `ignored`: a voice
+   * platform's event that is not a call (docs/reference.md#other-voice-platforms), answered 200 and not kept.
+   */
+  outcome: CommitOutcome | 'rejected' | 'in-call' | 'ignored';
   error?: string;
   /**
    * The body as received, kept on the receipts that are the only copy of it: a refused request's, and a duplicate's

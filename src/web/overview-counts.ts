@@ -84,7 +84,7 @@ async function count(store: OverviewStore, cap: number, now: number): Promise<Ov
     const page = await store.listReceiptPage({ from: weekStart, hideTest: true, order: 'desc', limit: PAGE, after });
     for (const receipt of page) {
       const kind = receipt.outcome === 'rejected' ? (receipt.status < 500 ? 'refused' : 'failed') : receipt.outcome;
-      if (kind === 'in-call') continue;
+      if (kind === 'in-call' || kind === 'ignored') continue;
       for (const window of receipt.receivedAt >= dayStart ? [day, week] : [week]) window.requests[kind]++;
     }
     receipts += page.length;

@@ -1,0 +1,93 @@
+import { createHmac } from 'node:crypto';
+import { z } from 'zod';
+import { at, dayIn, definePlatform, epochMs, objectAt, present, sameText } from './platform.js';
+
+/**
+ * Vapi (docs/reference.md#other-voice-platforms). Its server URL gets every message of a call; the one stored is
+ * `message.type = "end-of-call-report"` (https://docs.vapi.ai/server-url/events). A request is authenticated by the
+ * server credential the hook names in `auth`: the secret in `x-vapi-secret` (the default), a bearer token, or an HMAC of
+ * `{timestamp}.{body}` in hex under `header`, with the timestamp as sent in `timestamp_header`
+ * (https://docs.vapi.ai/server-url/server-authentication).
+ */
+
+const FIVE_MINUTES = 5 * 60_000;
+
+const options = z
+  .strictObject({
+    auth: z.enum(['secret', 'bearer', 'hmac']).default('secret'),
+    header: z.string().min(1).optional(),
+    timestamp_header: z.string().min(1).default('x-timestamp'),
+    algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
+  })
+  .transform((o) => ({
+    ...o,
+    header: (o.header ?? (o.auth === 'hmac' ? 'x-signature' : 'x-vapi-secret')).toLowerCase(),
+  }));
+
+type Options = z.output<typeof options>;
+
+const BEARER = /^bearer +(\S+) *$/i;
+
+export const vapi = definePlatform<Options>({
+  name: 'vapi',
+  options: options as unknown as z.ZodType<Options>,
+  bodyLimitBytes: 10 * 1024 * 1024,
+  verify({ header, body }, secret, { auth, header: name, timestamp_header, algorithm }, now) {
+    if (auth === 'bearer') {
+      const token = BEARER.exec(header('authorization') ?? '')?.[1];
+      if (token === undefined) return 'no bearer token in Authorization';
+      return sameText(token, secret) ? undefined : 'a wrong bearer token';
+    }
+    if (auth === 'secret') {
+      const given = header(name);
+      if (given === undefined) return `no ${name} header`;
+      return sameText(given, secret) ? undefined : `a wrong ${name}`;
+    }
+    const signature = header(name);
+    const timestamp = header(timestamp_header);
+    if (signature === undefined || timestamp === undefined) return `no ${name} or ${timestamp_header} header`;
+    const sent = epochMs(timestamp);
+    if (sent !== undefined && Math.abs(now - sent) > FIVE_MINUTES)
+      return `${timestamp_header} more than 5 minutes away`;
+    const expected = createHmac(algorithm, secret).update(`${timestamp}.`).update(body).digest('hex');
+    return sameText(signature.trim().toLowerCase(), expected) ? undefined : `a wrong ${name}`;
+  },
+  read(payload, { timezone }) {
+    const message = objectAt(payload, 'message');
+    if (message.type !== 'end-of-call-report') return { kind: 'ignored', event: String(message.type ?? 'unknown') };
+    const callId = at(message, 'call', 'id');
+    if (typeof callId !== 'string' || callId === '')
+      return { kind: 'ignored', event: 'end-of-call-report without call.id' };
+    const analysis = objectAt(message, 'analysis');
+    const started = Date.parse(String(message.startedAt ?? at(message, 'call', 'startedAt') ?? ''));
+    const ended = Date.parse(String(message.endedAt ?? at(message, 'call', 'endedAt') ?? ''));
+    const { structuredData: _, ...analysisRest } = analysis;
+    const { analysis: __, ...rest } = message;
+    return {
+      kind: 'call',
+      callId,
+      fields: present({
+        ...objectAt(analysis, 'structuredData'),
+        call_id: callId,
+        phone_number: at(message, 'customer', 'number') ?? at(message, 'call', 'customer', 'number'),
+        call_date: dayIn(started, timezone),
+        call_duration:
+          Number.isFinite(started) && Number.isFinite(ended) ? Math.round((ended - started) / 1000) : undefined,
+        call_summary: analysis.summary,
+        recording_url: at(message, 'artifact', 'recordingUrl') ?? message.recordingUrl,
+      }),
+      rest: { ...rest, ...(Object.keys(analysisRest).length > 0 ? { analysis: analysisRest } : {}) },
+    };
+  },
+  sign(body, secret, { auth, header, timestamp_header, algorithm }, now) {
+    if (auth === 'bearer') return { authorization: `Bearer ${secret}` };
+    if (auth === 'secret') return { [header]: secret };
+    const timestamp = String(now);
+    return {
+      [header]: createHmac(algorithm, secret).update(`${timestamp}.${body}`).digest('hex'),
+      [timestamp_header]: timestamp,
+    };
+  },
+  // Vapi waits 20 s for a server URL's answer by default and does not retry an end-of-call report.
+  sender: { timeoutMs: 20_000, retries: 0 },
+});
