@@ -50,7 +50,7 @@ export function platformReceiver(deps: PlatformRouteDeps) {
     if (waitMs > 0) throw new CallhookError('TOO_MANY_FAILURES');
     limiter?.fail(address);
     log.warn({ hook, why }, 'refused a platform request: its signature is not the platform’s');
-    throw new CallhookError('UNAUTHORIZED', why);
+    throw new CallhookError('BAD_SIGNATURE', why);
   };
 
   return async function receive(c: Context, hook: Hook, head: RequestHead): Promise<Response> {
