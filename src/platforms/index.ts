@@ -1,3 +1,4 @@
+import { elevenlabs } from './elevenlabs.js';
 import type { PlatformName, PlatformType } from './platform.js';
 import { retell } from './retell.js';
 import { vapi } from './vapi.js';
@@ -7,6 +8,7 @@ import { vapi } from './vapi.js';
 export const PLATFORMS: Partial<Record<PlatformName, PlatformType<any>>> = {
   vapi,
   retell,
+  elevenlabs,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: as above.
