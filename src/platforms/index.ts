@@ -1,3 +1,4 @@
+import { bland } from './bland.js';
 import { elevenlabs } from './elevenlabs.js';
 import type { PlatformName, PlatformType } from './platform.js';
 import { retell } from './retell.js';
@@ -9,6 +10,7 @@ export const PLATFORMS: Partial<Record<PlatformName, PlatformType<any>>> = {
   vapi,
   retell,
   elevenlabs,
+  bland,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: as above.
