@@ -5,12 +5,17 @@ import { at, dayIn, definePlatform, epochMs, objectAt, present, sameText } from 
 /**
  * Vapi (docs/reference.md#other-voice-platforms). Its server URL gets every message of a call; the one stored is
  * `message.type = "end-of-call-report"` (https://docs.vapi.ai/server-url/events). A request is authenticated by the
- * server credential the hook names in `auth`: the secret in `x-vapi-secret` (the default), a bearer token, or an HMAC of
- * `{timestamp}.{body}` in hex under `header`, with the timestamp as sent in `timestamp_header`
- * (https://docs.vapi.ai/server-url/server-authentication).
+ * server credential the hook names in `auth` (https://docs.vapi.ai/server-url/server-authentication): the secret in
+ * `x-vapi-secret` (the default; Vapi's Bearer Token credential with that header and no prefix, what its inline
+ * `secret` sent), a bearer token (its Bearer Token credential: `Authorization` by default, a header of the
+ * credential's own under `header`), or an HMAC of `{timestamp}.{body}` in hex under `header`, with the timestamp as
+ * sent in `timestamp_header` (its HMAC credential, whose `payloadFormat` defaults to '{timestamp}.{body}',
+ * `signatureEncoding` to hex, `signatureHeader` to 'x-signature' and `timestampHeader` to 'x-timestamp').
  */
 
 const FIVE_MINUTES = 5 * 60_000;
+
+const DEFAULT_HEADER = { secret: 'x-vapi-secret', bearer: 'authorization', hmac: 'x-signature' } as const;
 
 const options = z
   .strictObject({
@@ -19,9 +24,11 @@ const options = z
     timestamp_header: z.string().min(1).default('x-timestamp'),
     algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
   })
+  // Node gives a request's header names in lower case, and the route looks them up as named.
   .transform((o) => ({
     ...o,
-    header: (o.header ?? (o.auth === 'hmac' ? 'x-signature' : 'x-vapi-secret')).toLowerCase(),
+    header: (o.header ?? DEFAULT_HEADER[o.auth]).toLowerCase(),
+    timestamp_header: o.timestamp_header.toLowerCase(),
   }));
 
 type Options = z.output<typeof options>;
@@ -34,8 +41,8 @@ export const vapi = definePlatform<Options>({
   bodyLimitBytes: 10 * 1024 * 1024,
   verify({ header, body }, secret, { auth, header: name, timestamp_header, algorithm }, now) {
     if (auth === 'bearer') {
-      const token = BEARER.exec(header('authorization') ?? '')?.[1];
-      if (token === undefined) return 'no bearer token in Authorization';
+      const token = BEARER.exec(header(name) ?? '')?.[1];
+      if (token === undefined) return `no bearer token in ${name}`;
       return sameText(token, secret) ? undefined : 'a wrong bearer token';
     }
     if (auth === 'secret') {
@@ -80,7 +87,7 @@ export const vapi = definePlatform<Options>({
     };
   },
   sign(body, secret, { auth, header, timestamp_header, algorithm }, now) {
-    if (auth === 'bearer') return { authorization: `Bearer ${secret}` };
+    if (auth === 'bearer') return { [header]: `Bearer ${secret}` };
     if (auth === 'secret') return { [header]: secret };
     const timestamp = String(now);
     return {
