@@ -6,7 +6,7 @@ import { vapi } from './vapi.js';
 
 /** The platforms a hook may name (docs/reference.md#other-voice-platforms), one file each. */
 // biome-ignore lint/suspicious/noExplicitAny: each platform has options of its own type, checked by its own schema.
-export const PLATFORMS: Partial<Record<PlatformName, PlatformType<any>>> = {
+export const PLATFORMS: Record<PlatformName, PlatformType<any>> = {
   vapi,
   retell,
   elevenlabs,
