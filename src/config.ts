@@ -343,6 +343,11 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     );
   if (reconcile && hooks.get(reconcile.hook)!.kind === 'in-call')
     throw new ConfigError(`reconcile.hook: "${reconcile.hook}" is an in-call hook, which stores nothing`);
+  // Reconcile reads the calling service's campaigns: a platform's calls are not in them.
+  if (reconcile && hooks.get(reconcile.hook)!.platform)
+    throw new ConfigError(
+      `reconcile.hook: "${reconcile.hook}" is a ${hooks.get(reconcile.hook)!.platform!.name} hook; reconcile recovers the calling service's calls`,
+    );
 
   const alerts = f.alerts ?? DEFAULT_ALERTS;
   const watched = alerts.rules.no_calls === false ? [] : (alerts.rules.no_calls.hooks ?? []);
