@@ -42,14 +42,26 @@ export const activeHoursSchema = z.string().transform((text, ctx): ActiveHours =
 
 const DAY_MINUTES = 1440;
 
+/** One formatter a zone: making one costs about as much as a whole evaluation of the rules. */
+const clocks = new Map<string, Intl.DateTimeFormat>();
+
+function clockIn(timezone: string): Intl.DateTimeFormat {
+  let clock = clocks.get(timezone);
+  if (!clock) {
+    clock = new Intl.DateTimeFormat('en-GB', {
+      timeZone: timezone,
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    clocks.set(timezone, clock);
+  }
+  return clock;
+}
+
 /** The minute of the day (with its fraction) of epoch ms `at` in the time zone. */
 export function minuteOfDay(at: number, timezone: string): number {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone: timezone,
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(at);
+  const parts = clockIn(timezone).formatToParts(at);
   const field = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   return field('hour') * 60 + field('minute') + (at % 60_000) / 60_000;
 }
