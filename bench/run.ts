@@ -5,6 +5,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_POLICY } from '../src/sinks/policy.js';
 import { builtInType } from '../src/sinks/registry.js';
+import {
+  ALERT_VARIANTS,
+  type AlertsResult,
+  type AlertVariant,
+  type EvaluationCost,
+  measureAlerts,
+  measureEvaluation,
+} from './lib/alerts.js';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
 import { describeMachine, type Machine } from './lib/machine.js';
@@ -38,7 +46,7 @@ import {
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages] [--
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages,alerts] [--
  * --postgres URL]`: builds callhook, drives it and its baselines over loopback (autocannon at full speed,
  * bench/lib/paced.ts at a fixed rate), prints one table of medians and the targets of the issue, and writes both to
  * bench/results.md with the machine they were measured on, a section per row group: a run with `--only` rewrites its
@@ -47,7 +55,18 @@ import { format, formatMarkdown, formatText, median, type Table } from './lib/ta
  * TEST_DATABASE_URL, else the local default).
  */
 
-const ROWS = ['throughput', 'slow-sink', 'rss', 'backlog', 'in-call', 'scrape', 'sinks', 'storm', 'stages'] as const;
+const ROWS = [
+  'throughput',
+  'slow-sink',
+  'rss',
+  'backlog',
+  'in-call',
+  'scrape',
+  'sinks',
+  'storm',
+  'stages',
+  'alerts',
+] as const;
 type RowName = (typeof ROWS)[number];
 
 const FULL: Settings = {
@@ -77,6 +96,15 @@ const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, postgres: { type: 'string' } },
 });
 const settings = values.quick ? QUICK : FULL;
+/**
+ * The alerts rows: rounds of the three variants in turn, for medians and the spread of the off runs. A measured
+ * window of 5 s holds at least one evaluation at the default `every`, in `--quick` too.
+ */
+const ALERT_FULL = { rounds: 5, seconds: 10, warmupSeconds: 2 };
+const ALERT_QUICK = { rounds: 3, seconds: 5, warmupSeconds: 1 };
+const ALERT_SETTINGS = values.quick ? ALERT_QUICK : ALERT_FULL;
+/** The rules' reads are indexed: a tick cost the same on 1,000 and on 30,000 calls when tried (0.6 ms CPU). */
+const ALERT_EVALUATION_CALLS = 10_000;
 /** Deliveries stored for the scrape rows: the issue asks for a scrape's time flat from 1,000 to 1,000,000. */
 const SCRAPE_SIZES = values.quick ? [1_000, 100_000] : [1_000, 1_000_000];
 const only = values.only === undefined ? new Set<RowName>(ROWS) : parseOnly(values.only);
@@ -120,6 +148,7 @@ const TITLES: Record<RowName, string> = {
   sinks: 'Backlog into the queue and database sinks',
   stages: "Where a call's CPU goes, stage by stage",
   storm: 'A storm of simultaneous calls',
+  alerts: 'Alert rules on and off',
 };
 
 const sections: Section[] = [];
@@ -475,6 +504,75 @@ function stageRows(stages: readonly Stage[]): void {
   for (const stage of stages) rows.push([stage.name, `${stage.us.toFixed(1)} µs a call`, '', '', '5', '', stage.note]);
 }
 
+/**
+ * The issue: intake with every alert rule on stays within noise of it with none. Noise is the spread of the off
+ * runs, interleaved with the on runs: a variant whose median is at or above the slowest off run is within it.
+ */
+const ALERT_NAMES: Record<AlertVariant, string> = {
+  off: 'callhook, JSON, no alert channel (no rule on)',
+  on: 'callhook, JSON, every rule on, log channel, every 5 s (the default)',
+  'on-100ms': 'callhook, JSON, every rule on, log channel, every 100 ms',
+};
+
+function alertRows({ runs, loads }: AlertsResult, cost: EvaluationCost): void {
+  const rps = (v: AlertVariant) => runs[v].map((r) => r.rps);
+  const cpu = (v: AlertVariant) => runs[v].flatMap((r) => (r.cpu ? [r.cpu.loop + r.cpu.threads] : []));
+  const band = (values: readonly number[]) => {
+    const m = median(values);
+    return { low: Math.min(...values) / m, high: Math.max(...values) / m };
+  };
+  const offRps = band(rps('off'));
+  const offCpu = band(cpu('off'));
+  const spread = (b: { low: number; high: number }) => `${b.low.toFixed(2)}–${b.high.toFixed(2)} ×`;
+  loadRow(
+    ALERT_NAMES.off,
+    runs.off,
+    `the off runs: ${spread(offRps)} their median req/s, ${spread(offCpu)} their median server CPU a request; 1-minute load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} at the runs' starts`,
+  );
+  cpuRow(ALERT_NAMES.off, runs.off);
+  for (const variant of ALERT_VARIANTS.filter((v) => v !== 'off')) {
+    const ratio = median(rps(variant)) / median(rps('off'));
+    const cpuRatio = median(cpu(variant)) / median(cpu('off'));
+    loadRow(
+      ALERT_NAMES[variant],
+      runs[variant],
+      `${format.ratio(ratio)} off req/s; server CPU a request ${format.ratio(cpuRatio)} off's`,
+    );
+    cpuRow(ALERT_NAMES[variant], runs[variant]);
+    const every = variant === 'on' ? 'every 5 s (the default)' : 'every 100 ms';
+    targets.push({
+      name: `intake with every rule on, ${every}, within the off runs' spread (median req/s ≥ the slowest off run's)`,
+      figure: `${format.ratio(ratio)} off (the off runs ${spread(offRps)} their median); CPU a request ${format.ratio(cpuRatio)} (off ${spread(offCpu)})`,
+      met: ratio >= offRps.low,
+    });
+  }
+  // The bound the noise hides: what the timer and a call's events cost, at the off runs' rate and CPU.
+  const offRate = median(rps('off'));
+  const offCpuUs = median(cpu('off'));
+  const perRequest = (everyMs: number) => (cost.tickMs * 1000 * (1000 / everyMs)) / offRate;
+  const share = (us: number) => `${((us / offCpuUs) * 100).toFixed(2)} % of the off runs' server CPU a request`;
+  // ms of CPU every 100 ms: a hundredth of a core per ms.
+  const core = cost.tickMs.toFixed(2);
+  rows.push([
+    `one evaluation of every rule, a store of ${format.count(cost.calls)} calls, in the bench process`,
+    `${cost.tickMs.toFixed(2)} ms CPU`,
+    '',
+    '',
+    '5',
+    '',
+    `every 100 ms: ${core} % of a core, ${perRequest(100).toFixed(1)} µs a request at the off runs' ${format.rps(offRate)} (${share(perRequest(100))}); every 5 s: ${perRequest(5000).toFixed(2)} µs a request`,
+  ]);
+  rows.push([
+    "a call's events with every rule on (committed, arrived), in the bench process",
+    `${cost.eventsNs.toFixed(0)} ns a call`,
+    '',
+    '',
+    '5',
+    '',
+    share(cost.eventsNs / 1000),
+  ]);
+}
+
 const TABLE_HEADERS = ['measure', 'median', 'p50 ms', 'p99 ms', 'runs', 'errors/timeouts/non-2xx', 'ratio'];
 const CPU_HEADERS = [
   'at full speed',
@@ -587,6 +685,7 @@ function howLines(): string[] {
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
     `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${WARMUP_PER_REPLICA} requests to each, one at a time, not counted; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys and how many distinct ones, which must both be ${format.count(STORM_CALLS)}. \`npm run bench\` makes ${FULL.runs} runs, the stores taking turns; \`--quick\` ${QUICK.runs}.`,
     `- Stages: bench/lib/stages.ts, in the bench process, each stage of a durable JSON call run alone over ${format.count(STAGE_CALLS)} calls made from the same body, 5 timed rounds after one not counted, 50 calls awaited together as they arrive under load; the commit and delivery stages write a SQLite file of their own with the store's statements and schema, \`synchronous=OFF\` (their CPU: the fsync is one wait a batch, spent by the writer's thread), 50 calls a transaction. The HTTP side is the throughput section's CPU rows: callhook's route with nothing stored against the empty route.`,
+    `- Alert rules on and off: the throughput section's \`callhook, JSON\` row (sink \`jsonl\`), three ways: no alert channel, so no rule is on; a \`log\` channel with every rule named (each at its defaults, \`no_calls\` with \`active_hours: 00:00-24:00\`) at the default \`every\` (5 s); the same at \`every: 100ms\`, the shortest. Their lines go where callhook's log goes (/dev/null), and only when an incident opens or resolves: the runs check that none opened during the measured window, and after it that a wrong key opens an \`auth_failures\` incident where rules are on and none where they are off. Rounds of the three in turn, each round starting one further along: \`npm run bench\` makes ${ALERT_FULL.rounds} rounds of ${ALERT_FULL.seconds} s after ${ALERT_FULL.warmupSeconds} s, \`--quick\` ${ALERT_QUICK.rounds} of ${ALERT_QUICK.seconds} s after ${ALERT_QUICK.warmupSeconds} s (a window of 5 s or more holds an evaluation at the default \`every\`). The off row gives the spread of its runs, each over their median; a variant is within noise when its median req/s is at or above the slowest off run's. Below them, what that noise hides, each alone in the bench process on the CPU of all its threads, medians of 5 rounds after one not counted: one evaluation of every rule (\`tick()\` of \`createMonitor\` with the same rules, on a SQLite store of ${format.count(ALERT_EVALUATION_CALLS)} calls with their pending deliveries, the hook having had a call), 50 a round, and a call's events (\`committed\` and \`arrived\`), a million a round; each set against the off runs' median rate and server CPU a request.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
   ];
 }
@@ -706,6 +805,14 @@ async function main(): Promise<void> {
         for (const store of STORM_STORES) measured.get(store)!.push(await measureStorm(store, postgres));
       }
       for (const [store, runs] of measured) stormRows(store, runs);
+    },
+  );
+  await run(
+    'alerts',
+    `alerts: ${ALERT_SETTINGS.rounds} round(s) × ${ALERT_VARIANTS.length} variants × ${ALERT_SETTINGS.seconds} s`,
+    async () => {
+      const result = await measureAlerts(ALERT_SETTINGS);
+      alertRows(result, await measureEvaluation(ALERT_EVALUATION_CALLS));
     },
   );
   report((performance.now() - started) / 1000, tree);

@@ -47,6 +47,8 @@ export interface CallhookOptions {
   sinks?: readonly Record<string, unknown>[];
   /** Hooks for the same config file; the default end-of-call hook when absent. */
   hooks?: Record<string, unknown>;
+  /** The `alerts` part of the same config file (docs/reference.md#alerts): none, so no rule is on, when absent. */
+  alerts?: Record<string, unknown>;
   /** More environment, e.g. DATABASE_URL for replicas sharing one PostgreSQL. */
   env?: Record<string, string>;
 }
@@ -65,8 +67,8 @@ export function startCallhookInPlace(options: CallhookOptions): Promise<Server> 
   );
 }
 
-/** callhook's environment, and the config file its sinks and hooks are written to. */
-function callhookEnv({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions): Record<string, string> {
+/** callhook's environment, and the config file its sinks, hooks and alerts are written to. */
+function callhookEnv({ dataDir, sinks, hooks, alerts, env: extraEnv }: CallhookOptions): Record<string, string> {
   const env: Record<string, string> = {
     CALLHOOK_DATA_DIR: dataDir,
     CALLHOOK_API_KEYS: API_KEY,
@@ -76,7 +78,7 @@ function callhookEnv({ dataDir, sinks, hooks, env: extraEnv }: CallhookOptions):
   };
   if (sinks) {
     env.CALLHOOK_CONFIG = join(dataDir, 'bench-config.json');
-    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks, ...(hooks && { hooks }) }));
+    writeFileSync(env.CALLHOOK_CONFIG, JSON.stringify({ sinks, ...(hooks && { hooks }), ...(alerts && { alerts }) }));
   }
   return env;
 }

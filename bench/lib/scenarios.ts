@@ -44,7 +44,7 @@ export interface Settings {
 
 export const warnings: string[] = [];
 
-const JSONL_ONLY = [{ name: 'jsonl', type: 'jsonl' }];
+export const JSONL_ONLY = [{ name: 'jsonl', type: 'jsonl' }];
 const RATE = 500;
 const CONNECTIONS = 50;
 
@@ -413,7 +413,7 @@ function startTarget(
  * callhook may count more accepted calls than we saw 2xx: the requests in flight when a run stops are answered
  * after autocannon has stopped listening.
  */
-async function checkAccepted(server: Server, ok: number, target: string): Promise<void> {
+export async function checkAccepted(server: Server, ok: number, target: string): Promise<void> {
   const accepted = await metric(server, 'callhook_requests_total', (line) => line.includes('outcome="accepted"'));
   const other = await metric(server, 'callhook_requests_total', (line) => !line.includes('outcome="accepted"'));
   if (accepted === undefined || accepted < ok)
