@@ -9,9 +9,9 @@ import {
   ALERT_VARIANTS,
   type AlertsResult,
   type AlertVariant,
-  type EvaluationCost,
+  type FixedCost,
   measureAlerts,
-  measureEvaluation,
+  measureFixedCost,
 } from './lib/alerts.js';
 import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
@@ -97,14 +97,13 @@ const { values } = parseArgs({
 });
 const settings = values.quick ? QUICK : FULL;
 /**
- * The alerts rows: rounds of the three variants in turn, for medians and the spread of the off runs. A measured
- * window of 5 s holds at least one evaluation at the default `every`, in `--quick` too.
+ * The alerts rows: rounds of the three variants in turn, for medians and the spread of the off runs, and rounds of an
+ * idle serve of each for the timer's and sender's own cost. A measured window of 5 s or more holds an evaluation at the
+ * default `every`; `--quick`'s of 4 s may not, and its idle serves of 5 s do.
  */
-const ALERT_FULL = { rounds: 5, seconds: 10, warmupSeconds: 2 };
-const ALERT_QUICK = { rounds: 3, seconds: 5, warmupSeconds: 1 };
+const ALERT_FULL = { rounds: 5, seconds: 10, warmupSeconds: 2, idleRounds: 3, idleSeconds: 10 };
+const ALERT_QUICK = { rounds: 3, seconds: 4, warmupSeconds: 1, idleRounds: 1, idleSeconds: 5 };
 const ALERT_SETTINGS = values.quick ? ALERT_QUICK : ALERT_FULL;
-/** The rules' reads are indexed: a tick cost the same on 1,000 and on 30,000 calls when tried (0.6 ms CPU). */
-const ALERT_EVALUATION_CALLS = 10_000;
 /** Deliveries stored for the scrape rows: the issue asks for a scrape's time flat from 1,000 to 1,000,000. */
 const SCRAPE_SIZES = values.quick ? [1_000, 100_000] : [1_000, 1_000_000];
 const only = values.only === undefined ? new Set<RowName>(ROWS) : parseOnly(values.only);
@@ -514,7 +513,7 @@ const ALERT_NAMES: Record<AlertVariant, string> = {
   'on-100ms': 'callhook, JSON, every rule on, log channel, every 100 ms',
 };
 
-function alertRows({ runs, loads }: AlertsResult, cost: EvaluationCost): void {
+function alertRows({ runs, loads }: AlertsResult, cost: FixedCost): void {
   const rps = (v: AlertVariant) => runs[v].map((r) => r.rps);
   const cpu = (v: AlertVariant) => runs[v].flatMap((r) => (r.cpu ? [r.cpu.loop + r.cpu.threads] : []));
   const band = (values: readonly number[]) => {
@@ -546,22 +545,30 @@ function alertRows({ runs, loads }: AlertsResult, cost: EvaluationCost): void {
       met: ratio >= offRps.low,
     });
   }
-  // The bound the noise hides: what the timer and a call's events cost, at the off runs' rate and CPU.
+  // The bound the noise hides: what the timer, the sender and a call's events cost, at the off runs' rate and CPU.
   const offRate = median(rps('off'));
-  const offCpuUs = median(cpu('off'));
-  const perRequest = (everyMs: number) => (cost.tickMs * 1000 * (1000 / everyMs)) / offRate;
-  const share = (us: number) => `${((us / offCpuUs) * 100).toFixed(2)} % of the off runs' server CPU a request`;
-  // ms of CPU every 100 ms: a hundredth of a core per ms.
-  const core = cost.tickMs.toFixed(2);
-  rows.push([
-    `one evaluation of every rule, a store of ${format.count(cost.calls)} calls, in the bench process`,
-    `${cost.tickMs.toFixed(2)} ms CPU`,
-    '',
-    '',
-    '5',
-    '',
-    `every 100 ms: ${core} % of a core, ${perRequest(100).toFixed(1)} µs a request at the off runs' ${format.rps(offRate)} (${share(perRequest(100))}); every 5 s: ${perRequest(5000).toFixed(2)} µs a request`,
-  ]);
+  const share = (us: number) =>
+    `${((us / median(cpu('off'))) * 100).toFixed(2)} % of the off runs' server CPU a request`;
+  const idleOff = median(cost.idle.off);
+  for (const variant of ALERT_VARIANTS) {
+    const ms = median(cost.idle[variant]);
+    const runs = cost.idle[variant];
+    const spreadOf = runs.length > 1 ? ` (${Math.min(...runs).toFixed(1)}–${Math.max(...runs).toFixed(1)})` : '';
+    const over = ms - idleOff;
+    // ms a second over off, spread over the off runs' calls a second.
+    const perRequest = (over * 1000) / offRate;
+    rows.push([
+      `an idle serve, ${ALERT_NAMES[variant].replace('callhook, JSON, ', '')}`,
+      `${ms.toFixed(1)} ms CPU a second${spreadOf}`,
+      '',
+      '',
+      String(runs.length),
+      '',
+      variant === 'off'
+        ? 'every thread; the delivery worker and the rest of serve at rest'
+        : `${over >= 0 ? '+' : ''}${over.toFixed(1)} ms a second over off (${(over / 10).toFixed(2)} % of a core): ${perRequest.toFixed(1)} µs a request at the off runs' ${format.rps(offRate)}, ${share(perRequest)}`,
+    ]);
+  }
   rows.push([
     "a call's events with every rule on (committed, arrived), in the bench process",
     `${cost.eventsNs.toFixed(0)} ns a call`,
@@ -685,7 +692,7 @@ function howLines(): string[] {
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
     `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${WARMUP_PER_REPLICA} requests to each, one at a time, not counted; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys and how many distinct ones, which must both be ${format.count(STORM_CALLS)}. \`npm run bench\` makes ${FULL.runs} runs, the stores taking turns; \`--quick\` ${QUICK.runs}.`,
     `- Stages: bench/lib/stages.ts, in the bench process, each stage of a durable JSON call run alone over ${format.count(STAGE_CALLS)} calls made from the same body, 5 timed rounds after one not counted, 50 calls awaited together as they arrive under load; the commit and delivery stages write a SQLite file of their own with the store's statements and schema, \`synchronous=OFF\` (their CPU: the fsync is one wait a batch, spent by the writer's thread), 50 calls a transaction. The HTTP side is the throughput section's CPU rows: callhook's route with nothing stored against the empty route.`,
-    `- Alert rules on and off: the throughput section's \`callhook, JSON\` row (sink \`jsonl\`), three ways: no alert channel, so no rule is on; a \`log\` channel with every rule named (each at its defaults, \`no_calls\` with \`active_hours: 00:00-24:00\`) at the default \`every\` (5 s); the same at \`every: 100ms\`, the shortest. Their lines go where callhook's log goes (/dev/null), and only when an incident opens or resolves: the runs check that none opened during the measured window, and after it that a wrong key opens an \`auth_failures\` incident where rules are on and none where they are off. Rounds of the three in turn, each round starting one further along: \`npm run bench\` makes ${ALERT_FULL.rounds} rounds of ${ALERT_FULL.seconds} s after ${ALERT_FULL.warmupSeconds} s, \`--quick\` ${ALERT_QUICK.rounds} of ${ALERT_QUICK.seconds} s after ${ALERT_QUICK.warmupSeconds} s (a window of 5 s or more holds an evaluation at the default \`every\`). The off row gives the spread of its runs, each over their median; a variant is within noise when its median req/s is at or above the slowest off run's. Below them, what that noise hides, each alone in the bench process on the CPU of all its threads, medians of 5 rounds after one not counted: one evaluation of every rule (\`tick()\` of \`createMonitor\` with the same rules, on a SQLite store of ${format.count(ALERT_EVALUATION_CALLS)} calls with their pending deliveries, the hook having had a call), 50 a round, and a call's events (\`committed\` and \`arrived\`), a million a round; each set against the off runs' median rate and server CPU a request.`,
+    `- Alert rules on and off: the throughput section's \`callhook, JSON\` row (sink \`jsonl\`), three ways: no alert channel, so no rule is on; a \`log\` channel with every rule named (each at its defaults, \`no_calls\` with \`active_hours: 00:00-24:00\`) at the default \`every\` (5 s); the same at \`every: 100ms\`, the shortest. Their lines go where callhook's log goes (/dev/null), and only when an incident opens or resolves: the runs check that none opened during the measured window, and after it that a wrong key opens an \`auth_failures\` incident where rules are on and none where they are off. Rounds of the three in turn, each round starting one further along: \`npm run bench\` makes ${ALERT_FULL.rounds} rounds of ${ALERT_FULL.seconds} s after ${ALERT_FULL.warmupSeconds} s, \`--quick\` ${ALERT_QUICK.rounds} of ${ALERT_QUICK.seconds} s after ${ALERT_QUICK.warmupSeconds} s (a window of 5 s or more holds an evaluation at the default \`every\`; \`--quick\`'s may not, and its idle serves do). The off row gives the spread of its runs, each over their median; a variant is within noise when its median req/s is at or above the slowest off run's. Below them, what that noise hides: the CPU an idle \`serve\` of each variant spends a second, every thread (/proc/<pid>/task/*/schedstat, in ns), from a second after a fresh store took one call (so \`no_calls\` reads as under load) over ${ALERT_FULL.idleSeconds} s, the variants in turn for ${ALERT_FULL.idleRounds} rounds (\`--quick\`: ${ALERT_QUICK.idleRounds} of ${ALERT_QUICK.idleSeconds} s), its excess over off set against the off runs' median rate and server CPU a request; and a call's events (\`committed\` and \`arrived\` of \`createMonitor\` with the same rules) alone in the bench process, the median of 5 rounds of a million after one not counted.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
   ];
 }
@@ -812,7 +819,7 @@ async function main(): Promise<void> {
     `alerts: ${ALERT_SETTINGS.rounds} round(s) × ${ALERT_VARIANTS.length} variants × ${ALERT_SETTINGS.seconds} s`,
     async () => {
       const result = await measureAlerts(ALERT_SETTINGS);
-      alertRows(result, await measureEvaluation(ALERT_EVALUATION_CALLS));
+      alertRows(result, await measureFixedCost(ALERT_SETTINGS.idleRounds, ALERT_SETTINGS.idleSeconds));
     },
   );
   report((performance.now() - started) / 1000, tree);

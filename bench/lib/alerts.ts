@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,11 +8,11 @@ import { alertsSchema, DEFAULT_ALERTS } from '../../src/alerts/config.js';
 import { createMonitor } from '../../src/alerts/monitor.js';
 import { SQLITE_FILE } from '../../src/store/open.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
-import { seedStore } from './backlog.js';
-import { bodyFactory, callFields } from './bodies.js';
+import { bodyFactory } from './bodies.js';
 import { type LoadResult, load } from './load.js';
-import { removeDir, type Server, startCallhook, tempDir } from './processes.js';
+import { API_KEY, removeDir, type Server, startCallhook, tempDir } from './processes.js';
 import { checkAccepted, JSONL_ONLY, warnings } from './scenarios.js';
+import { median } from './table.js';
 
 /**
  * The alert rules' cost on intake (docs/reference.md#alerts: evaluated from what the store already counts, a call's
@@ -26,7 +27,7 @@ export type AlertVariant = (typeof ALERT_VARIANTS)[number];
 
 export interface AlertsSettings {
   rounds: number;
-  /** Long enough for a timer tick at the default `every` (5 s) to fall inside every measured window. */
+  /** At 5 s or more, a timer tick at the default `every` falls inside every measured window. */
   seconds: number;
   warmupSeconds: number;
 }
@@ -137,69 +138,96 @@ function incidents(dataDir: string, rule?: string): number {
   }
 }
 
-export interface EvaluationCost {
-  /** Calls in the store the rules read. */
-  calls: number;
-  /** CPU ms, every thread of this process (the store's reader thread included), of one evaluation of every rule. */
-  tickMs: number;
+export interface FixedCost {
+  /** CPU ms a second of an idle serve, every thread, by variant: one figure a round. */
+  idle: Record<AlertVariant, number[]>;
   /** CPU ns of a call's events with every rule on: `committed` and `arrived`, as the webhook route calls them. */
   eventsNs: number;
 }
 
 const ROUNDS = 5;
-const TICKS = 50;
 const EVENTS = 1_000_000;
 
 /**
- * What the throughput rows cannot tell from noise, each alone in this process: one evaluation of every rule (what the
- * timer runs each `every`) against a SQLite store of `calls` calls, and a call's events. Medians of the rounds after
- * one not counted.
+ * What the throughput rows cannot tell from noise. The timer's cost and the sender's, where they run: the CPU of an
+ * idle serve of each variant over `seconds`, every thread, the variants in turn for `rounds` rounds; a fresh store
+ * that has taken one call (so `no_calls` reads as it does under load), measured from a second after it. And a call's
+ * events alone in this process, the median of 5 rounds of a million after one not counted.
  */
-export async function measureEvaluation(calls: number): Promise<EvaluationCost> {
+export async function measureFixedCost(rounds: number, seconds: number): Promise<FixedCost> {
+  const idle = Object.fromEntries(ALERT_VARIANTS.map((v) => [v, [] as number[]])) as FixedCost['idle'];
+  for (let round = 0; round < rounds; round++)
+    for (const variant of ALERT_VARIANTS) idle[variant].push(await idleCpu(variant, seconds));
+  return { idle, eventsNs: await eventsCost() };
+}
+
+async function idleCpu(variant: AlertVariant, seconds: number): Promise<number> {
   const dataDir = tempDir();
   try {
-    await seedStore(dataDir, calls, (n) => callFields(`alerts-${n}`), ['jsonl']);
-    const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
+    const server = await startCallhook({ dataDir, sinks: JSONL_ONLY, alerts: ALERTS[variant] });
     try {
-      const monitor = createMonitor({
-        rules: alertsSchema.parse(ALERTS.on).rules,
-        channels: LOG_CHANNEL.map((c) => c.name),
-        store,
-        sender: { notify: () => undefined, sendNow: async () => [] },
-        log: pino({ level: 'silent' }),
-        hooks: ['end-of-call'],
-        sinks: [{ name: 'jsonl', pausedByDefault: false }],
-        timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-        everyMs: 5_000,
+      const reply = await fetch(`${server.url}/webhooks/end-of-call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: bodyFactory('json').next(),
       });
-      // As under load: the hook has had a call this second.
-      monitor.arrived('end-of-call', false);
-      const ticks = await rounds(TICKS, async () => {
-        for (let i = 0; i < TICKS; i++) await monitor.tick();
-      });
-      const events = await rounds(EVENTS, () => {
-        for (let i = 0; i < EVENTS; i++) {
-          monitor.committed();
-          monitor.arrived('end-of-call', false);
-        }
-      });
-      return { calls, tickMs: ticks / 1000, eventsNs: events * 1000 };
+      await reply.arrayBuffer();
+      if (reply.status !== 200) warnings.push(`alerts ${variant}: the idle serve's call was answered ${reply.status}`);
+      await sleep(1_000);
+      const before = runNs(server.pid);
+      const started = performance.now();
+      await sleep(seconds * 1000);
+      return (runNs(server.pid) - before) / 1e6 / ((performance.now() - started) / 1000);
     } finally {
-      await store.close();
+      await server.stop();
     }
   } finally {
     removeDir(dataDir);
   }
 }
 
-/** CPU µs of each of the `times` things a round does, the median of the rounds after the first. */
-async function rounds(times: number, round: () => Promise<void> | void): Promise<number> {
-  const per: number[] = [];
-  for (let i = 0; i <= ROUNDS; i++) {
-    const before = process.cpuUsage();
-    await round();
-    const used = process.cpuUsage(before);
-    if (i > 0) per.push((used.user + used.system) / times);
+/**
+ * Nanoseconds every thread of the process has run, from schedstat(5): the idle figures are a few ms a second, finer
+ * than stat's ticks of 10 ms. A thread that ends between the reads takes its time with it.
+ */
+function runNs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
   }
-  return per.sort((a, b) => a - b)[Math.floor(per.length / 2)]!;
+  return ns;
+}
+
+async function eventsCost(): Promise<number> {
+  const store = openSqliteStore({ path: ':memory:' });
+  try {
+    const monitor = createMonitor({
+      rules: alertsSchema.parse(ALERTS.on).rules,
+      channels: LOG_CHANNEL.map((c) => c.name),
+      store,
+      sender: { notify: () => undefined, sendNow: async () => [] },
+      log: pino({ level: 'silent' }),
+      hooks: ['end-of-call'],
+      sinks: [{ name: 'jsonl', pausedByDefault: false }],
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      everyMs: 5_000,
+    });
+    const per: number[] = [];
+    for (let round = 0; round <= ROUNDS; round++) {
+      const before = process.cpuUsage();
+      for (let i = 0; i < EVENTS; i++) {
+        monitor.committed();
+        monitor.arrived('end-of-call', false);
+      }
+      const used = process.cpuUsage(before);
+      if (round > 0) per.push(((used.user + used.system) * 1000) / EVENTS);
+    }
+    return median(per);
+  } finally {
+    await store.close();
+  }
 }
