@@ -59,7 +59,12 @@ export function platformReceiver(deps: PlatformRouteDeps) {
     const name = hook.config.name;
     // Before the signature is checked nothing is kept: a request that is not the platform's leaves no receipt.
     const body = await readBody(c, spec.bodyLimitBytes);
-    const why = platform.verify({ header: (h) => requestHeader(c, h.toLowerCase()), body }, spec.secret, spec.options, Date.now());
+    const why = platform.verify(
+      { header: (h) => requestHeader(c, h.toLowerCase()), body },
+      spec.secret,
+      spec.options,
+      Date.now(),
+    );
     if (why !== undefined) refuse(c, name, why);
 
     const ignore = async (event: string) => {
