@@ -121,6 +121,26 @@ export function storeCallsContract(name: string, open: () => Promise<Store>): vo
       expect(await ids({ hook: other, source: [] })).toEqual([]);
     });
 
+    it('filters by the platform that sent the call, none being the calling service (docs/reference.md#other-voice-platforms)', async () => {
+      const other = unique('hook');
+      const sentBy = async (platform: string | undefined) => {
+        const input = commitInput(other, `call_id:${unique('c')}`, []);
+        if (platform !== undefined) input.record.platform = platform;
+        return (await a.commitCall(input)).id;
+      };
+      const first = await sentBy('vapi');
+      const service = await sentBy(undefined);
+      const second = await sentBy('retell');
+      const third = await sentBy('vapi');
+      expect(await ids({ hook: other, platform: 'vapi' })).toEqual([first, third]);
+      expect(await ids({ hook: other, platform: 'retell' })).toEqual([second]);
+      expect(await ids({ hook: other, platform: 'none' })).toEqual([service]);
+      expect(await ids({ hook: other, platform: 'bland' })).toEqual([]);
+      expect(await ids({ hook: other, platform: 'vapi', order: 'desc', limit: 1 })).toEqual([third]);
+      // The calls of the other tests name no platform: all of them are the calling service's.
+      expect(await ids({ hook, platform: 'none' })).toEqual(r);
+    });
+
     it('leaves test traffic out when asked, and out of the review queue always; a receipt says its source (docs/reference.md#test-traffic)', async () => {
       const other = unique('hook');
       const start = Date.now() - 60_000;

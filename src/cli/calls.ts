@@ -1,8 +1,10 @@
 import { Command, Option } from 'commander';
 import { listCalls, showCall } from '../admin/calls.js';
 import { receiptJson } from '../admin/receipts.js';
+import { PLATFORM_NAMES } from '../platforms/platform.js';
 import { RECORD_SOURCES, type RecordSource } from '../record.js';
 import { maskBytes, maskSecrets } from '../secrets.js';
+import { NO_PLATFORM } from '../store/admin-query.js';
 import { callPages } from '../store/call-pages.js';
 import { type AdminClientOptions, adminClient, withAdminOptions } from './admin-client.js';
 import { callLine } from './call-line.js';
@@ -36,6 +38,12 @@ export function callsCommand(io: CommandIo): Command {
       collectSources,
       [],
     )
+    .addOption(
+      new Option(
+        '--platform <name>',
+        `only calls a voice platform sent; ${NO_PLATFORM}: the calling service's`,
+      ).choices([NO_PLATFORM, ...PLATFORM_NAMES]),
+    )
     .option('--from <day>', 'received on this day or later, YYYY-MM-DD in the configured timezone')
     .option('--to <day>', 'received on this day or earlier, YYYY-MM-DD in the configured timezone')
     .option('--phone <number>', "only this caller's calls, the number written any way (read as intake reads it)")
@@ -49,7 +57,7 @@ export function callsCommand(io: CommandIo): Command {
     .option('-c, --config <file>', 'config file')
     .action(async (opts: ListOptions) => {
       const config = commandConfig(io.env, opts.config);
-      const { hook, status, phone, order, after, review } = opts;
+      const { hook, status, platform, phone, order, after, review } = opts;
       const limit = positive(opts.limit, '--limit');
       // Days in the config's timezone, as the admin API and the dashboard read them (docs/reference.md#time-zone).
       const { from, to } = dayRange(config.timezone, opts);
@@ -61,7 +69,7 @@ export function callsCommand(io: CommandIo): Command {
         // The phone is read as intake reads it, in the config's region, as the admin API reads it.
         const { calls } = await listCalls(
           { store, phoneRegion: config.phoneRegion },
-          { hook, status, source, phone, review, testCalls: opts.testCalls, order, after, from, to, limit },
+          { hook, status, source, platform, phone, review, testCalls: opts.testCalls, order, after, from, to, limit },
         );
         // Names and outcomes are what the caller said: masked as `calls show` masks them, should a secret be there.
         const lines = calls.map((call) => maskSecrets(callLine(call, received), secrets) as string[]);
@@ -231,6 +239,7 @@ interface ListOptions {
   hook?: string;
   status?: 'accepted' | 'held';
   source: RecordSource[];
+  platform?: string;
   from?: string;
   to?: string;
   phone?: string;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { RULE_NAMES } from '../alerts/config.js';
+import { PLATFORM_NAMES } from '../platforms/platform.js';
 import { RECORD_SOURCES } from '../record.js';
-import { timeBound } from '../store/admin-query.js';
+import { NO_PLATFORM, timeBound } from '../store/admin-query.js';
 
 /**
  * What each admin route takes (docs/reference.md#operating), as zod schemas written once: the router validates requests
@@ -49,6 +50,10 @@ export const callsQuery = z.strictObject({
     .enum(RECORD_SOURCES)
     .optional()
     .describe('Where the call came from; replay or simulate lists that test traffic, which is otherwise left out'),
+  platform: z
+    .enum([NO_PLATFORM, ...PLATFORM_NAMES])
+    .optional()
+    .describe(`The voice platform that sent the call; ${NO_PLATFORM}: the calling service's calls`),
   outcome: z.string().optional().describe('data.call_outcome, ignoring case'),
   sentiment: z.string().optional().describe('data.sentiment_analysis, ignoring case'),
   phone: z

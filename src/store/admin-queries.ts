@@ -26,6 +26,11 @@ export interface ListCallsQuery {
   status?: CallStatus;
   /** One source, or several (any of them): `callhook calls list --source replay,simulate`. */
   source?: RecordSource | readonly RecordSource[];
+  /**
+   * The voice platform that sent the call (`record.platform`, docs/reference.md#other-voice-platforms), or `none` for
+   * the calling service's calls, which name none.
+   */
+  platform?: string;
   /** `data.call_outcome`, compared ignoring case and surrounding spaces. */
   outcome?: string;
   /** `data.sentiment_analysis`, compared ignoring case. */

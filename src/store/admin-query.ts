@@ -53,3 +53,9 @@ export const uniqueSinks = (sinks: readonly string[]): string[] => [...new Set(s
  * partial index `calls_live` (migration 9 of each), which a planner uses only when it finds it in a query's WHERE.
  */
 export const NOT_TEST = `source NOT IN (${TEST_SOURCES.map((s) => `'${s}'`).join(', ')})`;
+
+/**
+ * The `platform` filter's value for the calling service's calls, which name no platform
+ * (docs/reference.md#other-voice-platforms): no platform is called that.
+ */
+export const NO_PLATFORM = 'none';

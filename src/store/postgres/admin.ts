@@ -13,7 +13,7 @@ import type {
   ReceiptInfo,
   StoredCall,
 } from '../admin-queries.js';
-import { NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
+import { NO_PLATFORM, NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
 import type { AdminReadsAndEdits } from '../store.js';
 import { inTransaction, pgText } from './client.js';
 
@@ -82,6 +82,7 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, (p: st
   hook: (p) => `hook = ${p}`,
   status: (p) => `status = ${p}`,
   source: (p) => `source = ANY(${p}::text[])`,
+  platform: (p) => `coalesce(${readable} ->> 'platform', '${NO_PLATFORM}') = ${p}`,
   outcome: (p) => `lower(${trimmed(dataField('call_outcome'))}) = lower(${trimmed(p)})`,
   sentiment: (p) => `lower(${dataField('sentiment_analysis')}) = lower(${p})`,
   phone: (p) => `${dataField('phone_number')} = ${p}`,

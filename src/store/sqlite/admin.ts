@@ -13,7 +13,7 @@ import type {
   ReceiptInfo,
   StoredCall,
 } from '../admin-queries.js';
-import { NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
+import { NO_PLATFORM, NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } from '../admin-query.js';
 import type { AdminReadsAndEdits } from '../store.js';
 import { inChunks } from './chunks.js';
 import type { SqliteReader } from './reader.js';
@@ -68,6 +68,7 @@ const CALL_FILTERS: Record<keyof Omit<ListCallsQuery, 'limit' | 'order'>, string
   hook: 'hook = @hook',
   status: 'status = @status',
   source: 'source IN (SELECT value FROM json_each(@source))',
+  platform: `coalesce(json_extract(record, '$.platform'), '${NO_PLATFORM}') = @platform`,
   outcome: `callhook_fold(${dataField('call_outcome')}) = callhook_fold(@outcome)`,
   sentiment: `callhook_lower(${dataField('sentiment_analysis')}) = callhook_lower(@sentiment)`,
   phone: `${dataField('phone_number')} = @phone`,

@@ -125,6 +125,11 @@ function Call({
           </dd>
         </div>
         <div>
+          <dt>Sent by</dt>
+          {/* docs/reference.md#other-voice-platforms: the record names the platform; none is the calling service. */}
+          <dd class="small">{record.platform ?? 'the calling service'}</dd>
+        </div>
+        <div>
           <dt>Revision · duplicates</dt>
           <dd class="small">
             {record.revision} · {duplicates}

@@ -1,13 +1,29 @@
 import { Hono } from 'hono';
 import type { CallsQuery } from '../../admin/calls.js';
+import { PLATFORM_NAMES } from '../../platforms/platform.js';
 import { isTestTraffic, RECORD_SOURCES } from '../../record.js';
 import type { StoredCall } from '../../store/admin-queries.js';
+import { NO_PLATFORM } from '../../store/admin-query.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext } from '../context.js';
 import { nextDay } from '../time.js';
 
 const PAGE = 50;
-const FILTERS = ['q', 'hook', 'status', 'source', 'outcome', 'sentiment', 'phone', 'from', 'to', 'test_calls'] as const;
+const FILTERS = [
+  'q',
+  'hook',
+  'status',
+  'source',
+  'platform',
+  'outcome',
+  'sentiment',
+  'phone',
+  'from',
+  'to',
+  'test_calls',
+] as const;
+/** docs/reference.md#other-voice-platforms: the platform that sent a call, or none for the calling service's. */
+const PLATFORM_CHOICES = [NO_PLATFORM, ...PLATFORM_NAMES] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number] | 'after', string>>;
 
 /**
@@ -42,6 +58,9 @@ function storeQuery(ctx: WebContext, given: Filters): { query: CallsQuery; error
   const source = RECORD_SOURCES.find((s) => s === given.source);
   if (given.source !== undefined && !source)
     return { query: { limit: PAGE }, error: `Source is one of ${RECORD_SOURCES.join(', ')}.` };
+  const platform = PLATFORM_CHOICES.find((p) => p === given.platform);
+  if (given.platform !== undefined && !platform)
+    return { query: { limit: PAGE }, error: `Platform is one of ${PLATFORM_CHOICES.join(', ')}.` };
   // The phone is read as the admin API reads it (admin/calls.ts): any spelling of the number finds its calls.
   return {
     query: {
@@ -49,6 +68,7 @@ function storeQuery(ctx: WebContext, given: Filters): { query: CallsQuery; error
       hook: given.hook,
       status: given.status,
       source,
+      platform,
       testCalls: given.test_calls === 'true',
       outcome: given.outcome,
       sentiment: given.sentiment,
@@ -120,6 +140,17 @@ function Calls({
           </select>
         </div>
         <div>
+          <label for="platform">Sent by</label>
+          <select id="platform" name="platform">
+            <option value="">any</option>
+            {PLATFORM_CHOICES.map((platform) => (
+              <option value={platform} selected={given.platform === platform}>
+                {platform === NO_PLATFORM ? 'the calling service' : platform}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
           <label for="outcome">Outcome</label>
           <input id="outcome" name="outcome" value={given.outcome ?? ''} />
         </div>
@@ -171,6 +202,7 @@ export function CallTable({ ctx, calls, label }: { ctx: WebContext; calls: Store
                 <Time at={record.received_at} clock={ctx.clock} />
               </a>
               {record.hook !== 'end-of-call' && <div class="muted">{record.hook}</div>}
+              {record.platform !== undefined && <div class="muted">sent by {record.platform}</div>}
             </td>
             <td data-label="Caller">{name || <span class="muted">unknown</span>}</td>
             <td data-label="Phone" class="nowrap">
