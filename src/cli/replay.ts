@@ -1,12 +1,15 @@
 import { SOURCE_HEADER } from '../intake/parse/request-fields.js';
-import { buildRequest, type Fixture, loadFixtures, matches, newRunId, withRunId } from './fixtures.js';
+import { buildRequest, type Fixture, matches, newRunId, withRunId } from './fixtures.js';
+import { fixturesToReplay } from './platform-fixtures.js';
+import type { Signer, SignerChoice } from './platform-signer.js';
 
 /**
- * `callhook replay <file or dir>…`: sends fixtures as the calling service would and compares each reply with
- * the fixture's `expect`. With an admin token it also reads the stored record back and compares its data.
+ * `callhook replay <file or dir>…`: sends fixtures as the calling service would, or as the voice platform whose
+ * fixtures they are, signed afresh (platform-fixtures.ts), and compares each reply with the fixture's `expect`. With an
+ * admin token it also reads the stored record back and compares its data.
  */
 
-export interface ReplayOptions {
+export interface ReplayOptions extends SignerChoice {
   url: string;
   key?: string;
   adminToken?: string;
@@ -29,13 +32,14 @@ export async function replay(paths: readonly string[], options: ReplayOptions): 
   const { print } = options;
   const run = newRunId();
   const results: ReplayResult[] = [];
-  const fixtures = loadFixtures(paths);
+  const { fixtures, skipped } = fixturesToReplay(paths, options);
+  for (const line of skipped) print(line);
   if (!options.adminToken && fixtures.some(({ fixture }) => fixture.expect.data || fixture.expect.extra)) {
     print('note: no admin token, so stored data and extra are not compared (pass --admin-token)');
   }
-  for (const { file, fixture: template } of fixtures) {
+  for (const { file, fixture: template, signer } of fixtures) {
     const fixture = withRunId(template, run);
-    const result = await replayOne(file, fixture, options);
+    const result = await replayOne(file, fixture, options, signer);
     results.push(result);
     // Each reply whole (docs/reference.md#command-line), on the line of its file.
     const reply =
@@ -52,11 +56,29 @@ export async function replay(paths: readonly string[], options: ReplayOptions): 
   return results;
 }
 
-export async function replayOne(file: string, fixture: Fixture, options: ReplayOptions): Promise<ReplayResult> {
-  const { url, init } = buildRequest(fixture, options.url, options.key, options.hook);
+export async function replayOne(
+  file: string,
+  fixture: Fixture,
+  options: ReplayOptions,
+  signer?: Signer,
+): Promise<ReplayResult> {
+  // A platform signs its requests: no webhook key goes with them.
+  const { url, init } = buildRequest(fixture, options.url, signer ? undefined : options.key, options.hook);
   // What it stores says `source: replay`, unless the fixture sends the header itself.
   if (!init.headers.has(SOURCE_HEADER)) init.headers.set(SOURCE_HEADER, 'replay');
   const failures: string[] = [];
+  if (signer) {
+    const body = init.body ?? '';
+    if (typeof body !== 'string') {
+      failures.push(
+        `a ${signer.platform.name} fixture's body is JSON text: body with encoding json, or raw_body as text`,
+      );
+      return { file, ok: false, status: 0, reply: undefined, failures };
+    }
+    // Signed now, as the platform signs at the moment it sends; a header the fixture sets itself wins (a wrong one).
+    const signed = signer.platform.sign(body, signer.secret, signer.options, Date.now());
+    for (const [name, value] of Object.entries(signed)) if (!init.headers.has(name)) init.headers.set(name, value);
+  }
   let status = 0;
   let reply: unknown;
   try {
