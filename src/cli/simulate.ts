@@ -1,9 +1,11 @@
 import { Command } from 'commander';
 import { ENCODINGS, type Encoding, METHODS } from '../simulate/plan.js';
-import { simulate } from '../simulate/simulate.js';
+import { simulatePlatform } from '../simulate/platform-sender.js';
+import { simulate, target } from '../simulate/simulate.js';
 import type { SimulateSummary } from '../simulate/summary.js';
 import { commandConfig, positive, progressLine, webhookKey } from './context.js';
 import { type CommandIo, ExitCode } from './io.js';
+import { collectOption, platformHooks, platformNamed, signerFor } from './platform-signer.js';
 
 interface Options {
   count: string;
@@ -21,6 +23,9 @@ interface Options {
   timeoutMs: string;
   json?: boolean;
   config?: string;
+  platform?: string;
+  secret?: string;
+  option: [string, string][];
 }
 
 /** `callhook simulate`: the calling service's sender, played against a receiver (spec 6.3). */
@@ -44,10 +49,19 @@ export function simulateCommand(io: CommandIo): Command {
     .option('--hook <name>', 'hook to send to (default end-of-call)')
     .option('--key <key>', 'webhook key (default: the configured or generated one)')
     .option('--seed <n>', 'repeat the same synthetic calls')
-    .option('--timeout-ms <ms>', "the sender's time-out", '10000')
+    .option('--timeout-ms <ms>', "the sender's time-out (with --platform: the platform's own unless given)", '10000')
     .option('--json', 'print the summary as one JSON object')
+    .option(
+      '--platform <name>',
+      "play a voice platform's sender instead: its events, its signature, its time-out and its retries; --count is calls",
+    )
+    .option('--secret <secret>', "with --platform: the platform's secret (default: the config's hook's)")
+    .option('--option <key=value>', "with --platform: a platform hook's option (Vapi's auth, …)", collectOption, [])
     .option('-c, --config <file>', 'config file, to find the port and the key')
     .action(async (opts: Options, command: Command) => {
+      if (opts.platform !== undefined) return simulatePlatformCommand(io, opts, command);
+      for (const option of ['secret', 'option'] as const)
+        if (command.getOptionValueSource(option) === 'cli') throw new Error(`--${option} goes with --platform`);
       // Every option is checked before the first request: a typo never turns into a half-sent run.
       const count = positive(opts.count, '--count');
       const rate = positiveNumber(opts.rate, '--rate');
@@ -101,6 +115,54 @@ export function simulateCommand(io: CommandIo): Command {
     });
 }
 
+const WEBHOOK_URL = /\/webhooks\/[^/?#]+\/?$/;
+
+/**
+ * `callhook simulate --platform NAME` (docs/reference.md#other-voice-platforms): the platform's events, signed with the
+ * secret of its hook in the config or `--secret`, sent to that hook with the platform's time-out and retries.
+ */
+async function simulatePlatformCommand(io: CommandIo, opts: Options, command: Command): Promise<void> {
+  const platform = platformNamed(opts.platform!, '--platform');
+  // The calling service's settings have no meaning for a platform, which sends JSON POSTs of its own.
+  for (const option of ['encoding', 'method', 'header', 'query', 'key'] as const)
+    if (command.getOptionValueSource(option) === 'cli')
+      throw new Error(`--${option} is the calling service's; ${platform.name} sends its own JSON POSTs`);
+  const count = positive(opts.count, '--count');
+  const rate = positiveNumber(opts.rate, '--rate');
+  const duplicates = share(opts.duplicates, '--duplicates');
+  const empty = share(opts.empty, '--empty');
+  const seed = opts.seed === undefined ? undefined : whole(opts.seed, '--seed');
+  const timeoutMs =
+    command.getOptionValueSource('timeoutMs') === 'cli' ? positive(opts.timeoutMs, '--timeout-ms') : undefined;
+  const config = commandConfig(io.env, opts.config);
+  // The hook: named, or in a full webhook URL; else the config's hook of the platform, else one named like it.
+  const inUrl = opts.url && WEBHOOK_URL.test(opts.url) ? target(opts.url, undefined).hook : undefined;
+  const hooks = platformHooks(config.hooks, platform);
+  if (opts.hook === undefined && inUrl === undefined && hooks.length > 1)
+    throw new Error(
+      `the config has ${hooks.length} ${platform.name} hooks (${hooks.join(', ')}): name one with --hook`,
+    );
+  const hook = opts.hook ?? inUrl ?? hooks[0] ?? platform.name;
+  const signer = signerFor(platform, hook, { hooks: config.hooks, secret: opts.secret, options: opts.option });
+  const line = progressLine(io.stderr);
+  const summary = await simulatePlatform({
+    url: opts.url ?? `http://localhost:${config.port}`,
+    hook,
+    ...signer,
+    count,
+    rate,
+    duplicates,
+    empty,
+    seed,
+    timeoutMs,
+    onProgress: line && ((done) => done % 10 === 0 && line.show(`simulate: ${done} replies`)),
+  });
+  line?.clear();
+  const sender = `${platform.name}'s sender: time-out ${timeoutMs ?? platform.sender.timeoutMs} ms, up to ${platform.sender.retries} retries`;
+  io.out.print(opts.json ? JSON.stringify(summary) : `${sender}\n${describeSummary(summary)}`);
+  if (summary.failures > 0) throw new ExitCode(1);
+}
+
 export function describeSummary(s: SimulateSummary): string {
   const counts = (record: Record<string, number>) =>
     Object.entries(record)
@@ -109,11 +171,15 @@ export function describeSummary(s: SimulateSummary): string {
   const lines = [
     `sent ${s.sent} requests for ${s.calls} calls (${s.duplicates_sent} duplicates) in ${(s.elapsed_ms / 1000).toFixed(1)} s, ${s.rate}/s`,
     `methods: ${counts(s.by_method)}; encodings: ${counts(s.by_encoding)}`,
+    ...(s.retries > 0 ? [`retries (sent again after a time-out, a network error or a non-2xx): ${s.retries}`] : []),
     `replies by status: ${counts(s.by_status)}`,
     `replies by reply status: ${counts(s.by_reply)}`,
     `latency ms: p50 ${s.latency_ms.p50}, p90 ${s.latency_ms.p90}, p99 ${s.latency_ms.p99}, max ${s.latency_ms.max}`,
     `failed (lost calls, as the sender records them): ${s.failures}`,
-    ...s.failed.map((f) => `  ${f.call_id}: ${f.status} ${f.body}`),
+    ...s.failed.map(
+      (f) =>
+        `  ${f.call_id}: ${f.status} ${f.body}${f.attempts === undefined ? '' : ` (after ${f.attempts} attempts)`}`,
+    ),
   ];
   return lines.join('\n');
 }

@@ -28,6 +28,31 @@ export type PlatformEvent =
   | { kind: 'call'; callId: string; fields: Record<string, unknown>; rest: Record<string, unknown> }
   | { kind: 'ignored'; event: string };
 
+/**
+ * A call made up by `callhook simulate --platform` (docs/reference.md#other-voice-platforms), for a platform to write as
+ * its own events (`sample`): the values the calling service's simulation makes up, in the platform's terms.
+ */
+export interface SampleCall {
+  /** The platform's own id of the call: unique to it, and the same in every event about it. */
+  callId: string;
+  direction: 'inbound' | 'outbound';
+  /** The caller's number, E.164; absent when the platform would not know it (a web call). */
+  phoneNumber?: string;
+  /** The platform's own number, E.164, that the caller rang or that rang the caller. */
+  agentNumber: string;
+  /** Epoch ms. */
+  startedAt: number;
+  endedAt: number;
+  summary?: string;
+  /** Positive, Neutral or Negative, as a platform's analysis says it. */
+  sentiment?: string;
+  recordingUrl?: string;
+  /** What the platform's analysis extracted, under the names the hook declares (first_name, call_outcome, …). */
+  data: Record<string, string | number>;
+  /** A few turns, in order (`drop: [transcript]` has something to drop). */
+  transcript: { role: 'agent' | 'user'; text: string; secondsFromStart: number }[];
+}
+
 export interface ReadContext {
   /** The config's `timezone`: `call_date` is the day the call started there. */
   timezone: string;
@@ -48,6 +73,11 @@ export interface PlatformType<Options = Record<string, never>> {
   sign(body: string, secret: string, options: Options, now: number): Record<string, string>;
   /** How its sender waits and retries (simulate --platform): a reply later than `timeoutMs`, or a non-2xx, is retried `retries` times. */
   sender: { timeoutMs: number; retries: number };
+  /**
+   * The events its sender posts about one call, in the order it sends them, the end-of-call one among them, each as
+   * the parsed JSON of a body (`callhook simulate --platform`). Without it the platform cannot be simulated.
+   */
+  sample?(call: SampleCall): unknown[];
 }
 
 export function definePlatform<Options>(platform: PlatformType<Options>): PlatformType<Options> {

@@ -95,6 +95,62 @@ export const vapi = definePlatform<Options>({
       [timestamp_header]: timestamp,
     };
   },
-  // Vapi waits 20 s for a server URL's answer by default and does not retry an end-of-call report.
+  // Vapi waits 20 s for a server URL's answer by default and does not retry an end-of-call report
+  // (https://docs.vapi.ai/server-url/end-of-call-report).
   sender: { timeoutMs: 20_000, retries: 0 },
+  sample(call) {
+    // A status update as the call ends, then the report once its analysis is done
+    // (https://docs.vapi.ai/server-url/events); Vapi has no sentiment of its own: the assistant's structured data
+    // schema asks for one.
+    const startedAt = new Date(call.startedAt).toISOString();
+    const endedAt = new Date(call.endedAt).toISOString();
+    const customer = call.phoneNumber === undefined ? {} : { number: call.phoneNumber };
+    const inbound = call.direction === 'inbound';
+    const about = {
+      id: call.callId,
+      orgId: 'org-simulated',
+      type: inbound ? 'inboundPhoneCall' : 'outboundPhoneCall',
+      status: 'ended',
+      startedAt,
+      endedAt,
+      customer,
+    };
+    const phoneNumber = { number: call.agentNumber };
+    const endedReason = inbound ? 'customer-ended-call' : 'assistant-ended-call';
+    const transcript = call.transcript.map((t) => `${t.role === 'agent' ? 'AI' : 'User'}: ${t.text}`).join('\n');
+    return [
+      { message: { type: 'status-update', status: 'ended', endedReason, timestamp: call.endedAt, call: about } },
+      {
+        message: {
+          type: 'end-of-call-report',
+          timestamp: call.endedAt + 2_000,
+          endedReason,
+          startedAt,
+          endedAt,
+          durationSeconds: (call.endedAt - call.startedAt) / 1000,
+          cost: 0.11,
+          customer,
+          phoneNumber,
+          call: about,
+          analysis: {
+            summary: call.summary,
+            structuredData: {
+              ...call.data,
+              ...(call.sentiment !== undefined && { sentiment_analysis: call.sentiment }),
+            },
+            successEvaluation: 'true',
+          },
+          artifact: {
+            recordingUrl: call.recordingUrl,
+            transcript,
+            messages: call.transcript.map((t) => ({
+              role: t.role === 'agent' ? 'bot' : 'user',
+              message: t.text,
+              secondsFromStart: t.secondsFromStart,
+            })),
+          },
+        },
+      },
+    ];
+  },
 });

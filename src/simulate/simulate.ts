@@ -3,7 +3,7 @@ import { buildRequest } from '../cli/fixtures.js';
 import { describeFetchError } from '../fetch-error.js';
 import { SOURCE_HEADER } from '../intake/parse/request-fields.js';
 import { type Planned, type PlanOptions, planRequests } from './plan.js';
-import { type Outcome, type SimulateSummary, tally } from './summary.js';
+import { type Attempt, type Outcome, type SimulateSummary, tally } from './summary.js';
 
 /**
  * Plays the calling service's end-of-call sender (spec 6.3): one request per call with the configured method,
@@ -29,25 +29,41 @@ const SENDER_TIMEOUT_MS = 10_000;
 
 export async function simulate(options: SimulateOptions): Promise<SimulateSummary> {
   const { rate, key, timeoutMs = SENDER_TIMEOUT_MS, onProgress } = options;
-  if (!(rate > 0)) throw new Error(`simulate needs a rate above 0, not ${rate}`);
   const { base, hook } = target(options.url, options.hook);
+  let done = 0;
+  return paced(
+    planRequests({ ...options, hook }),
+    rate,
+    (planned) => send(planned, base, key, timeoutMs),
+    () => onProgress?.(++done, options.count),
+  );
+}
+
+/**
+ * Sends each item as it comes, on a fixed schedule of `rate` a second from the start, and counts what came of each.
+ * Only what is in flight is held: a run of millions of calls needs no more memory than one of hundreds.
+ */
+export async function paced<T>(
+  items: Iterable<T>,
+  rate: number,
+  send: (item: T) => Promise<Outcome>,
+  onOutcome?: (outcome: Outcome) => void,
+): Promise<SimulateSummary> {
+  if (!(rate > 0)) throw new Error(`simulate needs a rate above 0, not ${rate}`);
   const counted = tally();
   const started = performance.now();
-  let done = 0;
-
-  // Only what is in flight is held: a run of millions of calls needs no more memory than one of hundreds.
   const inFlight = new Set<Promise<void>>();
   let index = 0;
-  for (const planned of planRequests({ ...options, hook })) {
+  for (const item of items) {
     // On schedule from the start, not from the last reply: a slow receiver does not slow the sender down.
     const due = started + (index++ * 1000) / rate - performance.now();
     // Behind schedule, the sends still take turns with the replies: a loop that never yields would start every
     // remaining request before reading one reply.
     if (due > 0) await sleep(due);
     else await yieldToIo();
-    const sending = send(planned, base, key, timeoutMs).then((outcome) => {
+    const sending = send(item).then((outcome) => {
       counted.add(outcome);
-      onProgress?.(++done, options.count);
+      onOutcome?.(outcome);
     });
     inFlight.add(sending);
     void sending.finally(() => inFlight.delete(sending));
@@ -62,16 +78,20 @@ async function send(planned: Planned, base: string, key: string | undefined, tim
   // docs/reference.md#normalising: what simulate stores says `source: simulate`, so a load test can be kept from real
   // sinks.
   if (!init.headers.has(SOURCE_HEADER)) init.headers.set(SOURCE_HEADER, 'simulate');
+  return { planned, ...(await attempt(url, init, timeoutMs)) };
+}
+
+/** One request, and what came of it: a reply with its latency, no reply within `timeoutMs`, or a network error. */
+export async function attempt(url: string, init: RequestInit, timeoutMs: number): Promise<Attempt> {
   const t0 = performance.now();
   try {
     const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     // The time-out covers the body too: a reply that stalls half-way is as late as none.
     const body = await response.text();
-    return { planned, status: response.status, body, latencyMs: performance.now() - t0 };
+    return { status: response.status, body, latencyMs: performance.now() - t0 };
   } catch (err) {
-    if ((err as Error).name === 'TimeoutError')
-      return { planned, status: 'timeout', body: `no reply within ${timeoutMs} ms` };
-    return { planned, status: 'network', body: describeFetchError(err) };
+    if ((err as Error).name === 'TimeoutError') return { status: 'timeout', body: `no reply within ${timeoutMs} ms` };
+    return { status: 'network', body: describeFetchError(err) };
   }
 }
 

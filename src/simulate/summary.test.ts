@@ -40,6 +40,33 @@ describe('tally', () => {
   });
 });
 
+describe('tally of a retrying sender', () => {
+  it('counts every attempt by status and latency, and only a last attempt that failed as lost, with its attempts', () => {
+    const counted = tally();
+    const timeout = { status: 'timeout' as const, body: 'no reply within 10000 ms' };
+    counted.add({
+      planned: requests[0]!,
+      status: 200,
+      body: '{"status":"accepted"}',
+      latencyMs: 2,
+      earlier: [timeout],
+    });
+    counted.add({
+      planned: { ...requests[0]!, followUp: true },
+      status: 200,
+      body: '{"status":"ignored"}',
+      latencyMs: 1,
+    });
+    counted.add({ planned: requests[1]!, status: 500, body: 'no', latencyMs: 9, earlier: [timeout, { ...timeout }] });
+    const summary = counted.summary(100);
+    expect(summary).toMatchObject({ sent: 3, calls: 2, duplicates_sent: 0, retries: 3, failures: 1 });
+    expect(summary.by_status).toEqual({ timeout: 3, 200: 2, 500: 1 });
+    expect(summary.by_reply).toEqual({ accepted: 1, duplicate: 0, held: 0, ignored: 1 });
+    expect(summary.failed).toEqual([{ call_id: requests[1]!.callId, status: 500, body: 'no', attempts: 3 }]);
+    expect(summary.latency_ms.max).toBe(9);
+  });
+});
+
 describe('percentile', () => {
   it('is a value that was seen, by nearest rank', () => {
     const sorted = Array.from({ length: 100 }, (_, i) => i + 1);

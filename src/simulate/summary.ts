@@ -3,7 +3,8 @@ import type { Planned } from './plan.js';
 /**
  * What a simulated run saw, counted the way the sender's delivery history would record it (spec 6.3 rules 7
  * and 8): a reply that is not 2xx, a network error or no reply within the time-out is a failed delivery, and
- * with no retries a lost call.
+ * with no retries a lost call. A voice platform's sender (docs/reference.md#other-voice-platforms) may try again: every
+ * attempt is counted by its status, and only a delivery whose last attempt failed is a failure.
  */
 
 export interface Failure {
@@ -12,6 +13,8 @@ export interface Failure {
   status: number | 'timeout' | 'network';
   /** The first 200 characters of the reply, or what went wrong. */
   body: string;
+  /** How many times it was sent, when the sender retries. */
+  attempts?: number;
 }
 
 export interface SimulateSummary {
@@ -24,6 +27,8 @@ export interface SimulateSummary {
   by_reply: Record<string, number>;
   by_method: Record<string, number>;
   by_encoding: Record<string, number>;
+  /** Attempts made again after a time-out, a network error or a non-2xx (a platform's sender); 0 for the service's. */
+  retries: number;
   failures: number;
   /** The first few failures, with what the receiver answered. */
   failed: Failure[];
@@ -33,10 +38,19 @@ export interface SimulateSummary {
   rate: number;
 }
 
-/** One send's result: a reply (any status) with its latency, or no reply at all. */
-export type Outcome =
-  | { planned: Planned; status: number; body: string; latencyMs: number }
-  | { planned: Planned; status: 'timeout' | 'network'; body: string };
+/**
+ * What the tally needs of a send: the calling service's planned request, or a platform's event; `followUp` is a
+ * platform's later event about a call already counted (it sends several), neither a new call nor a repeat.
+ */
+export type Sent = Pick<Planned, 'callId' | 'method' | 'encoding' | 'repeat'> & { followUp?: boolean };
+
+/** One attempt's result: a reply (any status) with its latency, or no reply at all. */
+export type Attempt =
+  | { status: number; body: string; latencyMs: number }
+  | { status: 'timeout' | 'network'; body: string };
+
+/** One send's result, its last attempt's, after the attempts that failed before it (`earlier`, a retrying sender's). */
+export type Outcome = Attempt & { planned: Sent; earlier?: readonly Attempt[] };
 
 const FAILURES_KEPT = 10;
 const BODY_KEPT = 200;
@@ -52,6 +66,7 @@ export function tally() {
     by_reply: { accepted: 0, duplicate: 0, held: 0 },
     by_method: {},
     by_encoding: {},
+    retries: 0,
     failures: 0,
     failed: [],
     latency_ms: { p50: 0, p90: 0, p99: 0, max: 0 },
@@ -61,21 +76,29 @@ export function tally() {
 
   return {
     add(outcome: Outcome): void {
-      const { planned, status, body } = outcome;
+      const { planned, status, body, earlier = [] } = outcome;
       summary.sent++;
       if (planned.repeat) summary.duplicates_sent++;
-      else summary.calls++;
+      else if (!planned.followUp) summary.calls++;
       count(summary.by_method, planned.method);
       count(summary.by_encoding, planned.encoding);
-      count(summary.by_status, String(status));
-      if ('latencyMs' in outcome) latencies.push(outcome.latencyMs);
+      summary.retries += earlier.length;
+      for (const attempt of [...earlier, outcome]) {
+        count(summary.by_status, String(attempt.status));
+        if ('latencyMs' in attempt) latencies.push(attempt.latencyMs);
+      }
       if (typeof status === 'number' && status >= 200 && status < 300) {
         count(summary.by_reply, replyStatus(body));
         return;
       }
       summary.failures++;
       if (summary.failed.length < FAILURES_KEPT)
-        summary.failed.push({ call_id: planned.callId, status, body: body.slice(0, BODY_KEPT) });
+        summary.failed.push({
+          call_id: planned.callId,
+          status,
+          body: body.slice(0, BODY_KEPT),
+          ...(earlier.length > 0 && { attempts: earlier.length + 1 }),
+        });
     },
     summary(elapsedMs: number): SimulateSummary {
       const sorted = [...latencies].sort((a, b) => a - b);
