@@ -120,7 +120,7 @@ export async function serve({
     log,
     onAttempt: (event) => {
       metrics.observeAttempt(event);
-      if (event.outcome === 'dead') alerts.events.deliveryDead(event.sink);
+      if (event.outcome === 'dead' && event.recorded) alerts.events.deliveryDead(event.sink);
     },
     mask,
   });

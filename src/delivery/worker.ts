@@ -29,6 +29,8 @@ export interface AttemptEvent {
   durationMs: number;
   /** The sink answered "too many requests" (docs/reference.md#queues-and-databases). */
   rateLimited: boolean;
+  /** The store recorded it: false when the write failed or a lease taken over made it stale. */
+  recorded: boolean;
 }
 
 export interface WorkerOptions {
@@ -288,18 +290,21 @@ export function createDeliveryWorker({
     retryAt?: number,
     pauseSinkUntil?: number,
   ): Promise<void> {
+    let recorded = false;
+    try {
+      recorded = await store.finishAttempt(delivery.id, delivery.attempt, result, retryAt, pauseSinkUntil);
+    } catch (err) {
+      // The lease expires and the delivery is attempted again: at least once, never lost.
+      log.error({ err, sink: delivery.sink, callId: delivery.record.id }, 'cannot record a delivery attempt');
+    }
+    // After the store's write: what is told of an attempt (a delivery gone dead, to the alerts) is in the store.
     onAttempt?.({
       sink: delivery.sink,
       outcome: result.outcome,
       durationMs: result.durationMs,
       rateLimited: pauseSinkUntil !== undefined,
+      recorded,
     });
-    try {
-      await store.finishAttempt(delivery.id, delivery.attempt, result, retryAt, pauseSinkUntil);
-    } catch (err) {
-      // The lease expires and the delivery is attempted again: at least once, never lost.
-      log.error({ err, sink: delivery.sink, callId: delivery.record.id }, 'cannot record a delivery attempt');
-    }
   }
 
   return {
