@@ -68,6 +68,61 @@ export const bland = definePlatform<Options>({
   // when asked (POST /v1/postcall/webhooks/resend, https://docs.bland.ai/api-v1/post/postcall-webhooks-resend), the
   // same body again: a duplicate. 30 s is callhook's own wait for the reply, not Bland's.
   sender: { timeoutMs: 30_000, retries: 0 },
+  sample(call) {
+    // The one post-call webhook, the call object of GET /v1/calls/{call_id} (https://docs.bland.ai/api-v1/get/calls-id):
+    // `analysis` is what the call's analysis_schema asked for (the sentiment among it, as Vapi's structured data has
+    // it), `variables` Bland's own, `call_length` in minutes. A call without the caller's number has the agent's alone.
+    const inbound = call.direction === 'inbound';
+    const caller = call.phoneNumber;
+    const from = inbound ? caller : call.agentNumber;
+    const to = inbound ? call.agentNumber : caller;
+    const analysis = {
+      ...call.data,
+      ...(call.sentiment !== undefined && { sentiment_analysis: call.sentiment }),
+    };
+    const at = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00');
+    const turns = call.transcript.map((t, i) => ({
+      id: i + 1,
+      created_at: at(call.startedAt + t.secondsFromStart * 1000),
+      text: t.text,
+      user: t.role === 'agent' ? 'assistant' : 'user',
+      c_id: call.callId,
+    }));
+    return [
+      {
+        call_id: call.callId,
+        c_id: call.callId,
+        call_length: (call.endedAt - call.startedAt) / 60_000,
+        batch_id: null,
+        to,
+        from,
+        completed: true,
+        created_at: at(call.startedAt - 2_000),
+        inbound,
+        queue_status: 'complete',
+        endpoint_url: 'api.bland.ai',
+        // Minutes, Bland's default of 30 unless the call was longer.
+        max_duration: Math.max(30, Math.ceil((call.endedAt - call.startedAt) / 60_000)),
+        error_message: null,
+        variables: { now: new Date(call.startedAt).toUTCString(), from, to, call_id: call.callId },
+        answered_by: 'human',
+        record: call.recordingUrl !== undefined,
+        recording_url: call.recordingUrl,
+        metadata: {},
+        summary: call.summary,
+        price: 0.09,
+        started_at: at(call.startedAt),
+        end_at: at(call.endedAt),
+        call_ended_by: inbound ? 'USER' : 'ASSISTANT',
+        analysis_schema: Object.fromEntries(
+          Object.entries(analysis).map(([key, value]) => [key, typeof value === 'number' ? 'number' : 'string']),
+        ),
+        analysis,
+        concatenated_transcript: turns.map((t) => `${t.user}: ${t.text}`).join(' \n '),
+        transcripts: turns,
+      },
+    ];
+  },
 });
 
 /** Bland's call id, a string (documented as a number once): undefined when there is none. */

@@ -94,6 +94,70 @@ export const elevenlabs = definePlatform<Options>({
   // 30 s, 2, 8 and 30 minutes) after a 5xx, 408, 429 or a time-out
   // (https://elevenlabs.io/docs/eleven-api/resources/webhooks#retries): each a duplicate here.
   sender: { timeoutMs: 30_000, retries: 0 },
+  sample(call) {
+    // The post_call_transcription alone (https://elevenlabs.io/docs/eleven-agents/workflows/post-call-webhooks): the
+    // audio event is sent only with "Send audio data" on, which docs/platforms/elevenlabs.md says to leave off. Each
+    // data collection item is the analysis's value under its identifier; ElevenLabs has no sentiment of its own, so
+    // the agent collects one, as Vapi's structured data does. A call without the caller's number is a conversation in
+    // the web widget: no phone_call.
+    const start = Math.floor(call.startedAt / 1000);
+    const collected = {
+      ...call.data,
+      ...(call.sentiment !== undefined && { sentiment_analysis: call.sentiment }),
+    };
+    const phoneCall = call.phoneNumber !== undefined && {
+      phone_call: {
+        type: 'twilio',
+        direction: call.direction,
+        phone_number_id: 'phnum_simulated',
+        agent_number: call.agentNumber,
+        external_number: call.phoneNumber,
+        call_sid: `CA-${call.callId}`,
+      },
+    };
+    return [
+      {
+        type: STORED,
+        event_timestamp: Math.floor(call.endedAt / 1000) + 2,
+        data: {
+          agent_id: 'agent_simulated',
+          agent_name: 'Simulated agent',
+          conversation_id: call.callId,
+          status: 'done',
+          user_id: null,
+          transcript: call.transcript.map((t) => ({
+            role: t.role,
+            message: t.text,
+            tool_calls: [],
+            tool_results: [],
+            feedback: null,
+            time_in_call_secs: t.secondsFromStart,
+          })),
+          metadata: {
+            start_time_unix_secs: start,
+            call_duration_secs: Math.round((call.endedAt - call.startedAt) / 1000),
+            cost: 400,
+            termination_reason: call.direction === 'inbound' ? 'Client disconnected' : 'end_call tool was called.',
+            ...phoneCall,
+          },
+          analysis: {
+            evaluation_criteria_results: {},
+            data_collection_results: Object.fromEntries(
+              Object.entries(collected).map(([id, value]) => [
+                id,
+                { data_collection_id: id, value, rationale: 'Said during the call.' },
+              ]),
+            ),
+            call_successful: 'success',
+            transcript_summary: call.summary,
+          },
+          has_audio: true,
+          has_user_audio: true,
+          has_response_audio: true,
+        },
+      },
+    ];
+  },
 });
 
 function hmac(secret: string, timestamp: string, body: Uint8Array | string): string {

@@ -101,6 +101,67 @@ export const retell = definePlatform<Record<string, never>>({
   // "The webhook has a timeout of 10 seconds. If within 10 seconds no success status (2xx) is received, the webhook
   // will be retried, up to 3 times." (https://docs.retellai.com/features/webhook-overview)
   sender: { timeoutMs: 10_000, retries: 3 },
+  sample(call) {
+    // An agent's default webhook_events, in the order Retell sends them (https://docs.retellai.com/features/webhook):
+    // call_started with the basic call information, call_ended with every field of the call object but its analysis,
+    // call_analyzed with all of it. A call without the caller's number is a web call (retell-sdk's WebCallResponse:
+    // an access token, no numbers, no direction).
+    const inbound = call.direction === 'inbound';
+    const phone =
+      call.phoneNumber === undefined
+        ? { call_type: 'web_call', access_token: `eyJhbGciOiJIUzI1NiJ9.simulated.${call.callId}` }
+        : {
+            call_type: 'phone_call',
+            from_number: inbound ? call.phoneNumber : call.agentNumber,
+            to_number: inbound ? call.agentNumber : call.phoneNumber,
+            direction: call.direction,
+          };
+    const started = {
+      ...phone,
+      call_id: call.callId,
+      agent_id: 'agent_simulated0000000000',
+      agent_version: 1,
+      agent_name: 'Simulated agent',
+      call_status: 'ongoing',
+      start_timestamp: call.startedAt,
+    };
+    // Each word timed, as transcript_object has them: a third of a second a word from the turn's start.
+    const seconds = (n: number) => Math.round(n * 100) / 100;
+    const words = (text: string, from: number) =>
+      text.split(' ').map((word, i) => ({ word, start: seconds(from + i * 0.3), end: seconds(from + i * 0.3 + 0.25) }));
+    const ended = {
+      ...started,
+      call_status: 'ended',
+      end_timestamp: call.endedAt,
+      duration_ms: call.endedAt - call.startedAt,
+      disconnection_reason: inbound ? 'user_hangup' : 'agent_hangup',
+      transcript: call.transcript.map((t) => `${t.role === 'agent' ? 'Agent' : 'User'}: ${t.text}`).join('\n'),
+      transcript_object: call.transcript.map((t) => ({
+        role: t.role,
+        content: t.text,
+        words: words(t.text, t.secondsFromStart),
+      })),
+      recording_url: call.recordingUrl,
+    };
+    return [
+      { event: 'call_started', call: started },
+      { event: 'call_ended', call: ended },
+      {
+        event: 'call_analyzed',
+        call: {
+          ...ended,
+          call_analysis: {
+            call_summary: call.summary,
+            in_voicemail: false,
+            // Retell's own sentiment; "Unknown" when its analysis found none.
+            user_sentiment: call.sentiment ?? 'Unknown',
+            call_successful: true,
+            custom_analysis_data: call.data,
+          },
+        },
+      },
+    ];
+  },
 });
 
 /** `duration_ms` in whole seconds, else the time from `start_timestamp` to `end_timestamp` (both epoch ms). */
