@@ -75,9 +75,9 @@ export interface PlatformType<Options = Record<string, never>> {
   sender: { timeoutMs: number; retries: number };
   /**
    * The events its sender posts about one call, in the order it sends them, the end-of-call one among them, each as
-   * the parsed JSON of a body (`callhook simulate --platform`). Without it the platform cannot be simulated.
+   * the parsed JSON of a body (`callhook simulate --platform`).
    */
-  sample?(call: SampleCall): unknown[];
+  sample(call: SampleCall): unknown[];
 }
 
 export function definePlatform<Options>(platform: PlatformType<Options>): PlatformType<Options> {

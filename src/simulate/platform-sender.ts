@@ -89,9 +89,7 @@ export function* platformSends({
   PlatformSimulateOptions,
   'platform' | 'count' | 'duplicates' | 'empty' | 'seed' | 'today'
 >): Generator<PlatformSend> {
-  const sample = platform.sample?.bind(platform);
-  if (!sample)
-    throw new Error(`simulate --platform ${platform.name}: this version cannot make up ${platform.name}'s events`);
+  const sample = platform.sample.bind(platform);
   const random = seeded(seed);
   const run = seed.toString(36);
   const recent: PlatformSend[] = [];
