@@ -155,6 +155,8 @@ describe('the admin API', () => {
     const one = await admin(`/calls/${id}/redeliver`, { method: 'POST', body: JSON.stringify({ sinks: ['crm'] }) });
     expect(one).toEqual({ status: 200, body: { id, sinks: ['crm'], scheduled: 1 } });
     await until(() => crm.received.length === 1);
+    // Received is not yet recorded: a delivery still in flight is left as it is by a redeliver.
+    await until(async () => (await callDetail(id)).deliveries.every((d: { state: string }) => d.state === 'done'));
     const all = await admin(`/calls/${id}/redeliver`, { method: 'POST' });
     expect(all.body.sinks.sort()).toEqual(['crm', 'jsonl', 'orders']);
     await until(() => crm.received.length === 2);
