@@ -12,6 +12,12 @@ import { DEFAULT_PHONE_REGION } from './normalize/formats.js';
 import { type Parameter, parametersSchema, RECOMMENDED_PARAMETERS } from './normalize/parameters.js';
 import { platformOf } from './platforms/index.js';
 import { PLATFORM_NAMES, type PlatformName } from './platforms/platform.js';
+import {
+  DEFAULT_RETENTION,
+  type RetentionConfig,
+  retentionSchema,
+  retentionWarnings,
+} from './privacy/retention-config.js';
 
 /**
  * Settings come from environment variables, then from an optional YAML or JSON file
@@ -177,6 +183,8 @@ const fileSchema = z.strictObject({
   public_url: publicUrlSchema.optional(),
   /** Channels and rules (docs/reference.md#alerts); its own module, as it is a part of its own. */
   alerts: alertsSchema.optional(),
+  /** How long personal data is kept (docs/reference.md#retention); its own module, as alerts'. */
+  retention: retentionSchema.optional(),
 });
 
 export interface HookConfig {
@@ -254,6 +262,8 @@ export interface Config {
   /** Without a trailing slash. */
   publicUrl: string | undefined;
   alerts: AlertsConfig;
+  /** What `serve` removes, and when (docs/reference.md#retention); nothing by default. */
+  retention: RetentionConfig;
   /** Every value `${VAR}` filled in, and where: some are secrets by where they land (secret-values.ts). */
   filled: FilledValue[];
   /** What is allowed but unwise (a short key), for serve to log and `config check` to print; never a secret. */
@@ -357,6 +367,11 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
       `alerts.rules.no_calls.hooks: no hook is named "${unknownHook}" (hooks: ${[...hooks.keys()].join(', ')})`,
     );
 
+  const retention = f.retention ?? DEFAULT_RETENTION;
+  const dedup = new Map(
+    [...hooks.values()].filter((hook) => hook.kind === 'end-of-call').map((hook) => [hook.name, hook.dedup]),
+  );
+
   const port = env.PORT !== undefined ? parsePort(env.PORT) : (f.port ?? 8787);
   const logLevel = env.LOG_LEVEL ?? f.log_level ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -392,6 +407,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     reconcile,
     publicUrl: f.public_url,
     alerts,
+    retention,
     filled,
     warnings: weakKeys([
       [env.CALLHOOK_API_KEYS !== undefined ? 'CALLHOOK_API_KEYS' : 'api_keys', apiKeys],
@@ -400,7 +416,9 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
         `hooks.${name}.keys`,
         hook.keys === apiKeys ? [] : hook.keys,
       ]),
-    ]).concat(undeclaredDedupFields(hooks)),
+    ])
+      .concat(undeclaredDedupFields(hooks))
+      .concat(retentionWarnings(retention, { dedup, reconcileLookbackMs: reconcile?.lookbackMs })),
     configPath: path ? resolve(path) : undefined,
   };
 }

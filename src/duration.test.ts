@@ -8,6 +8,7 @@ import {
   deletingDurationSchema,
   durationOption,
   durationSchema,
+  formatDuration,
   readDeletingDuration,
   readDuration,
 } from './duration.js';
@@ -156,5 +157,24 @@ describe('the duration grammar (docs/reference.md#durations)', () => {
       );
       expect(deletingDurationSchema.safeParse('90').error?.issues[0]?.message).toMatch(/^90 has no unit/);
     });
+  });
+
+  it('is written back in the largest units that say it exactly, and read back as the same number', () => {
+    const cases: [number, string][] = [
+      [90 * 86_400_000, '90d'],
+      [30 * 86_400_000, '30d'],
+      [14 * 86_400_000, '2w'],
+      [86_400_000 + 3_600_000, '1d1h'],
+      [7 * 86_400_000, '1w'],
+      [5 * 60_000, '5m'],
+      [5_400_000, '1h30m'],
+      [1_500, '1s500ms'],
+      [1, '1ms'],
+      [0, '0s'],
+    ];
+    for (const [value, text] of cases) {
+      expect(formatDuration(value)).toBe(text);
+      expect(ms(text)).toBe(value);
+    }
   });
 });

@@ -124,3 +124,23 @@ export const deletingDurationSchema = z.union([z.number(), z.string()]).transfor
   ctx.addIssue({ code: 'custom', message: read.error });
   return z.NEVER;
 });
+
+/**
+ * A duration as the grammar writes it, in the largest units that say it exactly (`90d`, `1h30m`, `1s500ms`), weeks only
+ * for a whole number of them (`2w`, not `12w6d`): what `config check`, the banner and the dashboard show of a configured
+ * duration, read back as the same number.
+ */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  let rest = BigInt(ms);
+  if (rest % UNIT_MS.w === 0n) return `${rest / UNIT_MS.w}w`;
+  let text = '';
+  for (const unit of ['d', 'h', 'm', 's', 'ms'] as const) {
+    const size = UNIT_MS[unit];
+    if (rest >= size) {
+      text += `${rest / size}${unit}`;
+      rest %= size;
+    }
+  }
+  return text;
+}
