@@ -61,6 +61,15 @@ export interface RawRequest {
   content_type: string | null;
   query: Record<string, string | string[]>;
   body: string;
+  /** What the retention removed from it (docs/reference.md#retention); absent while it removed nothing. */
+  retention?: RawRetention;
+}
+
+export interface RawRetention {
+  /** ISO 8601: when the body and query were dropped (the method and content type stay). */
+  dropped?: string;
+  /** The fields removed from the call: from `data`, `extra`, the edits, this request and its receipts. */
+  fields?: string[];
 }
 
 /**

@@ -68,6 +68,8 @@ export interface FieldChange {
   /** The value in `data`, or the value as received while the field had a problem. */
   before?: unknown;
   after?: unknown;
+  /** Both values were removed by the retention of the field (docs/reference.md#retention). */
+  removed?: 'retention';
 }
 
 /**
