@@ -25,6 +25,7 @@ import {
 import { storeEditsContract } from './store-edits-contract.js';
 import { storeIncidentsContract } from './store-incidents-contract.js';
 import { storePeriodContract } from './store-period-contract.js';
+import { storeRetentionContract } from './store-retention-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 
 const url = serviceUrl('postgres');
@@ -88,6 +89,11 @@ describe.skipIf(!url)('postgres store', () => {
   storeSinksContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
   storePeriodContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), peek);
   storeIncidentsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }));
+  storeRetentionContract('postgres', () => {
+    const own = freshSchema();
+    dropped.push(own);
+    return openPostgresStore({ url: url!, schema: own, poolSize: 5 });
+  });
   storeEditsContract('postgres', () => openPostgresStore({ url: url!, schema, poolSize: 5 }), {
     forgetContentHash: async (callId) =>
       void (await admin.query(`UPDATE "${schema}".calls SET content_hash = NULL WHERE id = $1`, [callId])),

@@ -30,6 +30,7 @@ import {
 import { storeEditsContract } from './store-edits-contract.js';
 import { storeIncidentsContract } from './store-incidents-contract.js';
 import { storePeriodContract } from './store-period-contract.js';
+import { storeRetentionContract } from './store-retention-contract.js';
 import { storeSinksContract } from './store-sinks-contract.js';
 
 /** Commits `count` calls a hundred at a time, as bursts of webhooks arrive. */
@@ -103,6 +104,10 @@ describe('sqlite store', () => {
   storeSinksContract('sqlite', async () => openSqliteStore({ path }), peek);
   storePeriodContract('sqlite', async () => openSqliteStore({ path }), peek);
   storeIncidentsContract('sqlite', async () => openSqliteStore({ path }));
+  let retentionStores = 0;
+  storeRetentionContract('sqlite', async () =>
+    openSqliteStore({ path: join(dir, `retention-${retentionStores++}.db`) }),
+  );
   storeEditsContract('sqlite', async () => openSqliteStore({ path }), {
     forgetContentHash: async (callId) => {
       const writer = new Database(path);

@@ -4,6 +4,7 @@ import type { IncidentStore } from './incidents.js';
 import type { Maintenance } from './maintenance.js';
 import type { Outbox } from './outbox.js';
 import type { PrivacyStore } from './privacy.js';
+import type { RetentionStore } from './retention.js';
 
 /**
  * What the rest of callhook needs from durable storage. Two implementations keep it: SQLite (one machine)
@@ -12,9 +13,17 @@ import type { PrivacyStore } from './privacy.js';
  * The whole is what a store opens as (open.ts) and what the process that opened it holds; everything else takes
  * the part it uses: the intake and the webhook route `CallStore` (calls.ts), the delivery worker `Outbox`
  * (outbox.ts), the admin operations, the dashboard, /metrics and reconcile `AdminQueries` (admin-queries.ts),
- * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts), the alerts `IncidentStore` (incidents.ts), a person's access and erasure `PrivacyStore` (privacy.ts).
+ * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts), the alerts `IncidentStore` (incidents.ts), a
+ * person's access and erasure `PrivacyStore` (privacy.ts), the retention `RetentionStore` (retention.ts) with purge.
  */
-export interface Store extends CallStore, Outbox, AdminQueries, Maintenance, IncidentStore, PrivacyStore {
+export interface Store
+  extends CallStore,
+    Outbox,
+    AdminQueries,
+    Maintenance,
+    IncidentStore,
+    PrivacyStore,
+    RetentionStore {
   readonly kind: 'sqlite' | 'postgres';
   /**
    * Generated keys kept where every replica reads them (docs/reference.md#start-and-set-up: with DATABASE_URL, made

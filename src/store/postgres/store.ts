@@ -13,6 +13,7 @@ import { postgresKeptKeys } from './kept-keys.js';
 import { postgresPeriod } from './period.js';
 import { postgresPrivacy } from './privacy.js';
 import { postgresPurge } from './purge.js';
+import { postgresRetention } from './retention.js';
 import { migratePostgres, SCHEMA_NAME } from './schema.js';
 import { finishSinkStateSql, heldSql, postgresSinkState } from './sink-state.js';
 
@@ -125,6 +126,7 @@ export async function openPostgresStore({
     ...postgresAdmin(pool),
     ...postgresPeriod(pool),
     ...postgresPurge(pool),
+    ...postgresRetention(pool),
     ...postgresIncidents(pool),
     ...postgresPrivacy(pool),
     // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.

@@ -10,7 +10,7 @@ import type Database from 'better-sqlite3';
 export const CHUNK = 500;
 
 /**
- * Runs `chunk` in a transaction of its own until it changes fewer than CHUNK rows, leaving the lock free between
+ * Runs `chunk` in a transaction of its own until it changes fewer than `size` rows, leaving the lock free between
  * two chunks for as long as the last one held it, so the writer thread's commits get their turn. `chunk` gets the
  * most rows it may change; `onChunk` is told how many it did. Returns the rows changed in all.
  */
@@ -18,14 +18,15 @@ export async function inChunks(
   db: Database.Database,
   chunk: (limit: number) => number,
   onChunk?: (changed: number) => void,
+  size = CHUNK,
 ): Promise<number> {
   let total = 0;
   for (;;) {
     const started = performance.now();
-    const changed = db.transaction(() => chunk(CHUNK)).immediate();
+    const changed = db.transaction(() => chunk(size)).immediate();
     total += changed;
     onChunk?.(changed);
-    if (changed < CHUNK) return total;
+    if (changed < size) return total;
     await sleep(Math.max(1, performance.now() - started));
   }
 }

@@ -11,6 +11,7 @@ import { sqlitePeriod } from './period.js';
 import { sqlitePrivacy } from './privacy.js';
 import { sqlitePurge } from './purge.js';
 import { sqliteReader } from './reader.js';
+import { sqliteRetention } from './retention.js';
 import { SQLITE_MIGRATIONS } from './schema.js';
 import { joinServes, type ServeLock } from './serve-lock.js';
 import { sqliteSinkStateReads } from './sink-state.js';
@@ -104,6 +105,7 @@ export function sqliteStoreOn(
     ...sqliteAdmin(db, reader),
     ...sqlitePeriod(db, reader),
     ...sqlitePurge(db),
+    ...sqliteRetention(db, busyTimeoutMs),
     ...sqliteIncidents(db, reader),
     ...sqlitePrivacy(db, reader),
     // Through the writer's group commit, so readiness proves a commit (and its fsync) goes through now.
