@@ -54,7 +54,7 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
       const old = await commit(call(2 * HOUR));
       const young = await commit(call(0));
       const { before, now } = pass();
-      expect(await store.dropRawRequests(before, now)).toBe(1);
+      expect(await store.dropRawRequests(before, { now })).toBe(1);
       expect(await rawOf(old)).toEqual({
         method: 'POST',
         content_type: 'application/json',
@@ -63,15 +63,15 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
         retention: { dropped: now.toISOString() },
       });
       expect((await rawOf(young)).body).toContain('recording_url');
-      expect(await store.dropRawRequests(before, now)).toBe(0);
+      expect(await store.dropRawRequests(before, { now })).toBe(0);
 
       // Committed after the pass with an older received time (a refused request ingested, a call reconcile found):
       // a pass finds it by its id once it is sure to be committed, however old it says it is.
       const late = await commit(call(3 * HOUR));
-      expect(await store.dropRawRequests(before, new Date())).toBe(0);
+      expect(await store.dropRawRequests(before, { now: new Date() })).toBe(0);
       // An id's first 48 bits are when it was made (ids.ts), which other tests in this process may have moved ahead.
       const made = Number.parseInt(late.replaceAll('-', '').slice(0, 12), 16);
-      expect(await store.dropRawRequests(before, new Date(made + SETTLE_MS + 1000))).toBe(1);
+      expect(await store.dropRawRequests(before, { now: new Date(made + SETTLE_MS + 1000) })).toBe(1);
       expect((await rawOf(late)).retention?.dropped).toBeDefined();
     });
 
@@ -95,7 +95,7 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
       const young = await commit(call(0));
 
       const { before, now } = pass();
-      expect(await store.removeField('recording_url', before, now)).toBe(1);
+      expect(await store.removeField('recording_url', before, { now })).toBe(1);
       const stored = (await store.getCall(id))!;
       expect(stored.record.data).toEqual({ first_name: 'Asha K' });
       expect(stored.record.extra).toEqual({ note: 'kept' });
@@ -131,7 +131,7 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
       expect((await store.getCall(young))!.record.data.recording_url).toBeDefined();
       // The call still has its dedup key's new value: a repeat of it is a new call now.
       expect((await store.commitCall({ ...input, record: { ...input.record, id: newId() } })).outcome).toBe('accepted');
-      expect(await store.removeField('recording_url', before, now)).toBe(0);
+      expect(await store.removeField('recording_url', before, { now })).toBe(0);
     });
 
     it('drops old receipts bodies, deletes old refused requests never ingested, and keeps the young', async () => {
@@ -157,7 +157,7 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
       await store.recordRejection(refusal(0));
 
       const { before, now } = pass();
-      expect(await store.dropReceipts(before, now)).toEqual({ bodies: 2, refused: 1 });
+      expect(await store.dropReceipts(before, { now })).toEqual({ bodies: 2, refused: 1 });
       const refused = await store.listReceiptPage({ outcome: 'rejected', limit: 10, order: 'asc' });
       expect(refused.map((r) => [r.ingestedAs, r.rawBody === null, r.query])).toEqual([
         [ingested, true, null],
@@ -167,13 +167,25 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
       expect([duplicate.rawBody, duplicate.query]).toEqual([null, null]);
       // The call's own raw request is another matter (dropRawRequests).
       expect((await rawOf(id)).body).not.toBe('');
-      expect(await store.dropReceipts(before, now)).toEqual({ bodies: 0, refused: 0 });
+      expect(await store.dropReceipts(before, { now })).toEqual({ bodies: 0, refused: 0 });
+    });
+
+    it('stops between two chunks when its signal says so, and the next pass does what it left', async () => {
+      const ids = await Promise.all(Array.from({ length: 5 }, () => commit(call(2 * HOUR))));
+      const { before, now } = pass();
+      const signal = AbortSignal.abort();
+      expect(await store.dropRawRequests(before, { now, signal })).toBe(0);
+      expect(await store.removeField('recording_url', before, { now, signal })).toBe(0);
+      expect(await store.dropReceipts(before, { now, signal })).toEqual({ bodies: 0, refused: 0 });
+      expect(await store.purge(before, { signal })).toEqual({ calls: 0, receipts: 0 });
+      expect(await store.dropRawRequests(before, { now })).toBe(ids.length);
+      expect(await store.purge(before)).toEqual({ calls: ids.length, receipts: ids.length });
     });
 
     it('empties the log of what was removed', async () => {
       await commit(call(2 * HOUR));
       const { before, now } = pass();
-      await store.dropRawRequests(before, now);
+      await store.dropRawRequests(before, { now });
       expect(await store.truncateLog()).toBe(true);
     });
   });

@@ -34,6 +34,11 @@ export interface PurgeOptions {
   sources?: readonly TestSource[];
   /** Gets the running totals where the store purges in steps (SQLite: after each chunk). */
   onProgress?: (purged: PurgeCounts) => void;
+  /**
+   * Ends a purge between two of its steps (SQLite), keeping what it deleted: the retention's, at shutdown. PostgreSQL
+   * purges in one statement, which a signal given before keeps from starting.
+   */
+  signal?: AbortSignal;
 }
 
 export interface Maintenance {
@@ -54,7 +59,7 @@ export interface Maintenance {
    */
   purge(before: Date | null, options?: PurgeOptions): Promise<PurgeCounts>;
   /** What purge with the same cutoff and options would delete now, counted without deleting anything. */
-  purgeable(before: Date | null, options?: Omit<PurgeOptions, 'onProgress'>): Promise<PurgeCounts>;
+  purgeable(before: Date | null, options?: Omit<PurgeOptions, 'onProgress' | 'signal'>): Promise<PurgeCounts>;
   /** Resolves when a write can be committed now; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

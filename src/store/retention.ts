@@ -2,7 +2,8 @@
  * What the retention asks of the store (docs/reference.md#retention), besides `purge` (maintenance.ts), which deletes the
  * old calls. Each method looks only at what changed since its last pass, a chunk at a time (SQLite: a short transaction
  * each, the write lock free between two, so webhook commits interleave), and keeps how far it got in the store, so a
- * pass every few minutes costs what arrived or aged meanwhile, not the whole history.
+ * pass every few minutes costs what arrived or aged meanwhile, not the whole history. A pass stopped by its signal keeps
+ * what it did and leaves its mark where it was: the next one looks at those rows again, and finds them done.
  */
 
 export interface ReceiptsRetained {
@@ -12,22 +13,28 @@ export interface ReceiptsRetained {
   refused: number;
 }
 
+/** A pass's present (the clock by default: tests move it), and what ends it early between two chunks (shutdown). */
+export interface RetentionOptions {
+  now?: Date;
+  signal?: AbortSignal;
+}
+
 export interface RetentionStore {
   /**
    * Drops the body and query of the raw request of every call received before `before`, keeping its method and
    * content type, and says so in it (`retention.dropped`, RawRequest). Returns how many calls it changed.
    */
-  dropRawRequests(before: Date, now?: Date): Promise<number>;
+  dropRawRequests(before: Date, options?: RetentionOptions): Promise<number>;
   /**
    * Drops the bodies and query strings of the receipts received before `before`, and deletes those of refused
    * requests never ingested (the only copy of such a call: the retention is the operator's word that it may go).
    */
-  dropReceipts(before: Date, now?: Date): Promise<ReceiptsRetained>;
+  dropReceipts(before: Date, options?: RetentionOptions): Promise<ReceiptsRetained>;
   /**
    * Removes `field` from every call received before `before`: its record (`data`, `extra`, a problem's value), its
    * edits, its raw request and its receipts' bodies, as privacy/retain-call.ts says. Returns how many calls it changed.
    */
-  removeField(field: string, before: Date, now?: Date): Promise<number>;
+  removeField(field: string, before: Date, options?: RetentionOptions): Promise<number>;
   /**
    * Makes what was removed unreadable in the store's files. SQLite: a truncating checkpoint, which copies the pages
    * overwritten with zeros (secure_delete) into the database file and empties the WAL of their older versions; false

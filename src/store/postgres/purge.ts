@@ -65,6 +65,8 @@ export function postgresPurge(pool: pg.Pool) {
      */
     purge: async (before: Date | null, options: PurgeOptions = {}): Promise<PurgeCounts> => {
       const sources = purgeSources(before, options);
+      // One statement, not steps: a signal can only keep it from starting.
+      if (options.signal?.aborted) return { calls: 0, receipts: 0 };
       return inTransaction(pool, async (client) => {
         // The deliveries' counts this purge lowers stay locked until it commits: in a shard no worker writes
         // (postgres/schema.ts, migration 5), so none waits for the purge to end.

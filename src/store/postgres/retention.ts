@@ -9,6 +9,7 @@ import {
   minIso,
   parseMark,
   type ReceiptsRetained,
+  type RetentionOptions,
   type RetentionStore,
   SETTLE_MS,
 } from '../retention.js';
@@ -66,23 +67,26 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
       JSON.stringify(mark),
     ]);
 
-  /** Runs `chunk` in a transaction of its own until it reads fewer than CHUNK rows, a turn of the loop between two. */
-  const inChunks = async (chunk: (client: pg.PoolClient) => Promise<number>) => {
-    while ((await inTransaction(pool, chunk)) === CHUNK) await yieldTurn();
+  /**
+   * Runs `chunk` in a transaction of its own until it reads fewer than CHUNK rows or `signal` ends it, a turn of the
+   * loop between two.
+   */
+  const inChunks = async (signal: AbortSignal | undefined, chunk: (client: pg.PoolClient) => Promise<number>) => {
+    while (!signal?.aborted && (await inTransaction(pool, chunk)) === CHUNK) await yieldTurn();
   };
 
   /** One pass of a kind over the calls (store/retention.ts callsPass), as sqlite/retention.ts walks it. */
   const walkCalls = async (
     kind: string,
     before: Date,
-    now: Date,
+    { now = new Date(), signal }: RetentionOptions,
     change: (client: pg.PoolClient, rows: CallRow[]) => Promise<number>,
   ) => {
     const pass = callsPass(await markOf<CallsMark>(kind, ['through', 'seen']), before, now);
     let changed = 0;
     let afterAt = pass.byAge.from;
     let afterId = '';
-    await inChunks(async (client) => {
+    await inChunks(signal, async (client) => {
       const { rows } = await client.query<CallRow>(BY_AGE, [afterAt, pass.byAge.before, afterId, CHUNK]);
       changed += await change(client, rows);
       const last = rows.at(-1);
@@ -90,14 +94,14 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
       return rows.length;
     });
     let after = pass.byId.after;
-    await inChunks(async (client) => {
+    await inChunks(signal, async (client) => {
       const { top, before: olderThan } = pass.byId;
       const { rows } = await client.query<CallRow>(BY_ID, [after, top, olderThan, CHUNK]);
       changed += await change(client, rows);
       after = rows.at(-1)?.id ?? after;
       return rows.length;
     });
-    await setMark(kind, pass.next);
+    if (!signal?.aborted) await setMark(kind, pass.next);
     return changed;
   };
 
@@ -115,9 +119,9 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
         ]);
 
   return {
-    dropRawRequests: (before, now = new Date()) => {
-      const at = now.toISOString();
-      return walkCalls('raw', before, now, async (client, rows) => {
+    dropRawRequests: (before, options = {}) => {
+      const at = (options.now ?? new Date()).toISOString();
+      return walkCalls('raw', before, options, async (client, rows) => {
         const changed = rows.flatMap((row) => {
           const raw = droppedRaw(row.raw, at);
           return raw === undefined ? [] : [{ id: row.id, raw }];
@@ -127,9 +131,9 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
       });
     },
 
-    removeField: (field, before, now = new Date()) => {
-      const at = now.toISOString();
-      return walkCalls(`field:${field}`, before, now, async (client, rows) => {
+    removeField: (field, before, options = {}) => {
+      const at = (options.now ?? new Date()).toISOString();
+      return walkCalls(`field:${field}`, before, options, async (client, rows) => {
         if (rows.length === 0) return 0;
         const ids = rows.map((row) => row.id);
         const edits = await client.query<{ id: number; call_id: string; entry: string }>(
@@ -179,13 +183,13 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
      * older, hold no body and refuse nothing), so a pass need not look at what it passed before. The mark stays
      * SETTLE_MS behind the present: a receipt committed just after the pass read its range is not passed over.
      */
-    dropReceipts: async (before, now = new Date()) => {
+    dropReceipts: async (before, { now = new Date(), signal } = {}) => {
       const counts: ReceiptsRetained = { bodies: 0, refused: 0 };
       const from = (await markOf<ReceiptsMark>('receipts', ['through']))?.through ?? EPOCH;
       const cutoff = before.toISOString();
       let afterAt = from;
       let afterId = 0;
-      await inChunks(async (client) => {
+      await inChunks(signal, async (client) => {
         const { rows } = await client.query<{ id: number; received_at: Date; refused: boolean; kept: boolean }>(
           RECEIPTS,
           [afterAt, cutoff, afterId, CHUNK],
@@ -204,7 +208,7 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
         return rows.length;
       });
       const settled = new Date(now.getTime() - SETTLE_MS).toISOString();
-      await setMark('receipts', { through: minIso(cutoff, settled) } satisfies ReceiptsMark);
+      if (!signal?.aborted) await setMark('receipts', { through: minIso(cutoff, settled) } satisfies ReceiptsMark);
       return counts;
     },
 

@@ -75,12 +75,14 @@ export function sqlitePurge(db: Database.Database) {
     p: ReturnType<typeof params>,
     remove: (ids: (string | number)[]) => void,
     onChunk: () => void,
+    signal?: AbortSignal,
   ) => {
     if (last === null) return Promise.resolve(0);
     let after = -1;
     return inChunks(
       db,
       (limit) => {
+        if (signal?.aborted) return 0;
         const rows = chunkOf.all({ ...p, after, last, limit }) as ChunkRow[];
         const going = rows.filter((row) => row.goes).map((row) => row.id);
         if (going.length > 0) remove(going);
@@ -122,6 +124,7 @@ export function sqlitePurge(db: Database.Database) {
             purged.calls += stmts.deleteCalls.run(ids(going)).changes;
           },
           progress,
+          options.signal,
         );
         return purged;
       }
@@ -132,6 +135,7 @@ export function sqlitePurge(db: Database.Database) {
         p,
         (going) => (purged.calls += stmts.deleteCalls.run(ids(going)).changes),
         progress,
+        options.signal,
       );
       const { last: lastReceipt } = stmts.lastReceipt.get(p) as { last: number | null };
       await walk(
@@ -140,6 +144,7 @@ export function sqlitePurge(db: Database.Database) {
         p,
         (going) => (purged.receipts += stmts.deleteReceipts.run(ids(going)).changes),
         progress,
+        options.signal,
       );
       return purged;
     },

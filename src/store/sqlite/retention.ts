@@ -7,6 +7,7 @@ import {
   markKey,
   parseMark,
   type ReceiptsRetained,
+  type RetentionOptions,
   type RetentionStore,
 } from '../retention.js';
 import { inChunks } from './chunks.js';
@@ -81,7 +82,12 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
    * One pass of a kind over the calls (store/retention.ts callsPass): those that aged past the cutoff, then those
    * committed since with an older received time; `change` rewrites a chunk's rows and says how many it changed.
    */
-  const walkCalls = async (kind: string, before: Date, now: Date, change: (rows: CallRow[]) => number) => {
+  const walkCalls = async (
+    kind: string,
+    before: Date,
+    { now = new Date(), signal }: RetentionOptions,
+    change: (rows: CallRow[]) => number,
+  ) => {
     const pass = callsPass(markOf<CallsMark>(kind, ['through', 'seen']), before, now);
     let changed = 0;
     let afterAt = pass.byAge.from;
@@ -89,6 +95,7 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
     await inChunks(
       db,
       (limit) => {
+        if (signal?.aborted) return 0;
         const rows = stmts.byAge.all({ afterAt, afterRow, before: pass.byAge.before, limit }) as CallRow[];
         changed += change(rows);
         const last = rows.at(-1);
@@ -102,6 +109,7 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
     await inChunks(
       db,
       (limit) => {
+        if (signal?.aborted) return 0;
         const rows = stmts.byId.all({ ...pass.byId, after, limit }) as CallRow[];
         changed += change(rows);
         after = rows.at(-1)?.id ?? after;
@@ -110,7 +118,7 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
       undefined,
       REWRITE_CHUNK,
     );
-    stmts.setMark.run(markKey(kind), JSON.stringify(pass.next));
+    if (!signal?.aborted) stmts.setMark.run(markKey(kind), JSON.stringify(pass.next));
     return changed;
   };
 
@@ -122,9 +130,9 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
   };
 
   return {
-    dropRawRequests: (before, now = new Date()) => {
-      const at = now.toISOString();
-      return walkCalls('raw', before, now, (rows) => {
+    dropRawRequests: (before, options = {}) => {
+      const at = (options.now ?? new Date()).toISOString();
+      return walkCalls('raw', before, options, (rows) => {
         let changed = 0;
         for (const row of rows) {
           const raw = droppedRaw(row.raw, at);
@@ -134,9 +142,9 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
       });
     },
 
-    removeField: (field, before, now = new Date()) => {
-      const at = now.toISOString();
-      return walkCalls(`field:${field}`, before, now, (rows) => {
+    removeField: (field, before, options = {}) => {
+      const at = (options.now ?? new Date()).toISOString();
+      return walkCalls(`field:${field}`, before, options, (rows) => {
         const ids = JSON.stringify(rows.map((row) => row.id));
         const edits = byCall(stmts.edits.all(ids) as { id: number; call_id: string; entry: string }[]);
         const bodies = byCall(stmts.bodies.all(ids) as (StoredBody & { call_id: string })[]);
@@ -171,12 +179,13 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
      * refuse nothing). The mark stays on a receipt that is still there: an id freed by a delete at the end of the
      * table is given again to the next receipt, which must not be taken as done.
      */
-    dropReceipts: async (before) => {
+    dropReceipts: async (before, { signal } = {}) => {
       const cutoff = before.toISOString();
       const counts: ReceiptsRetained = { bodies: 0, refused: 0 };
       let after = markOf<ReceiptsMark>('receipts', ['after'])?.after ?? 0;
       let kept = after;
       await inChunks(db, (limit) => {
+        if (signal?.aborted) return 0;
         const rows = stmts.receipts.all(after, limit) as ReceiptRow[];
         for (const [looked, row] of rows.entries()) {
           if (row.received_at >= cutoff) return looked;
