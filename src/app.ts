@@ -16,6 +16,7 @@ import type { Intake } from './intake/intake.js';
 import type { KeyRing } from './keys/ring.js';
 import { requestLogger } from './log.js';
 import type { Metrics } from './metrics.js';
+import { DEFAULT_RETENTION, keptParts, type RetentionConfig } from './privacy/retention-config.js';
 import { type SecretList, secretMasker } from './secrets.js';
 import { type DashboardDeps, dashboardRoutes } from './web/dashboard.js';
 
@@ -36,6 +37,8 @@ export interface AppDeps {
   health: Pick<HealthDeps, 'workerRunning' | 'accepting'>;
   /** What the alert rules hear of the webhooks (alerts/monitor.ts); nothing when no channel is configured. */
   alerts?: AlertEvents;
+  /** What is kept how long, for the dashboard's overview (docs/reference.md#retention): nothing removed when absent. */
+  retention?: RetentionConfig;
 }
 
 /** How the routes treat a request, from the config. */
@@ -67,7 +70,18 @@ export interface AppKeys {
 }
 
 /** The Hono app and nothing else: no listening, no side effects, so tests build it with whatever deps they like. */
-export function createApp({ log, metrics, store, http, keys, intake, admin, health, alerts }: AppDeps): Hono<AppEnv> {
+export function createApp({
+  log,
+  metrics,
+  store,
+  http,
+  keys,
+  intake,
+  admin,
+  health,
+  alerts,
+  retention = DEFAULT_RETENTION,
+}: AppDeps): Hono<AppEnv> {
   const { bodyLimitBytes, trustProxy = false, secureCookies, metricsToken, timezone, storeDeadlineMs } = http;
   const { adminToken, globalKeys, secrets } = keys;
   const limiter = http.limiter ?? createAuthLimiter();
@@ -148,6 +162,7 @@ export function createApp({ log, metrics, store, http, keys, intake, admin, heal
       secureCookies,
       ...health,
       wrongKeys: () => wrongKeys,
+      retention: keptParts(retention),
       log,
     }),
   );

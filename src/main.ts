@@ -17,6 +17,8 @@ import { writerThread } from './intake/thread.js';
 import { type Generated, type ServeKeys, serveKeys } from './keys/serve.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
+import { startRetention } from './privacy/retention.js';
+import { keptParts } from './privacy/retention-config.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
 import { secretValues } from './secret-values.js';
 import { maskBytes, SecretSet, secretMasker } from './secrets.js';
@@ -114,6 +116,8 @@ export async function serve({
     { pausedByDefault: specs.filter((s) => s.policy.paused).map((s) => s.name) },
   );
   const alerts = startAlerts(config, { store, log, mask, specs });
+  // docs/reference.md#retention: in the background, from a few seconds after start-up, every `retention.every`.
+  const retention = startRetention(config.retention, { store, log });
   const worker = createDeliveryWorker({
     store,
     sinks: new Map(specs.map((s) => [s.name, { sink: sinks.get(s.name)!, policy: s.policy }])),
@@ -168,6 +172,7 @@ export async function serve({
     admin,
     health: { workerRunning: () => worker.running, accepting: () => accepting },
     alerts: alerts.events,
+    retention: config.retention,
   });
 
   const reconciler = config.reconcile?.intervalMs
@@ -187,6 +192,8 @@ export async function serve({
   // Deliveries in flight get until `deadline`, then go back to pending (docs/reference.md#shutdown).
   const stopBehind = async (deadline = Date.now() + config.shutdownGraceMs) => {
     keys.stop();
+    // A pass stops between two chunks; what it removed stays removed, and the next start goes on from its marks.
+    await retention.stop();
     await reconciler?.stop();
     // A period's redelivery stops between two chunks; what it queued stays queued (docs/reference.md#a-period-to-one-sink).
     await admin.redeliveries.stop();
@@ -306,6 +313,8 @@ function banner(print: (line: string) => void, config: Config, port: number, gen
   for (const name of config.hooks.keys()) print(`  webhook URL: http://${host}:${port}/webhooks/${name}`);
   // docs/reference.md#dashboard: the operator's way in, signed in with the admin token.
   print(`  dashboard: http://${host}:${port}/ui (sign in with the admin token)`);
+  // docs/reference.md#retention: what is kept how long, said where the operator looks first.
+  print(`  retention: ${keptParts(config.retention).join('; ')}`);
   // With DATABASE_URL only the replica whose key was kept prints it: the others found it kept (keys/kept.ts).
   if (generated.apiKey) shownOnce(print, 'webhook key', generated.apiKey);
   // Generated and kept like the webhook key (docs/reference.md#start-and-set-up), so shown once like it: /admin needs

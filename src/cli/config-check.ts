@@ -3,6 +3,7 @@ import { channelEntry } from '../alerts/config.js';
 import type { Config, FilledValue, SinkConfig } from '../config.js';
 import { loadInCallHandlers } from '../in-call/handler.js';
 import { compileHooks } from '../intake/pipeline.js';
+import { describeRetention } from '../privacy/retention-config.js';
 import { secretValues, valueAt } from '../secret-values.js';
 import { maskSecrets } from '../secrets.js';
 import { resolveConfiguredSinks, type SinkSpec } from '../sinks/registry.js';
@@ -76,6 +77,8 @@ export async function describeConfig(config: Config, specs: readonly SinkSpec[])
         ]),
       ),
     },
+    // docs/reference.md#retention: each duration as the grammar writes it, and what is kept how long in one line.
+    retention: describeRetention(config.retention),
   };
   return JSON.stringify(maskSecrets(resolved, secrets), null, 2);
 }

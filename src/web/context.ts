@@ -36,5 +36,7 @@ export interface WebContext {
   accepting: () => boolean;
   /** Webhook requests refused for a wrong key (401), counted by this process since it started. */
   wrongKeys: () => number;
+  /** What is kept how long (docs/reference.md#retention), one part a kind: `calls kept forever` when nothing is set. */
+  retention: readonly string[];
   log: Logger;
 }

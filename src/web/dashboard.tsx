@@ -51,6 +51,8 @@ export interface DashboardDeps {
   accepting: () => boolean;
   /** Webhook requests refused for a wrong key (401) since the process started. */
   wrongKeys: () => number;
+  /** What is kept how long, one part a kind (privacy/retention-config.ts keptParts); `calls kept forever` when absent. */
+  retention?: readonly string[];
   log: Logger;
 }
 
@@ -82,6 +84,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     workerRunning: deps.workerRunning,
     accepting: deps.accepting,
     wrongKeys: deps.wrongKeys,
+    retention: deps.retention ?? ['calls kept forever'],
     log: deps.log,
   };
 

@@ -210,6 +210,14 @@ function Overview({
         Counted <Time at={figures.countedAt} clock={ctx.clock} />. Only the last reconcile run is kept; the log has each
         run's summary.
       </p>
+
+      <h2>Retention</h2>
+      <p id="retention">
+        {ctx.retention.join('; ')}.{' '}
+        <span class="muted">
+          Set by <code>retention</code> in the config; a held call, or one still owed to a sink, is never deleted.
+        </span>
+      </p>
     </>
   );
 }
