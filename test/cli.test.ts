@@ -108,6 +108,42 @@ describe('callhook config check', () => {
   });
 });
 
+describe('callhook config check: retention (docs/reference.md#retention)', () => {
+  it('says what is kept how long: forever when nothing is set, else each duration', async () => {
+    const dir = tempDir();
+    const none = await runCallhook(['config', 'check'], { CALLHOOK_DATA_DIR: dir, CALLHOOK_API_KEYS: KEY });
+    expect(JSON.parse(none.stdout).retention).toMatchObject({ kept: 'calls kept forever', calls: null, every: '5m' });
+    const path = join(dir, 'callhook.yaml');
+    writeFileSync(path, 'retention: { calls: 90d, raw: 720h, fields: { recording_url: 7d } }\n');
+    const set = await runCallhook(['config', 'check', '--config', path], {
+      CALLHOOK_DATA_DIR: dir,
+      CALLHOOK_API_KEYS: KEY,
+    });
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout).retention).toMatchObject({
+      kept: 'calls kept 90d; raw requests 30d; field recording_url 1w',
+      calls: '90d',
+      raw: '30d',
+      fields: { recording_url: '1w' },
+    });
+    // The default hook is deduplicated on recording_url: removing it costs the recognition of a repeat.
+    expect(set.stderr).toContain('warning: retention.fields.recording_url: hook end-of-call is deduplicated on');
+  });
+
+  it('refuses a duration without its unit in one line naming the key', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'callhook.yaml');
+    writeFileSync(path, 'retention: { calls: 90 }\n');
+    const { code, stdout, stderr } = await runCallhook(['config', 'check', '--config', path], {
+      CALLHOOK_DATA_DIR: dir,
+    });
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/retention\.calls: 90 has no unit: write 90d for 90 days, or 90ms for 90 milliseconds$/m);
+  });
+});
+
 describe('callhook keys', () => {
   it('generates keys for rotation, kept with mode 0600, and shows them', async () => {
     const dir = tempDir();

@@ -445,7 +445,17 @@ export function openApiDocument(hooks: readonly string[]): object {
             record: ref('Record'),
             status: { enum: ['accepted', 'held'] },
             duplicates: { type: 'integer' },
-            raw: { type: 'object' },
+            raw: {
+              type: 'object',
+              description: 'The request as received: method, content_type, query, body',
+              properties: {
+                retention: {
+                  type: 'object',
+                  description: 'What the retention removed: `dropped` (when body and query went), `fields`',
+                  properties: { dropped: { type: 'string' }, fields: { type: 'array', items: { type: 'string' } } },
+                },
+              },
+            },
           },
         },
         Delivery: {

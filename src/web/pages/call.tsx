@@ -230,7 +230,20 @@ function Call({
         {raw.method} · {raw.content_type ?? 'no content type'}
         {Object.keys(raw.query).length > 0 && <> · query {queryText(raw.query)}</>}
       </p>
-      <Pre value={raw.body} label="Raw request body" />
+      {raw.retention?.dropped === undefined ? (
+        <Pre value={raw.body} label="Raw request body" />
+      ) : (
+        <Note kind="info">
+          Body and query dropped by retention <Time at={raw.retention.dropped} clock={ctx.clock} /> (
+          <a href="/ui">what is kept how long</a>).
+        </Note>
+      )}
+      {raw.retention?.fields && (
+        <p class="muted" id="removed-fields">
+          Removed by retention from this call (data, extra, edits, request, receipts): {raw.retention.fields.join(', ')}
+          .
+        </p>
+      )}
 
       <h2>Receipts</h2>
       <CardTable
@@ -310,8 +323,16 @@ function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
                 </td>
                 <td data-label="Revision">{edit.revision}</td>
                 <td data-label="Field">{field}</td>
-                <td data-label="Before">{shown(change.before)}</td>
-                <td data-label="After">{shown(change.after)}</td>
+                {change.removed ? (
+                  <td data-label="Before and after" colspan={2} class="muted">
+                    removed by retention
+                  </td>
+                ) : (
+                  <>
+                    <td data-label="Before">{shown(change.before)}</td>
+                    <td data-label="After">{shown(change.after)}</td>
+                  </>
+                )}
               </tr>
             )),
       )}
