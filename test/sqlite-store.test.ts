@@ -308,6 +308,30 @@ describe('sqlite store', () => {
     }
   });
 
+  it("waits for another connection's write lock without blocking the event loop", async () => {
+    const file = join(dir, 'purge-waits.db');
+    const store = openSqliteStore({ path: file });
+    try {
+      await commitMany(store, 10, (i) => commitInput('old', `call_id:w${i}`, [], Date.parse('2001-01-01T00:00:00Z')));
+      // Another connection of this very thread holds the lock, and lets it go from a timer: a purge that slept the
+      // thread in SQLite's busy handler would keep the timer from running, and fail with SQLITE_BUSY after 2 s.
+      const other = new Database(file);
+      other.exec('BEGIN IMMEDIATE');
+      const started = performance.now();
+      let released = 0;
+      setTimeout(() => {
+        released = performance.now() - started;
+        other.exec('COMMIT');
+      }, 100);
+      expect(await store.purge(new Date('2002-01-01T00:00:00Z'))).toEqual({ calls: 10, receipts: 10 });
+      expect(released).toBeGreaterThan(0);
+      expect(released).toBeLessThan(1_000);
+      other.close();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('purges a chunk at a time past the calls it keeps, deleting as many as it counted', async () => {
     const file = join(dir, 'purge-kept.db');
     const store = openSqliteStore({ path: file });

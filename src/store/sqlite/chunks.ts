@@ -23,10 +23,54 @@ export async function inChunks(
   let total = 0;
   for (;;) {
     const started = performance.now();
-    const changed = db.transaction(() => chunk(size)).immediate();
+    const done = tryWriteTransaction(db, () => chunk(size)) ?? (await inWriteTransaction(db, () => chunk(size)));
+    const changed = done.value;
     total += changed;
     onChunk?.(changed);
     if (changed < size) return total;
     await sleep(Math.max(1, performance.now() - started));
+  }
+}
+
+/**
+ * Runs `work` in a transaction that holds the write lock (BEGIN IMMEDIATE), waiting for the lock without blocking the
+ * thread. SQLite's own busy handler waits by sleeping the thread: on the event loop, behind the writer thread's stream
+ * of commits (each holding the lock for its fsync), its growing sleeps kept missing the gaps between them and froze
+ * every reply for seconds (a retention pass under 500 req/s, docs/performance.md). Here the lock is tried at once, and
+ * while another connection holds it the event loop is free for a millisecond before the next try, up to the
+ * connection's busy timeout, after which SQLITE_BUSY is thrown as SQLite would have. Only the BEGIN is tried again:
+ * `work` runs once, inside the lock.
+ */
+export async function inWriteTransaction<T>(db: Database.Database, work: () => T): Promise<{ value: T }> {
+  const deadline = performance.now() + (db.pragma('busy_timeout', { simple: true }) as number);
+  for (;;) {
+    const done = tryWriteTransaction(db, work, performance.now() >= deadline);
+    if (done) return done;
+    await sleep(1);
+  }
+}
+
+/**
+ * `work` in a write transaction now, or undefined when another connection holds the write lock (thrown as SQLITE_BUSY
+ * when `last`).
+ */
+function tryWriteTransaction<T>(db: Database.Database, work: () => T, last = false): { value: T } | undefined {
+  const timeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } catch (err) {
+    if (!last && String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return undefined;
+    throw err;
+  } finally {
+    db.pragma(`busy_timeout = ${timeoutMs}`);
+  }
+  try {
+    const value = work();
+    db.exec('COMMIT');
+    return { value };
+  } catch (err) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw err;
   }
 }

@@ -25,9 +25,12 @@ import { inChunks } from './chunks.js';
  */
 const REWRITE_CHUNK = 200;
 
-/** How long a truncating checkpoint waits for readers before it gives up until the next pass, and how often it tries. */
-const CHECKPOINT_WAIT_MS = 100;
-const CHECKPOINT_TRIES = 3;
+/**
+ * A truncating checkpoint is tried this often, this long apart, before it gives up until the next pass: each try
+ * returns at once when a reader or the writer is in the way (no busy wait on the event loop, sqlite/chunks.ts).
+ */
+const CHECKPOINT_TRIES = 50;
+const CHECKPOINT_AGAIN_MS = 10;
 
 interface CallRow {
   at: number;
@@ -203,14 +206,14 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
     },
 
     /**
-     * docs/reference.md#retention: with a short busy timeout, so a reader in the middle of a long query (the reader
-     * thread's) holds up neither this event loop nor, for longer than that, the writer, which the checkpoint keeps
-     * waiting while it is pending.
+     * docs/reference.md#retention: tried without waiting, so neither a reader in the middle of a long query (the reader
+     * thread's) nor the writer's commits hold up the event loop; once it runs, the writer waits for it, as long as it
+     * takes to copy what the last autocheckpoint left.
      */
     truncateLog: async () => {
       if (db.memory) return true;
       for (let tries = 1; ; tries++) {
-        db.pragma(`busy_timeout = ${CHECKPOINT_WAIT_MS}`);
+        db.pragma('busy_timeout = 0');
         let busy: number;
         try {
           [{ busy }] = db.pragma('wal_checkpoint(TRUNCATE)') as [{ busy: number }];
@@ -219,7 +222,7 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
         }
         if (busy === 0) return true;
         if (tries === CHECKPOINT_TRIES) return false;
-        await sleep(CHECKPOINT_WAIT_MS);
+        await sleep(CHECKPOINT_AGAIN_MS);
       }
     },
   };
