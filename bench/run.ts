@@ -17,6 +17,7 @@ import { bodyFactory } from './lib/bodies.js';
 import type { LoadResult } from './lib/load.js';
 import { describeMachine, type Machine } from './lib/machine.js';
 import { killEverything, REFERENCE_SCRIPT, ROOT } from './lib/processes.js';
+import { measureRetention, type RetentionResult } from './lib/retention.js';
 import {
   type BacklogResult,
   type InCallResult,
@@ -46,7 +47,7 @@ import {
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
 /**
- * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages,alerts] [--
+ * `npm run bench [-- --quick] [-- --only throughput,slow-sink,rss,backlog,in-call,scrape,sinks,storm,stages,alerts,retention] [--
  * --postgres URL]`: builds callhook, drives it and its baselines over loopback (autocannon at full speed,
  * bench/lib/paced.ts at a fixed rate), prints one table of medians and the targets of the issue, and writes both to
  * bench/results.md with the machine they were measured on, a section per row group: a run with `--only` rewrites its
@@ -66,6 +67,7 @@ const ROWS = [
   'storm',
   'stages',
   'alerts',
+  'retention',
 ] as const;
 type RowName = (typeof ROWS)[number];
 
@@ -148,6 +150,7 @@ const TITLES: Record<RowName, string> = {
   stages: "Where a call's CPU goes, stage by stage",
   storm: 'A storm of simultaneous calls',
   alerts: 'Alert rules on and off',
+  retention: 'Intake during a retention pass',
 };
 
 const sections: Section[] = [];
@@ -430,6 +433,24 @@ function scrapeRows(r: ScrapeResult): void {
 }
 
 /**
+ * docs/reference.md#retention: intake's latency while a pass deletes a store's worth of old calls, against the same
+ * store and load without the pass, for as long, in the same run.
+ */
+function retentionRows(r: RetentionResult): void {
+  const during = r.runs.map((run) => run.during);
+  const without = r.runs.map((run) => run.without);
+  const ratio = med(during, (x) => x.p99) / med(without, (x) => x.p99);
+  const seconds = median(r.runs.map((run) => run.passSeconds));
+  const left = r.runs.reduce((n, run) => n + run.left, 0);
+  loadRow(`intake at 500 req/s, ${format.count(r.count)} old calls stored, no retention pass`, without);
+  loadRow(
+    `intake at 500 req/s while a retention pass deletes ${format.count(r.count)} calls`,
+    during,
+    `p99 ${format.ratio(ratio)} without; the pass took ${format.seconds(seconds)} (${format.count(r.count / seconds)} calls/s, with their deliveries, attempts and receipts, then a truncating checkpoint); ${left === 0 ? 'every old call deleted' : `${format.count(left)} old calls LEFT`}; store seeded in ${format.seconds(r.seedSeconds)}`,
+  );
+}
+
+/**
  * Issue 24: a campaign's end, every call's webhook at once. PostgreSQL with three replicas is what is held to the
  * targets; one SQLite serve, measured in the same run, is the reference.
  */
@@ -694,6 +715,7 @@ function howLines(): string[] {
     `- Stages: bench/lib/stages.ts, in the bench process, each stage of a durable JSON call run alone over ${format.count(STAGE_CALLS)} calls made from the same body, 5 timed rounds after one not counted, 50 calls awaited together as they arrive under load; the commit and delivery stages write a SQLite file of their own with the store's statements and schema, \`synchronous=OFF\` (their CPU: the fsync is one wait a batch, spent by the writer's thread), 50 calls a transaction. The HTTP side is the throughput section's CPU rows: callhook's route with nothing stored against the empty route.`,
     `- Alert rules on and off: the throughput section's \`callhook, JSON\` row (sink \`jsonl\`), three ways: no alert channel, so no rule is on; a \`log\` channel with every rule named (each at its defaults, \`no_calls\` with \`active_hours: 00:00-24:00\`) at the default \`every\` (5 s); the same at \`every: 100ms\`, the shortest. Their lines go where callhook's log goes (/dev/null), and only when an incident opens or resolves: the runs check that none opened during the measured window, and after it that a wrong key opens an \`auth_failures\` incident where rules are on and none where they are off. Rounds of the three in turn, each round starting one further along: \`npm run bench\` makes ${ALERT_FULL.rounds} rounds of ${ALERT_FULL.seconds} s after ${ALERT_FULL.warmupSeconds} s, \`--quick\` ${ALERT_QUICK.rounds} of ${ALERT_QUICK.seconds} s after ${ALERT_QUICK.warmupSeconds} s (a window of 5 s or more holds an evaluation at the default \`every\`; \`--quick\`'s may not, and its idle serves do). The off row gives the spread of its runs, each over their median; a variant is within noise when its median req/s is at or above the slowest off run's. Below them, what that noise hides: the CPU an idle \`serve\` of each variant spends a second, every thread (/proc/<pid>/task/*/schedstat, in ns), from a second after a fresh store took one call (so \`no_calls\` reads as under load) over ${ALERT_FULL.idleSeconds} s, the variants in turn for ${ALERT_FULL.idleRounds} rounds (\`--quick\`: ${ALERT_QUICK.idleRounds} of ${ALERT_QUICK.idleSeconds} s), its excess over off set against the off runs' median rate and server CPU a request; and a call's events (\`committed\` and \`arrived\` of \`createMonitor\` with the same rules) alone in the bench process, the median of 5 rounds of a million after one not counted.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
+    `- Retention: bench/lib/retention.ts. A SQLite store holds as many calls as the backlog row, received two days before, each with its receipt, a done delivery to \`jsonl\` and one attempt, written through the store; each run starts \`serve\` on a copy of it with \`retention: { calls: 1d, every: 1s }\`, whose first pass (1 s after start-up, as intake's first second ends) deletes them all while intake runs at 500 req/s; intake is measured until the pass is over, as a connection of the bench's own sees it (the last seeded receipt gone, then the WAL emptied by the pass's truncating checkpoint). The reference: \`serve\` without retention on another copy, the same load for as long, in the same run. \`npm run bench\` makes ${FULL.runs} runs over ${format.count(FULL.backlog)} calls, \`--quick\` ${QUICK.runs} over ${format.count(QUICK.backlog)}.`,
   ];
 }
 
@@ -821,6 +843,11 @@ async function main(): Promise<void> {
       const result = await measureAlerts(ALERT_SETTINGS);
       alertRows(result, await measureFixedCost(ALERT_SETTINGS.idleRounds, ALERT_SETTINGS.idleSeconds));
     },
+  );
+  await run(
+    'retention',
+    `retention: ${settings.runs} run(s) × a pass over ${format.count(settings.backlog)} old calls, intake at 500 req/s`,
+    async () => retentionRows(await measureRetention(settings)),
   );
   report((performance.now() - started) / 1000, tree);
 }
