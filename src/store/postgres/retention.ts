@@ -26,7 +26,8 @@ const CHUNK = 200;
 
 interface CallRow {
   id: string;
-  received_at: Date;
+  /** As PostgreSQL writes it, to the microsecond: where the next chunk starts, exactly. */
+  received_at: string;
   record: string;
   raw: string;
   dedup_key: string | null;
@@ -37,7 +38,7 @@ interface ReceiptsMark {
   through: string;
 }
 
-const CALL_COLUMNS = 'id, received_at, record::text AS record, raw::text AS raw, dedup_key';
+const CALL_COLUMNS = 'id, received_at::text AS received_at, record::text AS record, raw::text AS raw, dedup_key';
 const BY_AGE = `SELECT ${CALL_COLUMNS} FROM calls
   WHERE received_at >= $1 AND received_at < $2 AND (received_at, id) > ($1::timestamptz, $3::text)
   ORDER BY received_at, id LIMIT $4 FOR UPDATE`;
@@ -51,7 +52,7 @@ const SET_EDITS = `UPDATE call_edits e SET entry = v.entry::json
 const SET_BODIES = `UPDATE receipts r SET raw_body = v.raw_body, query = v.query
   FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v (id, raw_body, query) WHERE r.id = v.id`;
 // In (received_at, id) order from the mark, read by the receipts_received index.
-const RECEIPTS = `SELECT id, received_at, outcome = 'rejected' AND ingested_as IS NULL AS refused,
+const RECEIPTS = `SELECT id, received_at::text AS received_at, outcome = 'rejected' AND ingested_as IS NULL AS refused,
     raw_body IS NOT NULL OR query IS NOT NULL AS kept FROM receipts
   WHERE received_at >= $1 AND received_at < $2 AND (received_at, id) > ($1::timestamptz, $3::bigint)
   ORDER BY received_at, id LIMIT $4 FOR UPDATE`;
@@ -90,7 +91,7 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
       const { rows } = await client.query<CallRow>(BY_AGE, [afterAt, pass.byAge.before, afterId, CHUNK]);
       changed += await change(client, rows);
       const last = rows.at(-1);
-      if (last) [afterAt, afterId] = [last.received_at.toISOString(), last.id];
+      if (last) [afterAt, afterId] = [last.received_at, last.id];
       return rows.length;
     });
     let after = pass.byId.after;
@@ -190,7 +191,7 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
       let afterAt = from;
       let afterId = 0;
       await inChunks(signal, async (client) => {
-        const { rows } = await client.query<{ id: number; received_at: Date; refused: boolean; kept: boolean }>(
+        const { rows } = await client.query<{ id: number; received_at: string; refused: boolean; kept: boolean }>(
           RECEIPTS,
           [afterAt, cutoff, afterId, CHUNK],
         );
@@ -204,7 +205,7 @@ export function postgresRetention(pool: pg.Pool): RetentionStore {
             await client.query('UPDATE receipts SET raw_body = NULL, query = NULL WHERE id = ANY($1::bigint[])', [kept])
           ).rowCount!;
         const last = rows.at(-1);
-        if (last) [afterAt, afterId] = [last.received_at.toISOString(), last.id];
+        if (last) [afterAt, afterId] = [last.received_at, last.id];
         return rows.length;
       });
       const settled = new Date(now.getTime() - SETTLE_MS).toISOString();
