@@ -80,8 +80,13 @@ export function callWithout(field: string, call: StoredCallText, at: string): Ca
   }
   const raw = parsed<RawRequest>(call.raw);
   const rawCut = raw !== undefined && rawWithout(field, raw, at);
-  const none = Object.keys(changes).length === 2 && changes.edits.length === 0 && changes.receipts.length === 0;
-  if (none && !rawCut) return undefined;
+  const none =
+    !rawCut &&
+    changes.record === undefined &&
+    changes.dedupKey === undefined &&
+    changes.edits.length === 0 &&
+    changes.receipts.length === 0;
+  if (none) return undefined;
   if (raw !== undefined) {
     const fields = raw.retention?.fields ?? [];
     if (!fields.includes(field)) raw.retention = { ...raw.retention, fields: [...fields, field] };
@@ -97,7 +102,7 @@ function keyUses(key: string | null, field: string): boolean {
   return colon > 0 && key.slice(0, colon).split('+').includes(field);
 }
 
-/** Unique as the call's id is, so the (hook, dedup key) of every call stays unique; never made by intake. */
+/** Unique as the call's id is, so the (hook, dedup key) of every call stays unique. */
 const retainedKey = (id: string) => `retention:${id}`;
 
 function recordWithout(field: string, record: CallRecord): boolean {
