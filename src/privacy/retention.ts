@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { formatDuration } from '../duration.js';
 import { scheduleEvery } from '../reconcile/schedule.js';
 import type { Maintenance } from '../store/maintenance.js';
 import type { RetentionStore } from '../store/retention.js';
@@ -79,7 +80,14 @@ export function startRetention(
   let checkpointOwed = false;
   const schedule = scheduleEvery({ intervalMs: config.every, log }, async () => {
     const started = performance.now();
-    const counts = await retentionPass(config, { store }, { signal: stopping.signal });
+    let counts: RetentionCounts;
+    try {
+      counts = await retentionPass(config, { store }, { signal: stopping.signal });
+    } catch (err) {
+      // What it removed before the failure stays removed; the marks of the part that failed stay where they were.
+      log.warn({ err }, `retention: the pass failed; the next one, in ${formatDuration(config.every)}, tries again`);
+      return;
+    }
     const removed = removedAny(counts);
     const seconds = Math.round(performance.now() - started) / 1000;
     if (removed) log.info({ retention: counts, seconds }, `retention: ${removedText(counts)}`);
