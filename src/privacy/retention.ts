@@ -84,7 +84,9 @@ export function startRetention(
     try {
       counts = await retentionPass(config, { store }, { signal: stopping.signal });
     } catch (err) {
-      // What it removed before the failure stays removed; the marks of the part that failed stay where they were.
+      // What it removed before the failure stays removed, and is owed its checkpoint; the marks of the part that
+      // failed stay where they were.
+      checkpointOwed = true;
       log.warn({ err }, `retention: the pass failed; the next one, in ${formatDuration(config.every)}, tries again`);
       return;
     }
