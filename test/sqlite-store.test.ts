@@ -308,6 +308,20 @@ describe('sqlite store', () => {
     }
   });
 
+  it("purges in the background (the retention's) a smaller chunk at a time", async () => {
+    const file = join(dir, 'purge-background.db');
+    const store = openSqliteStore({ path: file });
+    try {
+      await commitMany(store, 250, (i) => commitInput('old', `call_id:b${i}`, [], Date.parse('2001-01-01T00:00:00Z')));
+      const steps: string[] = [];
+      const before = new Date('2002-01-01T00:00:00Z');
+      await store.purge(before, { background: true, onProgress: (t) => steps.push(`${t.calls}/${t.receipts}`) });
+      expect(steps).toEqual(['100/0', '200/0', '250/0', '250/100', '250/200', '250/250']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("waits for another connection's write lock without blocking the event loop", async () => {
     const file = join(dir, 'purge-waits.db');
     const store = openSqliteStore({ path: file });

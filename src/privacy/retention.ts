@@ -38,7 +38,8 @@ export async function retentionPass(
   const options = { now, signal };
   const counts: RetentionCounts = { calls: 0, receipts: 0, raw: 0, bodies: 0, refused: 0, fields: {} };
   // Calls first: what goes whole need not be rewritten.
-  if (config.calls !== undefined) Object.assign(counts, await store.purge(before(config.calls), { signal }));
+  if (config.calls !== undefined)
+    Object.assign(counts, await store.purge(before(config.calls), { signal, background: true }));
   if (config.raw !== undefined) counts.raw = await store.dropRawRequests(before(config.raw), options);
   if (config.receipts !== undefined) Object.assign(counts, await store.dropReceipts(before(config.receipts), options));
   for (const [field, ms] of Object.entries(config.fields))

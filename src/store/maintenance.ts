@@ -39,6 +39,11 @@ export interface PurgeOptions {
    * purges in one statement, which a signal given before keeps from starting.
    */
   signal?: AbortSignal;
+  /**
+   * A purge nobody waits for (the retention's): on SQLite smaller chunks, and the write lock left free longer between
+   * them (sqlite/chunks.ts BACKGROUND), so intake does not notice it.
+   */
+  background?: boolean;
 }
 
 export interface Maintenance {
@@ -59,7 +64,10 @@ export interface Maintenance {
    */
   purge(before: Date | null, options?: PurgeOptions): Promise<PurgeCounts>;
   /** What purge with the same cutoff and options would delete now, counted without deleting anything. */
-  purgeable(before: Date | null, options?: Omit<PurgeOptions, 'onProgress' | 'signal'>): Promise<PurgeCounts>;
+  purgeable(
+    before: Date | null,
+    options?: Omit<PurgeOptions, 'onProgress' | 'signal' | 'background'>,
+  ): Promise<PurgeCounts>;
   /** Resolves when a write can be committed now; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

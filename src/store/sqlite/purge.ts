@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type PurgeCounts, type PurgeOptions, purgeSources, type TestSource } from '../maintenance.js';
-import { inChunks } from './chunks.js';
+import { BACKGROUND, BULK, inChunks } from './chunks.js';
 
 /**
  * `callhook purge` on SQLite (docs/reference.md#command-line; Maintenance.purge says what goes and what stays). The
@@ -75,7 +75,7 @@ export function sqlitePurge(db: Database.Database) {
     p: ReturnType<typeof params>,
     remove: (ids: (string | number)[]) => void,
     onChunk: () => void,
-    signal?: AbortSignal,
+    { signal, background }: PurgeOptions,
   ) => {
     if (last === null) return Promise.resolve(0);
     let after = -1;
@@ -90,6 +90,7 @@ export function sqlitePurge(db: Database.Database) {
         return rows.length;
       },
       onChunk,
+      background ? BACKGROUND : BULK,
     );
   };
 
@@ -124,7 +125,7 @@ export function sqlitePurge(db: Database.Database) {
             purged.calls += stmts.deleteCalls.run(ids(going)).changes;
           },
           progress,
-          options.signal,
+          options,
         );
         return purged;
       }
@@ -135,7 +136,7 @@ export function sqlitePurge(db: Database.Database) {
         p,
         (going) => (purged.calls += stmts.deleteCalls.run(ids(going)).changes),
         progress,
-        options.signal,
+        options,
       );
       const { last: lastReceipt } = stmts.lastReceipt.get(p) as { last: number | null };
       await walk(
@@ -144,7 +145,7 @@ export function sqlitePurge(db: Database.Database) {
         p,
         (going) => (purged.receipts += stmts.deleteReceipts.run(ids(going)).changes),
         progress,
-        options.signal,
+        options,
       );
       return purged;
     },

@@ -10,20 +10,14 @@ import {
   type RetentionOptions,
   type RetentionStore,
 } from '../retention.js';
-import { inChunks } from './chunks.js';
+import { BACKGROUND, inChunks } from './chunks.js';
 
 /**
  * The retention on SQLite (store/retention.ts says what each method does). Every chunk is a transaction of its own on
- * the store's connection, as purge's are (sqlite/chunks.ts): it reads its rows, rewrites them in JavaScript (the same
- * functions as PostgreSQL's, privacy/retain-call.ts) and writes them under one write lock, so an edit or a commit
- * never falls between the read and the write.
+ * the store's connection, at the background pace (sqlite/chunks.ts BACKGROUND): it reads its rows, rewrites them in
+ * JavaScript (the same functions as PostgreSQL's, privacy/retain-call.ts) and writes them under one write lock, so an
+ * edit or a commit never falls between the read and the write.
  */
-
-/**
- * Calls rewritten per transaction: each is parsed and written again with its edits and receipts, several times the
- * work of a purge's delete, so a chunk holds the write lock about as long as purge's 500 do.
- */
-const REWRITE_CHUNK = 200;
 
 /**
  * A truncating checkpoint is tried this often, this long apart, before it gives up until the next pass: each try
@@ -106,7 +100,7 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
         return rows.length;
       },
       undefined,
-      REWRITE_CHUNK,
+      BACKGROUND,
     );
     let after = pass.byId.after;
     await inChunks(
@@ -119,7 +113,7 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
         return rows.length;
       },
       undefined,
-      REWRITE_CHUNK,
+      BACKGROUND,
     );
     if (!signal?.aborted) stmts.setMark.run(markKey(kind), JSON.stringify(pass.next));
     return changed;
@@ -187,20 +181,25 @@ export function sqliteRetention(db: Database.Database, busyTimeoutMs: number): R
       const counts: ReceiptsRetained = { bodies: 0, refused: 0 };
       let after = markOf<ReceiptsMark>('receipts', ['after'])?.after ?? 0;
       let kept = after;
-      await inChunks(db, (limit) => {
-        if (signal?.aborted) return 0;
-        const rows = stmts.receipts.all(after, limit) as ReceiptRow[];
-        for (const [looked, row] of rows.entries()) {
-          if (row.received_at >= cutoff) return looked;
-          if (row.refused) counts.refused += stmts.deleteRefused.run(row.id).changes;
-          else {
-            if (row.kept) counts.bodies += stmts.dropBody.run(row.id).changes;
-            kept = row.id;
+      await inChunks(
+        db,
+        (limit) => {
+          if (signal?.aborted) return 0;
+          const rows = stmts.receipts.all(after, limit) as ReceiptRow[];
+          for (const [looked, row] of rows.entries()) {
+            if (row.received_at >= cutoff) return looked;
+            if (row.refused) counts.refused += stmts.deleteRefused.run(row.id).changes;
+            else {
+              if (row.kept) counts.bodies += stmts.dropBody.run(row.id).changes;
+              kept = row.id;
+            }
+            after = row.id;
           }
-          after = row.id;
-        }
-        return rows.length;
-      });
+          return rows.length;
+        },
+        undefined,
+        BACKGROUND,
+      );
       stmts.setMark.run(markKey('receipts'), JSON.stringify({ after: kept } satisfies ReceiptsMark));
       return counts;
     },
