@@ -12,9 +12,15 @@ import {
   sampleCall,
   spawnServer,
   tempDir,
-  until,
+  until as untilWithin,
 } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
+
+/**
+ * The rules here run on real durations of seconds: a full suite on two loaded cores stretches them, so each wait allows
+ * 30 s (it returns as soon as its condition holds).
+ */
+const until: typeof untilWithin = (probe, options = {}) => untilWithin(probe, { ...options, timeoutMs: 30_000 });
 
 /**
  * docs/reference.md#retention, end to end in a real `serve` on each store, with short durations: old calls deleted but
