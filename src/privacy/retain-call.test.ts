@@ -125,6 +125,26 @@ describe("a field's retention on one stored call (docs/reference.md#retention)",
     });
   });
 
+  it("drops a voice platform's event whole: it names the field its own way, nested", () => {
+    const record = JSON.parse(storedCall().record) as CallRecord;
+    const event = JSON.stringify({
+      event: 'call_analyzed',
+      call: { recording_url_v2: 'x', recordingUrl: 'https://r' },
+    });
+    const raw: RawRequest = { method: 'POST', content_type: 'application/json', query: {}, body: event };
+    const call = storedCall({
+      record: JSON.stringify({ ...record, platform: 'retell' }),
+      raw: JSON.stringify(raw),
+      receipts: [{ id: 3, contentType: 'application/json', rawBody: Buffer.from(event), query: '' }],
+    });
+    const changes = callWithout('recording_url', call, AT)!;
+    expect(JSON.parse(changes.raw!)).toMatchObject({ body: '', retention: { dropped: AT, fields: ['recording_url'] } });
+    expect(changes.receipts).toEqual([{ id: 3, rawBody: null, query: null }]);
+    // A platform's call that never held the field, whose event does not name it, keeps its event.
+    const without = JSON.parse(call.record) as CallRecord;
+    expect(callWithout('call_summary', { ...call, record: JSON.stringify(without) }, AT)).toBeUndefined();
+  });
+
   it("drops a raw request's body and query once, keeping what the field's retention said", () => {
     const raw = JSON.stringify({
       method: 'GET',

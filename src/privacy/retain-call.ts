@@ -61,25 +61,33 @@ function dropped(raw: RawRequest, at: string): RawRequest {
 export function callWithout(field: string, call: StoredCallText, at: string): CallChanges | undefined {
   const changes: CallChanges = { edits: [], receipts: [] };
   const record = parsed<CallRecord>(call.record);
+  const held = record !== undefined && recordWithout(field, record);
   if (record !== undefined) {
-    let changed = recordWithout(field, record);
+    let changed = held;
     if (keyUses(record.dedup_key, field) && record.dedup_key !== retainedKey(call.id)) {
       record.dedup_key = retainedKey(call.id);
       changed = true;
     }
     if (changed) changes.record = JSON.stringify(record);
   }
+  // A voice platform's event names the fields its own way, nested and in its own spelling
+  // (docs/reference.md#other-voice-platforms): it cannot be cut precisely, and goes whole once the call held the field
+  // or the event names it.
+  const cut: BodyCutter =
+    record?.platform === undefined
+      ? (contentType, text) => cutBody(field, contentType, text)
+      : (_, text) => (text.trim() === '' ? 'unchanged' : held || text.includes(field) ? 'drop' : 'unchanged');
   if (keyUses(call.dedupKey, field) && call.dedupKey !== retainedKey(call.id)) changes.dedupKey = retainedKey(call.id);
   for (const edit of call.edits) {
     const entry = editWithout(field, edit.entry);
     if (entry !== undefined) changes.edits.push({ id: edit.id, entry });
   }
   for (const receipt of call.receipts) {
-    const cut = bodyWithout(field, receipt);
-    if (cut !== undefined) changes.receipts.push({ id: receipt.id, ...cut });
+    const body = bodyWithout(field, receipt, cut);
+    if (body !== undefined) changes.receipts.push({ id: receipt.id, ...body });
   }
   const raw = parsed<RawRequest>(call.raw);
-  const rawCut = raw !== undefined && rawWithout(field, raw, at);
+  const rawCut = raw !== undefined && rawWithout(field, raw, at, cut);
   const none =
     !rawCut &&
     changes.record === undefined &&
@@ -132,10 +140,13 @@ export function editWithout(field: string, entryText: string): string | undefine
 }
 
 /** Cuts the field out of the raw request in place; true when anything changed. */
-function rawWithout(field: string, raw: RawRequest, at: string): boolean {
+/** How a call's bodies lose the field: cut-body.ts's rules, or a voice platform's event dropped whole. */
+type BodyCutter = (contentType: string | null, text: string) => Cut;
+
+function rawWithout(field: string, raw: RawRequest, at: string, cutter: BodyCutter): boolean {
   if (raw.retention?.dropped !== undefined) return false;
   const inQuery = raw.query !== undefined && Object.hasOwn(raw.query, field);
-  const cut = cutBody(field, raw.content_type, raw.body ?? '');
+  const cut = cutter(raw.content_type, raw.body ?? '');
   if (cut === 'drop') {
     Object.assign(raw, dropped(raw, at));
     return true;
@@ -148,14 +159,18 @@ function rawWithout(field: string, raw: RawRequest, at: string): boolean {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A receipt's body and query string without the field, both dropped when either cannot be cut; undefined: unchanged. */
-function bodyWithout(field: string, receipt: StoredBody): Pick<StoredBody, 'rawBody' | 'query'> | undefined {
+function bodyWithout(
+  field: string,
+  receipt: StoredBody,
+  cutter: BodyCutter,
+): Pick<StoredBody, 'rawBody' | 'query'> | undefined {
   let text: string | undefined;
   try {
     text = receipt.rawBody === null ? undefined : utf8.decode(receipt.rawBody);
   } catch {
     return receipt.rawBody!.byteLength > 0 ? { rawBody: null, query: null } : undefined;
   }
-  const body: Cut = text === undefined ? 'unchanged' : cutBody(field, receipt.contentType, text);
+  const body: Cut = text === undefined ? 'unchanged' : cutter(receipt.contentType, text);
   const query: Cut = receipt.query === null ? 'unchanged' : cutFormPair(field, receipt.query);
   if (body === 'drop' || query === 'drop') return { rawBody: null, query: null };
   if (body === 'unchanged' && query === 'unchanged') return undefined;
