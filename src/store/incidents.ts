@@ -149,6 +149,13 @@ export interface IncidentStore {
   hasCalls(hook: string): Promise<boolean>;
 }
 
+/** The incident an opening makes: open, unacknowledged, its first occurrence its last event. */
+export function newIncident(input: OpenIncidentInput): IncidentRecord {
+  const { id, rule, key, at, counts, summary } = input;
+  const none = { acknowledgedAt: null, acknowledgedBy: null, resolvedAt: null };
+  return { id, rule, key, openedAt: at, lastEventAt: at, ...none, counts: { ...counts }, summary };
+}
+
 /** The key of an open incident in maps: its rule and key. */
 export function incidentKey(rule: string, key: string | null): string {
   return key === null ? rule : `${rule}\u0000${key}`;

@@ -6,6 +6,7 @@ import {
   type IncidentRecord,
   type IncidentStore,
   type MessageKind,
+  newIncident,
 } from '../incidents.js';
 import { inTransaction, pgText } from './client.js';
 
@@ -107,18 +108,7 @@ export function postgresIncidents(pool: pg.Pool): IncidentStore {
       inTransaction(pool, async (client) => {
         const counted = await countOpen(client, input.rule, input.key, input.counts, input.at);
         if (counted) return { incident: counted, opened: false };
-        const incident: IncidentRecord = {
-          id: input.id,
-          rule: input.rule,
-          key: input.key,
-          openedAt: input.at,
-          lastEventAt: input.at,
-          acknowledgedAt: null,
-          acknowledgedBy: null,
-          resolvedAt: null,
-          counts: { ...input.counts },
-          summary: input.summary,
-        };
+        const incident = newIncident(input);
         const inserted = await client.query(
           `${INSERT} ON CONFLICT (rule, coalesce(key, '')) WHERE resolved_at IS NULL DO NOTHING`,
           insertParams(incident),

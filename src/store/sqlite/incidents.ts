@@ -6,6 +6,7 @@ import {
   type IncidentRecord,
   type IncidentStore,
   type MessageKind,
+  newIncident,
 } from '../incidents.js';
 import type { SqliteReader } from './reader.js';
 
@@ -107,18 +108,7 @@ export function sqliteIncidents(db: Db, reader: SqliteReader): IncidentStore {
             stmts.count.run(JSON.stringify(counts), input.at, open.id);
             return { incident: incidentOf(openRow(input.rule, input.key)!), opened: false };
           }
-          const incident: IncidentRecord = {
-            id: input.id,
-            rule: input.rule,
-            key: input.key,
-            openedAt: input.at,
-            lastEventAt: input.at,
-            acknowledgedAt: null,
-            acknowledgedBy: null,
-            resolvedAt: null,
-            counts: { ...input.counts },
-            summary: input.summary,
-          };
+          const incident = newIncident(input);
           stmts.insert.run({ ...incident, counts: JSON.stringify(incident.counts) });
           queue(incident, 'opened', input.channels);
           return { incident, opened: true };
