@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RULE_NAMES } from '../src/alerts/config.js';
 import { startFakeService } from './fakes/calling-service.js';
 import { runCallhook } from './helpers/cli.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
@@ -73,18 +74,7 @@ async function serveWith(
   more: Record<string, unknown> = {},
   dataDir = tempDir(),
 ): Promise<TestServer> {
-  const off = Object.fromEntries(
-    [
-      'dead_delivery',
-      'sink_backlog',
-      'store_outage',
-      'auth_failures',
-      'no_calls',
-      'problem_rate',
-      'held_waiting',
-      'lost_calls',
-    ].map((r) => [r, false]),
-  );
+  const off = Object.fromEntries(RULE_NAMES.map((rule) => [rule, false]));
   const server = await startServer({
     dataDir,
     config: {
