@@ -7,6 +7,8 @@ export const ERRORS = {
   UNAUTHORIZED: { status: 401, message: 'Missing or invalid bearer key in the Authorization header' },
   /** A voice platform's hook (docs/reference.md#other-voice-platforms): its signature or secret is missing, wrong or stale. */
   BAD_SIGNATURE: { status: 401, message: "The request is not signed by the hook's platform" },
+  /** docs/reference.md#operators: the request is beyond the role of whoever made it; nothing was changed. */
+  FORBIDDEN: { status: 403, message: 'Your role does not allow this' },
   BAD_REQUEST: { status: 400, message: 'Bad request' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   CONFLICT: { status: 409, message: 'Conflict' },
