@@ -50,7 +50,10 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       const hook = unique('hook');
       const input = { ...commitInput(hook, 'call_id:e1', []), status: 'held' as const };
       const { id } = await a.commitCall(input);
-      const { record, entry } = edited(input.record, { first_name: 'Asha Rao' });
+      const made = edited(input.record, { first_name: 'Asha Rao' });
+      const { record } = made;
+      // Who made it is kept with it (docs/reference.md#operators), and given back.
+      const entry: CallEdit = { ...made.entry, by: 'priya@example.in' };
       expect(await a.editCall(id, entry, record)).toBe('edited');
 
       const stored = await b.getCall(id);
@@ -62,6 +65,7 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       expect(stored?.raw).toEqual(input.raw);
       expect(stored?.status).toBe('held');
       expect(await b.listEdits(id)).toEqual([entry]);
+      expect((await b.listEdits(id))[0]?.by).toBe('priya@example.in');
       expect(await b.listEdits(newId())).toEqual([]);
 
       // Made from revision 1 again: the record has moved on, and nothing is written.
@@ -147,7 +151,13 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       ]);
 
       // Marked reviewed at its revision, a call with problems leaves the queue; a held call stays until released.
-      const mark = (revision: number): CallEdit => ({ at: at(), fields: {}, revision, reviewed: true });
+      const mark = (revision: number): CallEdit => ({
+        at: at(),
+        fields: {},
+        revision,
+        reviewed: true,
+        by: 'admin-token',
+      });
       expect(await a.editCall(flawed.id, mark(1))).toBe('edited');
       expect(await a.editCall(held.id, mark(1))).toBe('edited');
       expect(await queue()).toEqual([held.id, heldClean.id]);
@@ -162,10 +172,10 @@ export function storeEditsContract(name: string, open: () => Promise<Store>, pee
       expect(await b.editCall(flawed.id, mark(1))).toBe('stale');
       expect(await a.editCall(flawed.id, mark(2))).toBe('edited');
       expect(await queue()).toEqual([heldClean.id]);
-      expect((await a.listEdits(flawed.id)).map((e) => [e.revision, e.reviewed ?? false])).toEqual([
-        [1, true],
-        [2, false],
-        [2, true],
+      expect((await a.listEdits(flawed.id)).map((e) => [e.revision, e.reviewed ?? false, e.by])).toEqual([
+        [1, true, 'admin-token'],
+        [2, false, undefined],
+        [2, true, 'admin-token'],
       ]);
     });
 

@@ -83,6 +83,11 @@ export interface CallEdit {
   revision: number;
   /** A review mark: the call, at `revision`, leaves the review queue; its `fields` are empty. */
   reviewed?: true;
+  /**
+   * Who made it: the actor's name (a user's address, `admin-token`; docs/reference.md#operators). Absent from an
+   * entry kept before operators. The entry is kept whole as JSON, so this needs no column.
+   */
+  by?: string;
 }
 
 /** `stale`: the stored revision is not the one the entry was made from (another edit came first); nothing written. */

@@ -2,6 +2,7 @@ import type { AdminQueries } from './admin-queries.js';
 import type { CallStore } from './calls.js';
 import type { IncidentStore } from './incidents.js';
 import type { Maintenance } from './maintenance.js';
+import type { OperatorStore } from './operators.js';
 import type { Outbox } from './outbox.js';
 import type { PrivacyStore } from './privacy.js';
 import type { RetentionStore } from './retention.js';
@@ -14,7 +15,8 @@ import type { RetentionStore } from './retention.js';
  * the part it uses: the intake and the webhook route `CallStore` (calls.ts), the delivery worker `Outbox`
  * (outbox.ts), the admin operations, the dashboard, /metrics and reconcile `AdminQueries` (admin-queries.ts),
  * start-up, /readyz, purge and shutdown `Maintenance` (maintenance.ts), the alerts `IncidentStore` (incidents.ts), a
- * person's access and erasure `PrivacyStore` (privacy.ts), the retention `RetentionStore` (retention.ts) with purge.
+ * person's access and erasure `PrivacyStore` (privacy.ts), the retention `RetentionStore` (retention.ts) with purge, and
+ * the users, their tokens and sessions and the audit log `OperatorStore` (operators.ts).
  */
 export interface Store
   extends CallStore,
@@ -23,7 +25,8 @@ export interface Store
     Maintenance,
     IncidentStore,
     PrivacyStore,
-    RetentionStore {
+    RetentionStore,
+    OperatorStore {
   readonly kind: 'sqlite' | 'postgres';
   /**
    * Generated keys kept where every replica reads them (docs/reference.md#start-and-set-up: with DATABASE_URL, made

@@ -10,6 +10,7 @@ import { createCommitBatcher } from './batch.js';
 import { inTransaction, pgText } from './client.js';
 import { postgresIncidents } from './incidents.js';
 import { postgresKeptKeys } from './kept-keys.js';
+import { postgresOperators } from './operators.js';
 import { postgresPeriod } from './period.js';
 import { postgresPrivacy } from './privacy.js';
 import { postgresPurge } from './purge.js';
@@ -129,6 +130,7 @@ export async function openPostgresStore({
     ...postgresRetention(pool),
     ...postgresIncidents(pool),
     ...postgresPrivacy(pool),
+    ...postgresOperators(pool),
     // A write, not a SELECT 1: a server that answers but cannot commit (disk full, read-only standby) is not ready.
     ping: async () => {
       await pool.query(

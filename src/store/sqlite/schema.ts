@@ -205,4 +205,66 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX erasures_hash ON erasures (hash);
   `,
+  // docs/reference.md#operators: the people who run callhook, their one-time links, personal tokens and dashboard
+  // sessions (each secret kept as its digest, store/operators.ts), and the audit log. A user's links, tokens and
+  // sessions go with the user (ON DELETE CASCADE, indexed by user so the cascade reads no whole table); an admin-token
+  // session has no user. The audit log is read newest first under any one filter: each index ends in the rowid, so a
+  // filtered page is read backward down one index, unsorted. It is appended to and aged out by retention.audit, never
+  // changed: the trigger refuses an UPDATE from any connection. AUTOINCREMENT: an id is never given twice, even once
+  // retention.audit has emptied the table, so newer entries always have larger ids (the pages' `before` cursor). New
+  // tables: nothing is rewritten.
+  `
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL,
+    password_hash TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE TABLE password_links (
+    digest TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+  );
+  CREATE INDEX password_links_user ON password_links (user_id);
+  CREATE TABLE tokens (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    last_used_at TEXT
+  );
+  CREATE INDEX tokens_user ON tokens (user_id);
+  CREATE TABLE sessions (
+    digest TEXT PRIMARY KEY,
+    user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+    key_digest TEXT,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+  );
+  CREATE INDEX sessions_user ON sessions (user_id);
+  CREATE INDEX sessions_expires ON sessions (expires_at);
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    address TEXT,
+    action TEXT NOT NULL,
+    target TEXT,
+    outcome TEXT NOT NULL,
+    details TEXT
+  );
+  CREATE INDEX audit_log_at ON audit_log (at);
+  CREATE INDEX audit_log_actor ON audit_log (actor);
+  CREATE INDEX audit_log_action ON audit_log (action);
+  CREATE INDEX audit_log_target ON audit_log (target);
+  CREATE TRIGGER audit_log_unchanged BEFORE UPDATE ON audit_log
+  BEGIN
+    SELECT RAISE(ABORT, 'the audit log is appended to, never changed (docs/reference.md#audit-log)');
+  END;
+  `,
 ];

@@ -7,6 +7,7 @@ import { heldUntil } from '../sink-state.js';
 import type { Store } from '../store.js';
 import { sqliteAdmin } from './admin.js';
 import { sqliteIncidents } from './incidents.js';
+import { sqliteOperators } from './operators.js';
 import { sqlitePeriod } from './period.js';
 import { sqlitePrivacy } from './privacy.js';
 import { sqlitePurge } from './purge.js';
@@ -108,6 +109,7 @@ export function sqliteStoreOn(
     ...sqliteRetention(db, busyTimeoutMs),
     ...sqliteIncidents(db, reader),
     ...sqlitePrivacy(db, reader),
+    ...sqliteOperators(db),
     // Through the writer's group commit, so readiness proves a commit (and its fsync) goes through now.
     ping: () => writer.run('ping'),
     close: async () => {
