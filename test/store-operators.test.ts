@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
 import { newSecret } from '../src/operators/credentials.js';
 import type { Role } from '../src/operators/roles.js';
 import type { AuditInput, NewSession } from '../src/store/operators.js';
+import { openPostgresStore } from '../src/store/postgres/store.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
+import { serviceUrl } from './helpers/services.js';
 import { unique } from './helpers/store-inputs.js';
 
 /**
@@ -26,8 +30,11 @@ interface OperatorsPeek {
 interface Opened {
   /** A store on the database every test of the suite shares (each works under names of its own). */
   open(): Promise<Store>;
-  /** A store on a database of its own, for what counts every row: admin users, the audit log. */
-  fresh(): Promise<{ store: Store; peek: OperatorsPeek }>;
+  /**
+   * A store on a database of its own, for what counts every row (admin users, the audit log), and a way to open another
+   * instance on it.
+   */
+  fresh(): Promise<{ store: Store; peek: OperatorsPeek; another(): Promise<Store> }>;
 }
 
 const HOUR = 3_600_000;
@@ -183,6 +190,29 @@ function operatorsContract(name: string, { open, fresh }: Opened): void {
         expect((await store.listUsers()).map((u) => [u.email, u.role])).toEqual([[admin.email, 'viewer']]);
       } finally {
         await store.close();
+      }
+    });
+
+    it('keeps one of the last two admin users when two instances take both away at the same time', async () => {
+      const { store, another } = await fresh();
+      const other = await another();
+      try {
+        for (let round = 0; round < 5; round++) {
+          const first = await addUser(store, 'admin');
+          const second = await addUser(store, 'admin');
+          const outcomes = await Promise.all([
+            store.setRole(first.id, 'viewer', iso(Date.now()), true),
+            other.removeUser(second.id, true),
+          ]);
+          expect(outcomes.sort()).toEqual(['done', 'last-admin']);
+          const admins = (await store.listUsers()).filter((u) => u.role === 'admin');
+          expect(admins).toHaveLength(1);
+          // The one left goes the way of the other, the admin token standing in, for the next round.
+          expect(await store.removeUser(admins[0]!.id, false)).toBe('done');
+        }
+      } finally {
+        await store.close();
+        await other.close();
       }
     });
 
@@ -476,6 +506,7 @@ describe('sqlite', () => {
       const store = openSqliteStore({ path: own });
       return {
         store,
+        another: async () => openSqliteStore({ path: own }),
         peek: {
           updateAudit: async (id) => {
             const db = new Database(own);
@@ -485,6 +516,43 @@ describe('sqlite', () => {
               db.close();
             }
           },
+        },
+      };
+    },
+  });
+});
+
+const url = serviceUrl('postgres');
+
+describe.skipIf(!url)('postgres', () => {
+  const freshSchema = () => `callhook_test_${randomBytes(6).toString('hex')}`;
+  const schema = freshSchema();
+  const dropped = [schema];
+  let admin: pg.Client;
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    for (const name of dropped) await admin.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+    await admin.end();
+  });
+
+  operatorsContract('postgres', {
+    open: () => openPostgresStore({ url: url!, schema, poolSize: 5 }),
+    fresh: async () => {
+      const own = freshSchema();
+      dropped.push(own);
+      const store = await openPostgresStore({ url: url!, schema: own, poolSize: 5 });
+      return {
+        store,
+        another: () => openPostgresStore({ url: url!, schema: own, poolSize: 5 }),
+        peek: {
+          updateAudit: async (id) =>
+            void (await admin.query(
+              `UPDATE "${own}".audit_log SET outcome = 'ok', actor = 'someone-else' WHERE id = $1`,
+              [id],
+            )),
         },
       };
     },

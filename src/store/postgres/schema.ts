@@ -243,6 +243,66 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX erasures_hash ON erasures (hash);
   `,
+  // As SQLite's migration 12 (docs/reference.md#operators): users, their one-time links, personal tokens and dashboard
+  // sessions (digests of their secrets), each going with its user; and the audit log, read newest first under any one
+  // filter down an index ending in its id, appended to and aged out by retention.audit, never changed: the trigger
+  // refuses an UPDATE from any client, as SQLite's does. New tables: nothing waits on them.
+  `
+  CREATE TABLE users (
+    id text COLLATE "C" PRIMARY KEY,
+    email text NOT NULL UNIQUE,
+    role text NOT NULL,
+    password_hash text,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  );
+  CREATE TABLE password_links (
+    digest text PRIMARY KEY,
+    user_id text COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    used_at timestamptz
+  );
+  CREATE INDEX password_links_user ON password_links (user_id);
+  CREATE TABLE tokens (
+    id text COLLATE "C" PRIMARY KEY,
+    user_id text COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    name text NOT NULL,
+    digest text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    last_used_at timestamptz
+  );
+  CREATE INDEX tokens_user ON tokens (user_id);
+  CREATE TABLE sessions (
+    digest text PRIMARY KEY,
+    user_id text COLLATE "C" REFERENCES users (id) ON DELETE CASCADE,
+    key_digest text,
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+  );
+  CREATE INDEX sessions_user ON sessions (user_id);
+  CREATE INDEX sessions_expires ON sessions (expires_at);
+  CREATE TABLE audit_log (
+    id bigserial PRIMARY KEY,
+    at timestamptz NOT NULL,
+    actor text NOT NULL,
+    address text,
+    action text NOT NULL,
+    target text,
+    outcome text NOT NULL,
+    details jsonb
+  );
+  CREATE INDEX audit_log_at ON audit_log (at);
+  CREATE INDEX audit_log_actor ON audit_log (actor, id);
+  CREATE INDEX audit_log_action ON audit_log (action, id);
+  CREATE INDEX audit_log_target ON audit_log (target, id);
+  CREATE FUNCTION audit_log_unchanged() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION 'the audit log is appended to, never changed (docs/reference.md#audit-log)';
+  END
+  $$;
+  CREATE TRIGGER audit_log_unchanged BEFORE UPDATE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_unchanged();
+  `,
 ];
 
 /** PostgreSQL folds unquoted names to lower case; allowing only these keeps `search_path` and DDL in agreement. */
