@@ -7,7 +7,7 @@ import { CHANNEL_TYPES, channelType } from './channels/types.js';
 /**
  * The `alerts` part of the config (docs/reference.md#alerts): its channels, each checked here with its type's own
  * options, so a bad one stops start-up and `config check` naming the key; and its rules, checked by their shape and
- * defaults, evaluated by alerts/monitor.ts.
+ * defaults, evaluated by alerts/event-rules.ts and alerts/timer-rules.ts (assembled in alerts/monitor.ts).
  */
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;

@@ -118,7 +118,7 @@ export function createAlertSender({
         const due = await store.nextAlertDueIn();
         await sleep(Math.min(due ?? idleMs, idleMs));
       } catch (err) {
-        // The store is down: the messages wait in it, or in memory for store_outage (monitor.ts).
+        // The store is down: the messages wait in it, or in memory for store_outage (store-outage.ts).
         log.debug({ err }, 'alert messages: cannot read the outbox');
         await sleep(idleMs);
       }

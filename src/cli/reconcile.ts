@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { CountryCode } from 'libphonenumber-js';
-import { recordLostCalls } from '../alerts/monitor.js';
+import { recordLostCalls } from '../alerts/lost-calls.js';
 import { createClient } from '../client/index.js';
 import { readDuration } from '../duration.js';
 import { compileHooks, createIntake } from '../intake/pipeline.js';
