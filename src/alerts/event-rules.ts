@@ -66,15 +66,17 @@ export function createEventRules({ rules, store, incidents, seen, warn, now }: R
       if (!slices) seen.slices.set(hook, (slices = emptySlices()));
       countCall(slices, rule.window, at, problems);
       if (!problems) return;
+      const { calls, withProblems } = recentCalls(slices, rule.window, at);
+      // The summary is the window as it is now: should the incident have resolved elsewhere before this is counted,
+      // the one it opens again says what it saw.
       if (incidents.isOpen('problem_rate', hook))
         return incidents.remember({
           rule: 'problem_rate',
           key: hook,
           counts: { with_problems: 1 },
           at,
-          summary: problemRateSummary(hook, 0, 0),
+          summary: problemRateSummary(hook, calls, withProblems),
         });
-      const { calls, withProblems } = recentCalls(slices, rule.window, at);
       if (overRatio(rule, calls, withProblems))
         incidents.occur(
           'problem_rate',
