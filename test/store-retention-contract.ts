@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../src/ids.js';
+import { AUDIT_CHUNK, removedText, retentionPass } from '../src/privacy/retention.js';
+import { DEFAULT_RETENTION } from '../src/privacy/retention-config.js';
 import type { CallRecord } from '../src/record.js';
 import type { CommitInput } from '../src/store/calls.js';
 import { SETTLE_MS } from '../src/store/retention.js';
@@ -9,8 +11,8 @@ import { commitInput, unique } from './helpers/store-inputs.js';
 /**
  * What every Store does for the retention (docs/reference.md#retention), run against each implementation on a store
  * of its own for each test (`open` makes a new one): raw requests dropped, receipts' bodies dropped and refused
- * requests deleted, a field removed from every place a call keeps it, each only from what is older than the cutoff,
- * each pass taking what arrived since the last.
+ * requests deleted, a field removed from every place a call keeps it, the audit log aged out, each only from what is
+ * older than the cutoff, each pass taking what arrived since the last.
  */
 export function storeRetentionContract(name: string, open: () => Promise<Store>): void {
   describe(`${name} store retention contract`, () => {
@@ -180,6 +182,36 @@ export function storeRetentionContract(name: string, open: () => Promise<Store>)
       expect(await store.purge(before, { signal })).toEqual({ calls: 0, receipts: 0 });
       expect(await store.dropRawRequests(before, { now })).toBe(ids.length);
       expect(await store.purge(before)).toEqual({ calls: ids.length, receipts: ids.length });
+    });
+
+    it('ages out the audit entries older than retention.audit, more than one chunk of them, and keeps the newer', async () => {
+      const now = new Date();
+      const entry = (ago: number, i: number) => ({
+        at: new Date(now.getTime() - ago).toISOString(),
+        actor: `priya-${i}@example.in`,
+        address: '203.0.113.7',
+        action: 'call.edit',
+        target: newId(),
+        outcome: 'ok',
+        details: { fields: ['call_summary'] },
+      });
+      const old = AUDIT_CHUNK + 100;
+      await store.appendAudit(Array.from({ length: old }, (_, i) => entry(2 * HOUR + i, i)));
+      await store.appendAudit([entry(HOUR - 60_000, old), entry(0, old + 1)]);
+      const config = { ...DEFAULT_RETENTION, audit: HOUR };
+
+      const counts = await retentionPass(config, { store }, { now });
+      expect(counts.audit).toBe(old);
+      expect(removedText(counts)).toBe(`${old} audit log entries deleted`);
+      expect((await store.listAudit({ limit: 1000 })).map((e) => e.actor)).toEqual([
+        `priya-${old + 1}@example.in`,
+        `priya-${old}@example.in`,
+      ]);
+      // The next pass finds nothing more to do until an entry ages past the cutoff.
+      expect((await retentionPass(config, { store }, { now })).audit).toBe(0);
+      const later = new Date(now.getTime() + 2 * 60_000);
+      expect((await retentionPass(config, { store }, { now: later })).audit).toBe(1);
+      expect((await store.listAudit({})).map((e) => e.actor)).toEqual([`priya-${old + 1}@example.in`]);
     });
 
     it('empties the log of what was removed', async () => {

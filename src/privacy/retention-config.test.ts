@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/server.js';
 import { loadConfig } from '../config.js';
-import { describeRetention, keptParts } from './retention-config.js';
+import { describeRetention, keptParts, retains } from './retention-config.js';
 
 const configFile = (yaml: string) => {
   const path = join(tempDir(), 'callhook.yaml');
@@ -25,6 +25,13 @@ describe('the retention config (docs/reference.md#retention)', () => {
     const { retention } = loadConfig({});
     expect(retention).toEqual({ fields: {}, every: 300_000 });
     expect(keptParts(retention)).toEqual(['calls kept forever']);
+    expect(retains(retention)).toBe(false);
+  });
+
+  it('has serve run its passes for the audit log alone', () => {
+    const { retention } = load('retention: { audit: 90d }');
+    expect(retains(retention)).toBe(true);
+    expect(keptParts(retention)).toEqual(['calls kept forever', 'audit log 90d']);
   });
 
   it('reads every duration with its unit, and says what is kept how long', () => {
@@ -48,7 +55,7 @@ retention:
       every: 60_000,
     });
     expect(describeRetention(retention)).toEqual({
-      kept: 'calls kept 90d; raw requests 30d; receipts 2w; field recording_url 1w; field call_summary 1d12h; audit log 365d (once there is one)',
+      kept: 'calls kept 90d; raw requests 30d; receipts 2w; field recording_url 1w; field call_summary 1d12h; audit log 365d',
       calls: '90d',
       raw: '30d',
       receipts: '2w',

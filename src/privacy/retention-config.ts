@@ -17,7 +17,7 @@ export const retentionSchema = z.strictObject({
   raw: keptFor('raw').optional(),
   /** The bodies kept on receipts, and the receipts of refused requests. */
   receipts: keptFor('receipts').optional(),
-  /** Read and checked; applied once there is an audit log (docs/reference.md#retention). */
+  /** The audit log's entries, aged out by their time (docs/reference.md#retention). */
   audit: keptFor('audit').optional(),
   /** A field by its name in `data`, `extra` and the request: removed from calls older than its duration. */
   fields: z.record(z.string().min(1, 'a field name is not empty'), keptFor('a field')).default({}),
@@ -35,6 +35,7 @@ export function retains(config: RetentionConfig): boolean {
     config.calls !== undefined ||
     config.raw !== undefined ||
     config.receipts !== undefined ||
+    config.audit !== undefined ||
     Object.keys(config.fields).length > 0
   );
 }
@@ -48,7 +49,7 @@ export function keptParts(config: RetentionConfig): string[] {
   if (config.raw !== undefined) parts.push(`raw requests ${formatDuration(config.raw)}`);
   if (config.receipts !== undefined) parts.push(`receipts ${formatDuration(config.receipts)}`);
   for (const [field, ms] of Object.entries(config.fields)) parts.push(`field ${field} ${formatDuration(ms)}`);
-  if (config.audit !== undefined) parts.push(`audit log ${formatDuration(config.audit)} (once there is one)`);
+  if (config.audit !== undefined) parts.push(`audit log ${formatDuration(config.audit)}`);
   return parts;
 }
 

@@ -2,15 +2,23 @@ import type { Logger } from 'pino';
 import { formatDuration } from '../duration.js';
 import { scheduleEvery } from '../reconcile/schedule.js';
 import type { Maintenance } from '../store/maintenance.js';
+import type { OperatorStore } from '../store/operators.js';
 import type { RetentionStore } from '../store/retention.js';
 import { type RetentionConfig, retains } from './retention-config.js';
 
 /**
  * The retention inside `serve` (docs/reference.md#retention): a pass every `retention.every`, never two at once, that
  * deletes the old calls as `callhook purge` does, drops raw requests and receipts' bodies, deletes old refused
- * requests, removes the listed fields, then has SQLite empty its log of what it removed. Each kind is the store's, a
- * chunk at a time (store/retention.ts), so intake keeps committing beside it; the pass logs what it removed.
+ * requests, removes the listed fields, ages out the audit log, then has SQLite empty its log of what it removed. Each
+ * kind is the store's, a chunk at a time (store/retention.ts), so intake keeps committing beside it; the pass logs what
+ * it removed.
  */
+
+/**
+ * The audit entries one call of expireAudit may delete: the pass looks at its signal between two such calls. SQLite
+ * deletes them in chunks of its own at the background pace (sqlite/operators.ts); PostgreSQL in one statement.
+ */
+export const AUDIT_CHUNK = 500;
 
 export interface RetentionCounts {
   /** Calls deleted, with their deliveries, attempts and edits; receipts deleted with them or kept by no call. */
@@ -24,9 +32,11 @@ export interface RetentionCounts {
   refused: number;
   /** For each field, the calls it was removed from. */
   fields: Record<string, number>;
+  /** Audit log entries aged out (retention.audit). */
+  audit: number;
 }
 
-export type RetentionDeps = { store: Pick<Maintenance, 'purge'> & RetentionStore };
+export type RetentionDeps = { store: Pick<Maintenance, 'purge'> & RetentionStore & Pick<OperatorStore, 'expireAudit'> };
 
 /** One pass at `now`: what each rule of `config` removes now. Ends early, keeping what it did, once `signal` aborts. */
 export async function retentionPass(
@@ -36,7 +46,7 @@ export async function retentionPass(
 ): Promise<RetentionCounts> {
   const before = (ms: number) => new Date(now.getTime() - ms);
   const options = { now, signal };
-  const counts: RetentionCounts = { calls: 0, receipts: 0, raw: 0, bodies: 0, refused: 0, fields: {} };
+  const counts: RetentionCounts = { calls: 0, receipts: 0, raw: 0, bodies: 0, refused: 0, fields: {}, audit: 0 };
   // Calls first: what goes whole need not be rewritten.
   if (config.calls !== undefined)
     Object.assign(counts, await store.purge(before(config.calls), { signal, background: true }));
@@ -44,12 +54,20 @@ export async function retentionPass(
   if (config.receipts !== undefined) Object.assign(counts, await store.dropReceipts(before(config.receipts), options));
   for (const [field, ms] of Object.entries(config.fields))
     counts.fields[field] = await store.removeField(field, before(ms), options);
+  if (config.audit !== undefined && !signal?.aborted) {
+    const cutoff = before(config.audit).toISOString();
+    let deleted: number;
+    do {
+      deleted = await store.expireAudit(cutoff, AUDIT_CHUNK);
+      counts.audit += deleted;
+    } while (deleted === AUDIT_CHUNK && !signal?.aborted);
+  }
   return counts;
 }
 
 /** Whether a pass removed anything. */
 export const removedAny = (counts: RetentionCounts): boolean =>
-  counts.calls + counts.receipts + counts.raw + counts.bodies + counts.refused > 0 ||
+  counts.calls + counts.receipts + counts.raw + counts.bodies + counts.refused + counts.audit > 0 ||
   Object.values(counts.fields).some((n) => n > 0);
 
 /** What a pass removed, in words, the kinds it removed nothing of left out. */
@@ -61,6 +79,7 @@ export function removedText(counts: RetentionCounts): string {
     counts.bodies > 0 && `${counts.bodies} receipts' bodies dropped`,
     counts.refused > 0 && `${counts.refused} refused requests deleted`,
     ...Object.entries(counts.fields).map(([field, n]) => n > 0 && `${field} removed from ${n} calls`),
+    counts.audit > 0 && `${counts.audit} audit log entries deleted`,
   ];
   return parts.filter(Boolean).join(', ');
 }
