@@ -8,10 +8,12 @@ import { contentHash } from '../src/normalize/dedup-key.js';
 import type { CallRecord } from '../src/record.js';
 import type { DeliveryStat, ListCallsQuery } from '../src/store/admin-queries.js';
 import type { CommitInput } from '../src/store/calls.js';
+import { isFailing } from '../src/store/sink-state.js';
 import { CALLER_HISTORY_SQL, callsPageQuery, DELIVERY_STATS_SQL } from '../src/store/sqlite/admin.js';
 import { SQLITE_MIGRATIONS } from '../src/store/sqlite/schema.js';
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import { registerTextFunctions } from '../src/store/sqlite/text.js';
+import type { StoreWrite } from '../src/store/sqlite/writer.js';
 import type { Store } from '../src/store/store.js';
 import { attemptOk, commitInput } from './helpers/store-inputs.js';
 import { storeAdminContract } from './store-admin-contract.js';
@@ -117,6 +119,54 @@ describe('sqlite store', () => {
         writer.close();
       }
     },
+  });
+
+  it("records the attempts finished in one turn in one write, each as if alone: a stale one changes nothing, and the sink's state follows their order", async () => {
+    const file = join(dir, 'finishes.db');
+    const writes: StoreWrite[] = [];
+    // Sees every write on its way to the thread the store would have; takes none, so each is made in place.
+    const store = openSqliteStore({ path: file, remote: (write) => void writes.push(write) });
+    try {
+      const sink = 'batched';
+      for (let i = 0; i < 4; i++) await store.commitCall(commitInput('h', `call_id:f${i}`, [sink]));
+      const [ok, stale, failed, after] = await store.claimDeliveries(sink, 4, 60_000);
+      writes.length = 0;
+      const down = { ...attemptOk, outcome: 'retry' as const, httpStatus: 503, error: 'HTTP 503: down' };
+      const recorded = await Promise.all([
+        store.finishAttempt(ok!.id, 1, attemptOk),
+        store.finishAttempt(stale!.id, 2, attemptOk), // not its attempt: another worker's lease
+        store.finishAttempt(failed!.id, 1, down, Date.now() + 60_000),
+        store.finishAttempt(after!.id, 1, attemptOk),
+      ]);
+      expect(recorded).toEqual([true, false, true, true]);
+      expect(writes.map((w) => [w.op, (w.args[0] as unknown[]).length])).toEqual([['finishAttempts', 4]]);
+
+      const db = new Database(file, { readonly: true });
+      try {
+        const states = db.prepare('SELECT id, state FROM deliveries WHERE sink = ? ORDER BY id').all(sink);
+        expect(states).toEqual([
+          { id: ok!.id, state: 'done' },
+          { id: stale!.id, state: 'in_flight' },
+          { id: failed!.id, state: 'pending' },
+          { id: after!.id, state: 'done' },
+        ]);
+        const attempts = db.prepare('SELECT delivery_id AS id, outcome FROM attempts ORDER BY id').all();
+        expect(attempts).toEqual([
+          { id: ok!.id, outcome: 'ok' },
+          { id: failed!.id, outcome: 'retry' },
+          { id: after!.id, outcome: 'ok' },
+        ]);
+      } finally {
+        db.close();
+      }
+      // The success after the failure was written too: the sink is not left failing while it delivers.
+      const state = (await store.sinkStates()).find((s) => s.sink === sink)!;
+      expect(state).toMatchObject({ lastError: 'HTTP 503: down' });
+      expect(state.lastSuccessAt).toBeGreaterThanOrEqual(state.lastErrorAt!);
+      expect(isFailing(state)).toBe(false);
+    } finally {
+      await store.close();
+    }
   });
 
   it("reads a caller's history through the calls_phone index, neither scanning nor sorting", async () => {

@@ -8,6 +8,7 @@ import type { Store } from '../store.js';
 import { sqliteAdmin } from './admin.js';
 import { sqliteIncidents } from './incidents.js';
 import { sqliteOperators } from './operators.js';
+import { perTurn } from './per-turn.js';
 import { sqlitePeriod } from './period.js';
 import { sqlitePrivacy } from './privacy.js';
 import { sqlitePurge } from './purge.js';
@@ -17,7 +18,14 @@ import { SQLITE_MIGRATIONS } from './schema.js';
 import { joinServes, type ServeLock } from './serve-lock.js';
 import { sqliteSinkStateReads } from './sink-state.js';
 import { type RemoteWrite, sqliteWriter } from './writer.js';
-import { BUSY_TIMEOUT_MS, callRow, claimedDelivery, configureConnection, receiptRow } from './writes.js';
+import {
+  BUSY_TIMEOUT_MS,
+  callRow,
+  claimedDelivery,
+  configureConnection,
+  type FinishedAttempt,
+  receiptRow,
+} from './writes.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for tests that need no durability. */
@@ -73,6 +81,23 @@ export function sqliteStoreOn(
   const reader = sqliteReader(db);
   const sinkStates = sqliteSinkStateReads(db);
   let serving: ServeLock | undefined;
+  // The attempts that finish in one turn (a claim's, which a batching sink settles together) go to the writer as one
+  // write: one message to its thread, one sink state for the run of successes (writes.ts finishAttempts).
+  const finishes = perTurn<FinishWaiting>((batch) =>
+    writer
+      .run(
+        'finishAttempts',
+        batch.map(({ finished }) => finished),
+      )
+      .then(
+        (recorded) => {
+          for (const [i, { resolve }] of batch.entries()) resolve(recorded[i]!);
+        },
+        (err: unknown) => {
+          for (const { reject } of batch) reject(err);
+        },
+      ),
+  );
 
   return {
     kind: 'sqlite',
@@ -81,7 +106,9 @@ export function sqliteStoreOn(
     claimDeliveries: async (sink, limit, leaseMs, pausedByDefault) =>
       (await writer.run('claimDeliveries', sink, limit, leaseMs, pausedByDefault)).map(claimedDelivery),
     finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) =>
-      writer.run('finishAttempt', id, attempt, result, retryAt, pauseSinkUntil),
+      new Promise((resolve, reject) =>
+        finishes({ finished: { id, attempt, result, retryAt, pauseSinkUntil }, resolve, reject }),
+      ),
     resumeInFlight: async () => {
       if (db.memory) return { resumed: stmts.resume.run().changes, besideAnother: false };
       let resumed = 0;
@@ -118,6 +145,12 @@ export function sqliteStoreOn(
       serving?.release();
     },
   };
+}
+
+interface FinishWaiting {
+  finished: FinishedAttempt;
+  resolve: (recorded: boolean) => void;
+  reject: (err: unknown) => void;
 }
 
 function migrate(db: Db): void {

@@ -55,11 +55,22 @@ export interface ClaimedRow {
   record: string;
 }
 
+/** finishAttempt's arguments, as one of a turn's finished attempts crosses to the writer. */
+export interface FinishedAttempt {
+  id: number;
+  attempt: number;
+  result: AttemptResult;
+  retryAt?: number;
+  pauseSinkUntil?: number;
+}
+
 export interface SqliteWrites {
   commitCall(call: CallRow): CommitResult;
   recordReceipt(receipt: ReceiptRow): void;
   claimDeliveries(sink: string, limit: number, leaseMs: number, pausedByDefault?: boolean): ClaimedRow[];
   finishAttempt(id: number, attempt: number, result: AttemptResult, retryAt?: number, pauseSinkUntil?: number): boolean;
+  /** The attempts that finished in one turn, in one write: each one's finishAttempt, in order. */
+  finishAttempts(finishes: readonly FinishedAttempt[]): boolean[];
   releaseLeases(ids: readonly number[]): void;
   /** docs/reference.md#what-every-sink-shares: an operator's pause or resume of a sink. */
   setSinkPaused(sink: string, paused: boolean): void;
@@ -144,7 +155,12 @@ export type WriteOp = keyof SqliteWrites;
  * The delivery worker's bookkeeping, which may commit without an fsync of its own (sqlite/batch.ts): undone by a
  * power cut, a claim or a finished attempt only means the delivery is made again, as at-least-once allows.
  */
-const LAZY_SYNC: ReadonlySet<WriteOp> = new Set<WriteOp>(['claimDeliveries', 'finishAttempt', 'releaseLeases']);
+const LAZY_SYNC: ReadonlySet<WriteOp> = new Set<WriteOp>([
+  'claimDeliveries',
+  'finishAttempt',
+  'finishAttempts',
+  'releaseLeases',
+]);
 
 export const lazySync = (op: WriteOp): boolean => LAZY_SYNC.has(op);
 
@@ -195,6 +211,40 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     }
   };
 
+  /**
+   * A worker whose lease expired may still finish after another one took the delivery over as the next attempt:
+   * its result is dropped, attempt row included, so the history holds each attempt number once and a late `done`
+   * never overwrites the newer attempt's state. A sink's success is written once for the successes that follow one
+   * another in the batch (they share its time, and the second would change nothing); an error, and a success after
+   * it, are each written, in order.
+   */
+  function finishAttempts(finishes: readonly FinishedAttempt[]): boolean[] {
+    const now = Date.now();
+    let succeeded: string | undefined;
+    return finishes.map(({ id, attempt, result, retryAt, pauseSinkUntil }) => {
+      const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
+      const error = result.error ?? null;
+      const finished = stmts.finish.get({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }) as
+        | { sink: string }
+        | undefined;
+      if (!finished) return false;
+      const ok = result.outcome === 'ok';
+      if (!ok || succeeded !== finished.sink) sinks.afterAttempt(finished.sink, ok, error, now, pauseSinkUntil);
+      succeeded = ok ? finished.sink : undefined;
+      stmts.insertAttempt.run({
+        id,
+        attempt,
+        started_at: result.startedAt,
+        duration_ms: result.durationMs,
+        outcome: result.outcome,
+        http_status: result.httpStatus ?? null,
+        error,
+        note: result.note ?? null,
+      });
+      return true;
+    });
+  }
+
   return {
     /**
      * docs/reference.md#deduplication: one record per (hook, dedup key). A repeat of the stored call's content is a
@@ -238,32 +288,9 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
       return stmts.claimed.all(JSON.stringify(ids)) as ClaimedRow[];
     },
 
-    /**
-     * A worker whose lease expired may still finish after another one took the delivery over as the next attempt:
-     * its result is dropped, attempt row included, so the history holds each attempt number once and a late `done`
-     * never overwrites the newer attempt's state.
-     */
-    finishAttempt(id, attempt, result, retryAt, pauseSinkUntil) {
-      const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
-      const now = Date.now();
-      const error = result.error ?? null;
-      const finished = stmts.finish.get({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }) as
-        | { sink: string }
-        | undefined;
-      if (!finished) return false;
-      sinks.afterAttempt(finished.sink, result.outcome === 'ok', error, now, pauseSinkUntil);
-      stmts.insertAttempt.run({
-        id,
-        attempt,
-        started_at: result.startedAt,
-        duration_ms: result.durationMs,
-        outcome: result.outcome,
-        http_status: result.httpStatus ?? null,
-        error,
-        note: result.note ?? null,
-      });
-      return true;
-    },
+    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) =>
+      finishAttempts([{ id, attempt, result, retryAt, pauseSinkUntil }])[0]!,
+    finishAttempts,
 
     releaseLeases: (ids) => void stmts.release.run(JSON.stringify(ids)),
 
