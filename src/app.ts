@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
+import { auditedOperations } from './admin/audited.js';
 import type { AdminOperations } from './admin/operations.js';
+import type { UserOperations } from './admin/users.js';
 import type { AlertEvents } from './alerts/monitor.js';
 import { CallhookError } from './errors.js';
 import { adminRoutes } from './http/admin.js';
@@ -16,9 +18,10 @@ import type { Intake } from './intake/intake.js';
 import type { KeyRing } from './keys/ring.js';
 import { requestLogger } from './log.js';
 import type { Metrics } from './metrics.js';
+import type { AuditLog } from './operators/audit.js';
 import { DEFAULT_RETENTION, keptParts, type RetentionConfig } from './privacy/retention-config.js';
 import { type SecretList, secretMasker } from './secrets.js';
-import { type DashboardDeps, dashboardRoutes } from './web/dashboard.js';
+import { type DashboardDeps, dashboardRoutes, loggedPath } from './web/dashboard.js';
 
 /** What the app is built from: each part built once by serve (main.ts), or by a test with whatever fakes it likes. */
 export interface AppDeps {
@@ -26,13 +29,18 @@ export interface AppDeps {
   /** `/metrics` is served when given. */
   metrics?: Metrics;
   /** What the routes read, and the receipts of refused requests; calls are committed through `intake`. */
-  store: WebhookDeps['store'] & HealthDeps['store'] & DashboardDeps['store'];
+  store: WebhookDeps['store'] & HealthDeps['store'] & DashboardDeps['store'] & DashboardDeps['operators'];
   http: HttpOptions;
   keys: AppKeys;
   /** The hooks and the way in for their calls (intake/intake.ts). */
   intake: Intake;
   /** The operations the admin API and the dashboard share (admin/operations.ts). */
   admin: AdminOperations;
+  /**
+   * The people who run callhook (docs/reference.md#operators): users and their tokens managed (admin/users.ts), and
+   * the audit log every change and sign-in is kept in.
+   */
+  operators: { users: UserOperations; audit: AuditLog };
   /** What readiness (and the dashboard's overview) reports besides the store. */
   health: Pick<HealthDeps, 'workerRunning' | 'accepting'>;
   /** What the alert rules hear of the webhooks (alerts/monitor.ts); nothing when no channel is configured. */
@@ -51,6 +59,8 @@ export interface HttpOptions {
   trustProxy?: boolean;
   /** The dashboard's session cookie is `Secure` whatever the request's scheme (docs/reference.md#dashboard). */
   secureCookies?: boolean;
+  /** The config's `public_url`: where a one-time link to set a password points (docs/reference.md#operators). */
+  publicUrl?: string;
   /** When set, `/metrics` answers only a request bearing it (docs/reference.md#metrics). */
   metricsToken?: string;
   /** The zone the admin API reads dates in and the dashboard shows times in (docs/reference.md#time-zone). */
@@ -78,11 +88,20 @@ export function createApp({
   keys,
   intake,
   admin,
+  operators,
   health,
   alerts,
   retention = DEFAULT_RETENTION,
 }: AppDeps): Hono<AppEnv> {
-  const { bodyLimitBytes, trustProxy = false, secureCookies, metricsToken, timezone, storeDeadlineMs } = http;
+  const {
+    bodyLimitBytes,
+    trustProxy = false,
+    secureCookies,
+    publicUrl,
+    metricsToken,
+    timezone,
+    storeDeadlineMs,
+  } = http;
   const { adminToken, globalKeys, secrets } = keys;
   const limiter = http.limiter ?? createAuthLimiter();
   const app = new Hono<AppEnv>();
@@ -108,7 +127,8 @@ export function createApp({
       {
         reqId: c.get('requestId'),
         method: c.req.method,
-        path: c.req.path,
+        // A one-time link's secret is its path: logged as `/ui/password/…` (docs/reference.md#operators).
+        path: loggedPath(c.req.path),
         status: c.res.status,
         ms: Math.round(seconds * 10_000) / 10,
         remote,
@@ -151,7 +171,13 @@ export function createApp({
     '/ui',
     dashboardRoutes({
       store,
+      operators: store,
       admin,
+      // Every change made on a page is kept in the audit log with the signed-in person's name.
+      acting: auditedOperations(admin, operators.audit),
+      users: operators.users,
+      audit: operators.audit,
+      publicUrl,
       intake,
       adminToken,
       secrets,

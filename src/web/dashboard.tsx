@@ -1,41 +1,61 @@
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie } from 'hono/cookie';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Logger } from 'pino';
 import type { AdminOperations } from '../admin/operations.js';
+import type { UserOperations } from '../admin/users.js';
 import { CallhookError } from '../errors.js';
 import type { AuthLimiter } from '../http/auth-limit.js';
 import { clientAddress } from '../http/client-address.js';
 import type { Intake } from '../intake/intake.js';
 import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
+import type { AuditLog } from '../operators/audit.js';
+import { allow } from '../operators/guard.js';
+import { type Actor, ADMIN_TOKEN_ACTOR } from '../operators/roles.js';
 import { maskBytes, type SecretList, secretMasker } from '../secrets.js';
+import type { OperatorStore } from '../store/operators.js';
 import { Note } from './components.js';
-import type { WebContext } from './context.js';
+import type { WebContext, WebEnv } from './context.js';
 import { IncidentBanner } from './incident-banner.js';
 import { layout } from './layout.js';
-import { overHttps, sameOrigin } from './origin.js';
+import { overHttps, publicOrigin, sameOrigin } from './origin.js';
+import { auditPage } from './pages/audit.js';
 import { callPage } from './pages/call.js';
 import { callsPage } from './pages/calls.js';
 import { deliveriesPage } from './pages/deliveries.js';
 import { editPage } from './pages/edit.js';
 import { incidentsPage } from './pages/incidents.js';
-import { Login } from './pages/login.js';
 import { OtherSite } from './pages/other-site.js';
 import { overviewPage } from './pages/overview.js';
+import { passwordPage } from './pages/password.js';
 import { refusedPage } from './pages/refused.js';
 import { reviewPage } from './pages/review.js';
 import { sinksPage } from './pages/sinks.js';
-import { pastedToken } from './pasted-token.js';
-import { createSessions, SESSION_COOKIE } from './session.js';
+import { usersPage } from './pages/users.js';
+import { createSessions, SESSION_COOKIE, type SessionHolder } from './session.js';
+import { signIn } from './sign-in.js';
 import { STYLESHEET } from './style.js';
 import { createClock } from './time.js';
 
 export interface DashboardDeps {
   /** What the pages read. */
   store: WebContext['store'];
+  /** The people who sign in: their users, sessions, one-time links and the audit log (store/operators.ts). */
+  operators: Pick<
+    OperatorStore,
+    'findUser' | 'addSession' | 'findSession' | 'endSession' | 'checkPasswordLink' | 'usePasswordLink' | 'listAudit'
+  >;
   /** What the pages' actions do, built once by serve and shared with the admin API (admin/operations.ts). */
   admin: AdminOperations;
+  /**
+   * The same operations acting as one person (admin/audited.ts `auditedOperations(admin, audit)`): each change is
+   * kept in the audit log with their name.
+   */
+  acting: (actor: Actor) => AdminOperations;
+  /** Users and their tokens, managed on /ui/users, as through the admin API (admin/users.ts). */
+  users: UserOperations;
+  audit: AuditLog;
   /** The configured hooks, whose parameters the pages show and edit. */
   intake: Pick<Intake, 'hooks'>;
   adminToken: string | KeyRing;
@@ -47,6 +67,8 @@ export interface DashboardDeps {
   timezone?: string;
   /** The config's `secure_cookies`: the session cookie is `Secure` even over plain HTTP. */
   secureCookies?: boolean;
+  /** The config's `public_url`: where a one-time link points; else the address the request came to. */
+  publicUrl?: string;
   workerRunning: () => boolean;
   accepting: () => boolean;
   /** Webhook requests refused for a wrong key (401) since the process started. */
@@ -58,21 +80,27 @@ export interface DashboardDeps {
 
 /**
  * The operator's dashboard at `/ui` (docs/reference.md#dashboard): pages rendered on the server with hono/jsx, a plain
- * HTML form for every action, one stylesheet served from here. Signed in with the admin token, which becomes a signed
- * session cookie (session.ts); every POST is checked for its origin (origin.ts); the Content-Security-Policy lets a
- * page load nothing from another origin, and runs no inline script, so even text that got past the escaping could not
- * run.
+ * HTML form for every action, one stylesheet served from here. People sign in as themselves (a user's email and
+ * password) or with the admin token, which begins a session kept in the store (session.ts); every page and form names
+ * the role it needs (operators/guard.ts) and each change goes through the operations acting as the signed-in person,
+ * so the audit log keeps it with their name. Every POST is checked for its origin (origin.ts); the
+ * Content-Security-Policy lets a page load nothing from another origin, and runs no inline script, so even text that
+ * got past the escaping could not run.
  */
-export function dashboardRoutes(deps: DashboardDeps): Hono {
-  const { store, admin, limiter, trustProxy = false, secureCookies = false } = deps;
+export function dashboardRoutes(deps: DashboardDeps): Hono<WebEnv> {
+  const { store, operators, admin, audit, limiter, trustProxy = false, secureCookies = false } = deps;
   const ring = isKeyRing(deps.adminToken) ? deps.adminToken : createKeyRing([deps.adminToken]);
-  const sessions = createSessions(ring);
+  const sessions = createSessions({ store: operators, ring });
   const mask = secretMasker(deps.secrets);
   const ctx: WebContext = {
     store,
     hooks: deps.intake.hooks,
     sinkNames: admin.sinkNames,
     testSinks: admin.testSinks,
+    act: (c) => deps.acting(c.get('actor')),
+    // A refusal is kept in the audit log (docs/reference.md#audit-log): who tried what, beyond their role.
+    allow: (role) =>
+      allow<WebEnv>(role, (actor, method, path) => audit.record(actor, 'forbidden', `${method} ${path}`, 'FORBIDDEN')),
     calls: admin.calls,
     deliveries: admin.deliveries,
     receipts: admin.receipts,
@@ -87,10 +115,25 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     retention: deps.retention ?? ['calls kept forever'],
     log: deps.log,
   };
+  const cookie = (c: Context) => ({
+    path: '/ui',
+    httpOnly: true,
+    sameSite: 'Strict' as const,
+    secure: secureCookies || overHttps(c, trustProxy),
+  });
+  const actorOf = (holder: SessionHolder, address: string): Actor =>
+    'user' in holder
+      ? { name: holder.user.email, role: holder.user.role, userId: holder.user.id, via: 'session', address }
+      : { name: ADMIN_TOKEN_ACTOR, role: 'admin', via: 'session', address };
+  // Where a one-time link points: the configured public URL, else the origin the browser reached (with trust_proxy,
+  // the proxy's), as the admin API makes it (docs/reference.md#operators).
+  const linkOrigin = (c: Context) => {
+    if (deps.publicUrl) return deps.publicUrl.replace(/\/+$/, '');
+    const { scheme, host } = publicOrigin(c, trustProxy);
+    return `${scheme ?? new URL(c.req.url).protocol.replace(':', '')}://${host ?? new URL(c.req.url).host}`;
+  };
 
-  const signedIn = (c: Context) => sessions.valid(getCookie(c, SESSION_COOKIE));
-
-  const app = new Hono()
+  const app = new Hono<WebEnv>()
     .use(
       secureHeaders({
         contentSecurityPolicy: {
@@ -123,11 +166,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
       const html = await c.res.text();
       c.res = new Response(mask(html), { status: c.res.status, headers: c.res.headers });
     })
-    // The open incidents above every page, for a signed-in operator only: a page served before the sign-in check (an
+    // The open incidents above every page, for a signed-in person only: a page served before the sign-in check (an
     // error, a refused form) names none of them.
     .use(
       layout(ctx.clock.zone, {
-        banner: (c) => signedIn(c) && <IncidentBanner read={() => ctx.incidents.open()} log={deps.log} />,
+        banner: (c) =>
+          c.get('actor') !== undefined && <IncidentBanner read={() => ctx.incidents.open()} log={deps.log} />,
       }),
     )
     // Before any body is read: a refused POST gets a page (with the layout above) saying what to check behind a proxy.
@@ -147,50 +191,37 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
         onError: (c) => c.text('The form is too large.', 413),
       }),
     )
+    // What anyone may open, signed in or not: the stylesheet, the sign-in and a one-time link to set a password.
     .get('/assets/style.css', (c) =>
       c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }),
     )
-    .get('/login', (c) => (signedIn(c) ? c.redirect('/ui', 303) : c.render(<Login />, { title: 'Sign in' })))
-    .post('/login', async (c) => {
-      const token = (await c.req.parseBody()).token;
-      // Pasted however it was copied: bare, after `Bearer `, or as the line serve prints (pasted-token.ts).
-      if (typeof token === 'string' && ring.accepts(pastedToken(token))) {
-        const { value, maxAgeSeconds } = sessions.begin();
-        setCookie(c, SESSION_COOKIE, value, {
-          httpOnly: true,
-          sameSite: 'Strict',
-          path: '/ui',
-          secure: secureCookies || overHttps(c, trustProxy),
-          maxAge: maxAgeSeconds,
-        });
-        return c.redirect('/ui', 303);
-      }
-      // The same limiter as the bearer checks (docs/reference.md#dashboard): a wrong token counts as a failed sign-in.
-      const address = clientAddress(c, trustProxy);
-      const waitMs = limiter.retryAfterMs(address);
-      if (waitMs > 0) {
-        c.status(429);
-        c.header('retry-after', String(Math.ceil(waitMs / 1000)));
-        return c.render(<Login error="Too many failed sign-ins from this address: wait a minute and try again." />, {
-          title: 'Sign in',
-        });
-      }
-      limiter.fail(address);
-      c.status(401);
-      return c.render(<Login error="That is not the admin token." />, { title: 'Sign in' });
-    })
-    .post('/logout', (c) => {
-      sessions.end(getCookie(c, SESSION_COOKIE));
-      deleteCookie(c, SESSION_COOKIE, {
-        path: '/ui',
-        httpOnly: true,
-        sameSite: 'Strict',
-        secure: secureCookies || overHttps(c, trustProxy),
-      });
+    .route(
+      '/',
+      signIn({
+        sessions,
+        operators,
+        ring,
+        limiter,
+        audit,
+        trustProxy,
+        cookie,
+      }),
+    )
+    .route('/password', passwordPage({ operators, audit, trustProxy }))
+    .post('/logout', async (c) => {
+      const value = getCookie(c, SESSION_COOKIE);
+      const holder = await sessions.find(value);
+      await sessions.end(value);
+      deleteCookie(c, SESSION_COOKIE, cookie(c));
+      if (holder) await audit.record(actorOf(holder, clientAddress(c, trustProxy)), 'sign-out', null, 'ok');
       return c.redirect('/ui/login', 303);
     })
+    // Every other page needs a live session, looked up in the store on every request (one indexed read): a sign-out,
+    // a removed user or a changed role on any replica ends it here at once.
     .use(async function session(c, next) {
-      if (!signedIn(c)) return c.redirect('/ui/login', 303);
+      const holder = await sessions.find(getCookie(c, SESSION_COOKIE));
+      if (!holder) return c.redirect('/ui/login', 303);
+      c.set('actor', actorOf(holder, clientAddress(c, trustProxy)));
       await next();
     })
     .route('/', overviewPage(ctx))
@@ -202,6 +233,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
     .route('/sinks', sinksPage(ctx))
     .route('/refused', refusedPage(ctx))
     .route('/incidents', incidentsPage(ctx))
+    .route('/users', usersPage(ctx, { users: deps.users, linkOrigin }))
+    .route('/audit', auditPage(ctx, { operators }))
     .all('*', (c) => {
       c.status(404);
       return c.render(<ErrorPage status={404} message={`There is no page ${c.req.path}.`} />, {
@@ -212,20 +245,31 @@ export function dashboardRoutes(deps: DashboardDeps): Hono {
 
   app.onError((err, c) => {
     if (!(err instanceof CallhookError)) {
-      deps.log.error({ err, path: c.req.path }, 'dashboard: unexpected error');
+      deps.log.error({ err, path: loggedPath(c.req.path) }, 'dashboard: unexpected error');
     }
     const status = err instanceof CallhookError ? err.status : 500;
     const message = err instanceof CallhookError ? err.message : 'Something went wrong; the log says what.';
     c.status(status as 400);
-    return c.render(<ErrorPage status={status} message={mask(message)} />, { title: 'Error', section: 'overview' });
+    const title = status === 403 ? 'Not allowed' : 'Error';
+    return c.render(<ErrorPage status={status} message={mask(message)} />, { title, section: 'overview' });
   });
   return app;
+}
+
+/**
+ * A request's path as a log line may show it: a one-time link's secret is the path itself
+ * (docs/reference.md#operators), and anyone who reads the log could set that user's password with it.
+ */
+export function loggedPath(path: string): string {
+  // Any path through a `password` folder, however it is cased or slashed: one the router did not match may still be a
+  // link mistyped.
+  return path.replace(/(\/password\/).*$/is, '$1…');
 }
 
 function ErrorPage({ status, message }: { status: number; message: string }) {
   return (
     <>
-      <h1>{status === 404 ? 'Not found' : status === 409 ? 'Not done' : 'Error'}</h1>
+      <h1>{status === 404 ? 'Not found' : status === 409 ? 'Not done' : status === 403 ? 'Not allowed' : 'Error'}</h1>
       <Note kind="error">{message}</Note>
       <p>
         <a href="/ui">Back to the overview</a>

@@ -1,6 +1,8 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { jsxRenderer } from 'hono/jsx-renderer';
+import { allows, type Role } from '../operators/roles.js';
+import type { WebEnv } from './context.js';
 
 /** What each page gives the layout: its title (the `<title>` and, by the page itself, its one `<h1>`). */
 export interface PageProps {
@@ -16,56 +18,68 @@ declare module 'hono' {
   }
 }
 
+/** The menu: each page with the role that may open it (the users and the audit log are an admin's). */
 export const SECTIONS = [
-  ['overview', '/ui', 'Overview'],
-  ['calls', '/ui/calls', 'Calls'],
-  ['review', '/ui/review', 'Review'],
-  ['deliveries', '/ui/deliveries', 'Deliveries'],
-  ['sinks', '/ui/sinks', 'Sinks'],
-  ['refused', '/ui/refused', 'Refused'],
-  ['incidents', '/ui/incidents', 'Incidents'],
-] as const;
+  ['overview', '/ui', 'Overview', 'viewer'],
+  ['calls', '/ui/calls', 'Calls', 'viewer'],
+  ['review', '/ui/review', 'Review', 'viewer'],
+  ['deliveries', '/ui/deliveries', 'Deliveries', 'viewer'],
+  ['sinks', '/ui/sinks', 'Sinks', 'viewer'],
+  ['refused', '/ui/refused', 'Refused', 'viewer'],
+  ['incidents', '/ui/incidents', 'Incidents', 'viewer'],
+  ['users', '/ui/users', 'Users', 'admin'],
+  ['audit', '/ui/audit', 'Audit', 'admin'],
+] as const satisfies readonly (readonly [string, string, string, Role])[];
 export type Section = (typeof SECTIONS)[number][0];
 
 /**
- * The page around every page: the menu, a sign-out button, in which zone times are shown, and under the menu the
- * `banner` of this request (the open incidents: incident-banner.tsx), which is nothing on a page without the menu.
+ * The page around every page: the menu (the pages the signed-in role may open), who is signed in with their role and
+ * a sign-out button, in which zone times are shown, and under the menu the `banner` of this request (the open
+ * incidents: incident-banner.tsx), which is nothing on a page without the menu.
  */
-export function layout(zone: string, { banner }: { banner?: (c: Context) => Child } = {}) {
-  return jsxRenderer(({ children, title, section }: PageProps & { children?: Child }, c) => (
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{`${title} · callhook`}</title>
-        <link rel="stylesheet" href="/ui/assets/style.css" />
-      </head>
-      <body>
-        {section !== undefined && (
-          <header class="top">
-            <a class="brand" href="/ui">
-              callhook
-            </a>
-            <nav aria-label="Main">
-              <ul>
-                {SECTIONS.map(([key, href, label]) => (
-                  <li>
-                    <a href={href} aria-current={key === section ? 'page' : undefined}>
-                      {label}
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            </nav>
-            <form method="post" action="/ui/logout">
-              <button type="submit">Sign out</button>
-            </form>
-          </header>
-        )}
-        {section !== undefined && banner?.(c)}
-        <main>{children}</main>
-        {section !== undefined && <footer>Times are shown in {zone}.</footer>}
-      </body>
-    </html>
-  ));
+export function layout(zone: string, { banner }: { banner?: (c: Context<WebEnv>) => Child } = {}) {
+  return jsxRenderer<WebEnv>(({ children, title, section }: PageProps & { children?: Child }, c) => {
+    const actor = c.get('actor');
+    // A page without a session (an error before the sign-in check) has no menu: there is nobody to show it to.
+    const menu = section !== undefined && actor !== undefined;
+    return (
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{`${title} · callhook`}</title>
+          <link rel="stylesheet" href="/ui/assets/style.css" />
+        </head>
+        <body>
+          {menu && (
+            <header class="top">
+              <a class="brand" href="/ui">
+                callhook
+              </a>
+              <nav aria-label="Main">
+                <ul>
+                  {SECTIONS.filter(([, , , role]) => allows(actor.role, role)).map(([key, href, label]) => (
+                    <li>
+                      <a href={href} aria-current={key === section ? 'page' : undefined}>
+                        {label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </nav>
+              <form class="who" method="post" action="/ui/logout">
+                <span>
+                  {actor.name} <span class="muted">({actor.role})</span>
+                </span>
+                <button type="submit">Sign out</button>
+              </form>
+            </header>
+          )}
+          {menu && banner?.(c)}
+          <main>{children}</main>
+          {menu && <footer>Times are shown in {zone}.</footer>}
+        </body>
+      </html>
+    );
+  });
 }

@@ -1,92 +1,77 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createKeyRing, isKeyRing, type KeyRing } from '../keys/ring.js';
+import type { KeyRing } from '../keys/ring.js';
+import { newSecret, secretDigest } from '../operators/credentials.js';
+import type { OperatorStore, UserRecord } from '../store/operators.js';
 
 /**
- * The dashboard's sign-in session (docs/reference.md#dashboard), kept without a store table: the cookie carries a
- * random session id and the time the session ends, signed with an HMAC key derived from the admin token. So every
- * replica that shares the token accepts a session any of them began, a rotated token ends every session at once (the
- * old token's key signs nothing the new ring checks), and the cookie never holds the token itself.
- *
- * A logout is kept in memory, by session id, until that session would have ended anyway: with several replicas a
- * signed-out cookie is refused by the replica that signed it out and, until its 12 hours are up, still accepted by
- * the others (README, Dashboard). The cookie is HttpOnly and the browser drops it at logout, so only a copy taken
- * before then could be replayed.
+ * The dashboard's sign-in sessions (docs/reference.md#dashboard), kept in the store: the cookie holds 32 random bytes,
+ * the store their digest, with the user (or, for a session begun with the admin token, the digest of that token).
+ * Every /ui request looks its session up, so whatever ends one (a sign-out, a removed user, a changed role or a reset
+ * password, which the store ends in the same transaction; a rotated admin token, whose digest is no longer in the
+ * ring) ends it on every replica at the next request.
  */
 
 /** docs/reference.md#dashboard: a session ends 12 hours after sign-in, whatever the cookie says. */
 export const SESSION_MS = 12 * 60 * 60 * 1000;
 export const SESSION_COOKIE = 'callhook_session';
 
+/** Who a live session is: a user as they are now, or the admin token. */
+export type SessionHolder = { user: UserRecord } | { adminToken: true };
+
 export interface Sessions {
-  /** A new session's cookie value, signed with the newest admin token. */
-  begin(): { value: string; maxAgeSeconds: number };
-  /** Whether a cookie value is a live session: signed by an accepted token, not past its end, not signed out. */
-  valid(value: string | undefined): boolean;
-  /** Ends the session of this cookie value, if it is one. */
-  end(value: string | undefined): void;
+  /** A new session for a user, or for the admin token given (one the ring accepts): its cookie value. */
+  begin(holder: { user: UserRecord } | { adminToken: string }): Promise<{ value: string; maxAgeSeconds: number }>;
+  /** Who the cookie value's session is, when it is live. */
+  find(value: string | undefined): Promise<SessionHolder | undefined>;
+  /** Ends the cookie value's session, if it is one. */
+  end(value: string | undefined): Promise<void>;
 }
 
-export interface SessionOptions {
+/** What a cookie value looks like: 32 bytes, base64url. Anything else is no session, without asking the store. */
+const VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+export function createSessions({
+  store,
+  ring,
+  now = Date.now,
+}: {
+  store: Pick<OperatorStore, 'addSession' | 'findSession' | 'endSession'>;
+  /** The admin tokens accepted now (keys/ring.ts): read at each check, as the ring changes while serving. */
+  ring: KeyRing;
   now?: () => number;
-}
-
-/** The HMAC key a token signs sessions with: derived, so the token's own bytes key nothing else. */
-const sessionKey = (token: string) => createHmac('sha256', token).update('callhook dashboard session v1').digest();
-
-export function createSessions(adminToken: string | KeyRing, { now = Date.now }: SessionOptions = {}): Sessions {
-  // The ring of kept keys changes while serving (keys/ring.ts): the tokens are read at each check, not copied.
-  const ring = isKeyRing(adminToken) ? adminToken : createKeyRing([adminToken]);
-  const keys = new Map<string, Buffer>();
-  const keyOf = (token: string) => {
-    let key = keys.get(token);
-    if (!key) keys.set(token, (key = sessionKey(token)));
-    return key;
-  };
-  const signedOut = new Map<string, number>();
-
-  const sign = (token: string, payload: string) =>
-    createHmac('sha256', keyOf(token)).update(payload).digest('base64url');
-
-  /** The session id and end of a well-signed value, or undefined. */
-  const read = (value: string | undefined): { id: string; ends: number } | undefined => {
-    const match = /^([A-Za-z0-9_-]{22})\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
-    if (!match) return undefined;
-    const [, id, endsText, mac] = match as unknown as [string, string, string, string];
-    const payload = `${id}.${endsText}`;
-    const given = Buffer.from(mac, 'base64url');
-    // Every accepted token is tried, whichever matches, as the bearer check compares every key.
-    let good = false;
-    for (const token of ring.keys)
-      good = timingSafeEqual(Buffer.from(sign(token, payload), 'base64url'), given) || good;
-    return good ? { id, ends: Number(endsText) } : undefined;
-  };
-
-  const forgetEnded = () => {
-    const t = now();
-    for (const [id, ends] of signedOut) if (ends <= t) signedOut.delete(id);
+}): Sessions {
+  // A token's digest, computed once per token the ring ever held.
+  const digests = new Map<string, string>();
+  const digestOf = (token: string) => {
+    let digest = digests.get(token);
+    if (digest === undefined) digests.set(token, (digest = secretDigest(token)));
+    return digest;
   };
 
   return {
-    begin() {
-      const id = randomBytes(16).toString('base64url');
-      const ends = now() + SESSION_MS;
-      return { value: `${id}.${ends}.${sign(ring.keys[0]!, `${id}.${ends}`)}`, maxAgeSeconds: SESSION_MS / 1000 };
+    async begin(holder) {
+      const { secret, digest } = newSecret();
+      const at = now();
+      await store.addSession({
+        digest,
+        userId: 'user' in holder ? holder.user.id : null,
+        keyDigest: 'adminToken' in holder ? secretDigest(holder.adminToken) : null,
+        at: new Date(at).toISOString(),
+        expiresAt: new Date(at + SESSION_MS).toISOString(),
+      });
+      return { value: secret, maxAgeSeconds: SESSION_MS / 1000 };
     },
-    valid(value) {
-      const session = read(value);
-      // The end is signed, so a cookie kept past its Max-Age, or one whose lifetime a client stretched, ends on time.
-      return (
-        session !== undefined &&
-        now() < session.ends &&
-        session.ends <= now() + SESSION_MS &&
-        !signedOut.has(session.id)
-      );
+    async find(value) {
+      if (value === undefined || !VALUE.test(value)) return undefined;
+      const session = await store.findSession(secretDigest(value), new Date(now()).toISOString());
+      if (!session) return undefined;
+      if (session.user) return { user: session.user };
+      // An admin-token session lives while the token it began with is accepted (docs/reference.md#dashboard: a
+      // rotated token ends the sessions it began).
+      const key = session.keyDigest;
+      return key !== null && ring.keys.some((token) => digestOf(token) === key) ? { adminToken: true } : undefined;
     },
-    end(value) {
-      const session = read(value);
-      if (!session) return;
-      forgetEnded();
-      signedOut.set(session.id, session.ends);
+    async end(value) {
+      if (value !== undefined && VALUE.test(value)) await store.endSession(secretDigest(value));
     },
   };
 }

@@ -17,6 +17,8 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 .top nav a { display: block; padding: .35rem .5rem; border-radius: 4px; }
 .top nav a:hover, .top nav a[aria-current="page"] { background: #2f3d55; }
 .top form { margin-left: auto; }
+.top .who { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem .6rem; }
+.top .who .muted { color: #c9d1dd; }
 .top button { background: transparent; color: #fff; border: 1px solid #8793a6; }
 main { padding: 1rem; max-width: 1280px; margin: 0 auto; }
 h1 { font-size: 1.45rem; margin: .25rem 0 1rem; }
@@ -96,6 +98,12 @@ dl.facts .wide { grid-column: span 2; }
 dl.facts dd.id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; }
 .login { max-width: 380px; margin: 10vh auto; }
 .login form > * + * { margin-top: .75rem; }
+.login > .card h2 { margin-top: 0; }
+td form.inline { display: flex; flex-wrap: wrap; gap: .35rem; align-items: center; margin: .2rem 0; }
+td form.inline input, td form.inline select { width: auto; margin: 0; }
+ul.tokens { list-style: none; margin: 0 0 .35rem; padding: 0; }
+ul.tokens li + li { margin-top: .35rem; }
+.shown input { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 600px) {
   body { font-size: 14px; }

@@ -2,19 +2,21 @@ import { type Context, Hono } from 'hono';
 import { type ReceiptJson, receiptJson } from '../../admin/receipts.js';
 import { isTestTraffic, type Problem } from '../../record.js';
 import type { AttemptInfo, CallEdit, DeliveryInfo, StoredCall } from '../../store/admin-queries.js';
+import { Can } from '../can.js';
 import { CardTable, Note, Pre, Tag, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 import { DeliveryState } from './deliveries.js';
 
 /**
  * `/ui/calls/<id>`: one call whole (docs/reference.md#dashboard): every field with its problems beside it, `extra`, the
  * raw request, every receipt, every delivery with its attempts; and what can be done to it: redeliver, release.
  */
-export function callPage(ctx: WebContext): Hono {
-  const back = (c: Context, id: string, done: string) => c.redirect(`/ui/calls/${encodeURIComponent(id)}?${done}`, 303);
+export function callPage(ctx: WebContext): Hono<WebEnv> {
+  const back = (c: Context<WebEnv>, id: string, done: string) =>
+    c.redirect(`/ui/calls/${encodeURIComponent(id)}?${done}`, 303);
 
-  return new Hono()
-    .get('/:id', async (c) => {
+  return new Hono<WebEnv>()
+    .get('/:id', ctx.allow('viewer'), async (c) => {
       const id = c.req.param('id');
       const { receipts, deliveries, attempts, edits, ...call } = await ctx.calls.showCall(id);
       const view = ctx.shown({
@@ -26,16 +28,16 @@ export function callPage(ctx: WebContext): Hono {
       });
       return c.render(<Call ctx={ctx} {...view} done={doneMessage(c)} />, { title: `Call ${id}`, section: 'calls' });
     })
-    .post('/:id/redeliver', async (c) => {
+    .post('/:id/redeliver', ctx.allow('operator'), async (c) => {
       const id = c.req.param('id');
       const sink = String((await c.req.parseBody()).sink ?? '');
       // Without a name: every sink of the call's hook that wants it, as when it was first stored (as the admin API).
-      const { scheduled } = await ctx.calls.redeliverCall(id, sink === '' ? undefined : [sink]);
+      const { scheduled } = await ctx.act(c).calls.redeliverCall(id, sink === '' ? undefined : [sink]);
       return back(c, id, `done=redelivered&n=${scheduled}`);
     })
-    .post('/:id/release', async (c) => {
+    .post('/:id/release', ctx.allow('operator'), async (c) => {
       const id = c.req.param('id');
-      const { sinks } = await ctx.calls.releaseCall(id);
+      const { sinks } = await ctx.act(c).calls.releaseCall(id);
       return back(c, id, `done=released&n=${sinks.length}`);
     });
 }
@@ -152,38 +154,40 @@ function Call({
         )}
       </p>
 
-      <h2>Actions</h2>
-      <div class="actions card">
-        <a class="button secondary" href={`/ui/calls/${encodeURIComponent(record.id)}/edit`}>
-          Edit fields
-        </a>
-        {record.problems.length > 0 && !reviewed && (
-          <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/reviewed`}>
+      <Can needs="operator">
+        <h2>Actions</h2>
+        <div class="actions card">
+          <a class="button secondary" href={`/ui/calls/${encodeURIComponent(record.id)}/edit`}>
+            Edit fields
+          </a>
+          {record.problems.length > 0 && !reviewed && (
+            <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/reviewed`}>
+              <button type="submit" class="secondary">
+                Mark reviewed
+              </button>
+            </form>
+          )}
+          {status === 'held' && (
+            <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/release`}>
+              <button type="submit">Release to its sinks</button>
+            </form>
+          )}
+          <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/redeliver`}>
+            <div>
+              <label for="redeliver-sink">Redeliver to</label>
+              <select id="redeliver-sink" name="sink">
+                <option value="">every sink that wants it</option>
+                {(test ? ctx.testSinks : ctx.sinkNames).map((sink) => (
+                  <option value={sink}>{sink}</option>
+                ))}
+              </select>
+            </div>
             <button type="submit" class="secondary">
-              Mark reviewed
+              Redeliver
             </button>
           </form>
-        )}
-        {status === 'held' && (
-          <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/release`}>
-            <button type="submit">Release to its sinks</button>
-          </form>
-        )}
-        <form method="post" action={`/ui/calls/${encodeURIComponent(record.id)}/redeliver`}>
-          <div>
-            <label for="redeliver-sink">Redeliver to</label>
-            <select id="redeliver-sink" name="sink">
-              <option value="">every sink that wants it</option>
-              {(test ? ctx.testSinks : ctx.sinkNames).map((sink) => (
-                <option value={sink}>{sink}</option>
-              ))}
-            </select>
-          </div>
-          <button type="submit" class="secondary">
-            Redeliver
-          </button>
-        </form>
-      </div>
+        </div>
+      </Can>
 
       <h2>Fields</h2>
       <CardTable label="Fields" columns={['Field', 'Value', 'Problems']}>
@@ -302,7 +306,7 @@ function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
   const shown = (value: unknown) =>
     value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value);
   return (
-    <CardTable label="Edits" columns={['When', 'Revision', 'Field', 'Before', 'After']}>
+    <CardTable label="Edits" columns={['When', 'By', 'Revision', 'Field', 'Before', 'After']}>
       {edits.flatMap((edit) =>
         edit.reviewed
           ? [
@@ -310,6 +314,7 @@ function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
                 <td data-label="When">
                   <Time at={edit.at} clock={ctx.clock} />
                 </td>
+                <By edit={edit} />
                 <td data-label="Revision">{edit.revision}</td>
                 <td data-label="Field" colspan={3}>
                   marked reviewed
@@ -321,6 +326,7 @@ function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
                 <td data-label="When">
                   <Time at={edit.at} clock={ctx.clock} />
                 </td>
+                <By edit={edit} />
                 <td data-label="Revision">{edit.revision}</td>
                 <td data-label="Field">{field}</td>
                 {change.removed ? (
@@ -338,6 +344,11 @@ function EditHistory({ ctx, edits }: { ctx: WebContext; edits: CallEdit[] }) {
       )}
     </CardTable>
   );
+}
+
+/** Who made an edit (docs/reference.md#audit-log); an edit kept before people signed in as themselves names nobody. */
+function By({ edit }: { edit: CallEdit & { by?: string } }) {
+  return <td data-label="By">{edit.by ?? <span class="muted">—</span>}</td>;
 }
 
 function queryText(query: Record<string, string | string[]>): string {
@@ -382,10 +393,12 @@ function Delivery({
         {d.lastError && <> · last error: {d.lastError}</>}
       </p>
       {d.state === 'dead' && (
-        <form method="post" action={`/ui/deliveries/${d.id}/retry`}>
-          <input type="hidden" name="back" value={`/ui/calls/${d.callId}`} />
-          <button type="submit">Retry this delivery</button>
-        </form>
+        <Can needs="operator">
+          <form method="post" action={`/ui/deliveries/${d.id}/retry`}>
+            <input type="hidden" name="back" value={`/ui/calls/${d.callId}`} />
+            <button type="submit">Retry this delivery</button>
+          </form>
+        </Can>
       )}
       {attempts.length > 0 && (
         <CardTable

@@ -5,7 +5,7 @@ import { isTestTraffic, RECORD_SOURCES } from '../../record.js';
 import type { StoredCall } from '../../store/admin-queries.js';
 import { NO_PLATFORM } from '../../store/admin-query.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 import { nextDay } from '../time.js';
 
 const PAGE = 50;
@@ -32,8 +32,8 @@ type Filters = Partial<Record<(typeof FILTERS)[number] | 'after', string>>;
  * Test traffic is listed only when "Show test calls" is ticked or the source chosen is one of it
  * (docs/reference.md#test-traffic), and is then marked as such.
  */
-export function callsPage(ctx: WebContext): Hono {
-  return new Hono().get('/', async (c) => {
+export function callsPage(ctx: WebContext): Hono<WebEnv> {
+  return new Hono<WebEnv>().get('/', ctx.allow('viewer'), async (c) => {
     const given: Filters = {};
     for (const name of [...FILTERS, 'after'] as const) {
       const value = c.req.query(name)?.trim();

@@ -2,8 +2,9 @@ import { type Context, Hono } from 'hono';
 import { CallhookError } from '../../errors.js';
 import type { DeliveryInfo } from '../../store/admin-queries.js';
 import type { DeliveryState as State } from '../../store/outbox.js';
+import { Can } from '../can.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
 /**
@@ -16,8 +17,8 @@ const PAGE = 100;
  * `/ui/deliveries`: deliveries by state and sink; retry one, or retry all that match after a page that says how
  * many (docs/reference.md#dashboard). The count comes from the store's per-sink counts, the ones /metrics reads.
  */
-export function deliveriesPage(ctx: WebContext): Hono {
-  const filters = (c: Context) => {
+export function deliveriesPage(ctx: WebContext): Hono<WebEnv> {
+  const filters = (c: Context<WebEnv>) => {
     const state = c.req.query('state');
     const sink = c.req.query('sink');
     return {
@@ -28,68 +29,71 @@ export function deliveriesPage(ctx: WebContext): Hono {
   const retryable = (value: unknown) =>
     (RETRYABLE as readonly unknown[]).includes(value) ? (value as (typeof RETRYABLE)[number]) : undefined;
 
-  return new Hono()
-    .get('/', async (c) => {
-      const { state, sink } = filters(c);
-      const after = Number(c.req.query('after'));
-      const { deliveries, next } = await ctx.deliveries.listDeliveries({
-        state,
-        sink,
-        limit: PAGE,
-        after: Number.isSafeInteger(after) && after > 0 ? after : undefined,
-      });
-      const n = Number(c.req.query('retried'));
-      const done =
-        Number.isSafeInteger(n) && n >= 0 ? `Retried ${n} ${n === 1 ? 'delivery' : 'deliveries'}.` : undefined;
-      return c.render(
-        <Deliveries
-          ctx={ctx}
-          state={state}
-          sink={sink}
-          deliveries={ctx.shown(deliveries)}
-          next={next}
-          first={c.req.query('after') === undefined}
-          done={done}
-        />,
-        {
-          title: 'Deliveries',
+  return (
+    new Hono<WebEnv>()
+      .get('/', ctx.allow('viewer'), async (c) => {
+        const { state, sink } = filters(c);
+        const after = Number(c.req.query('after'));
+        const { deliveries, next } = await ctx.deliveries.listDeliveries({
+          state,
+          sink,
+          limit: PAGE,
+          after: Number.isSafeInteger(after) && after > 0 ? after : undefined,
+        });
+        const n = Number(c.req.query('retried'));
+        const done =
+          Number.isSafeInteger(n) && n >= 0 ? `Retried ${n} ${n === 1 ? 'delivery' : 'deliveries'}.` : undefined;
+        return c.render(
+          <Deliveries
+            ctx={ctx}
+            state={state}
+            sink={sink}
+            deliveries={ctx.shown(deliveries)}
+            next={next}
+            first={c.req.query('after') === undefined}
+            done={done}
+          />,
+          {
+            title: 'Deliveries',
+            section: 'deliveries',
+          },
+        );
+      })
+      // The page that asks before a bulk retry is the retry's form: the operator's.
+      .get('/retry', ctx.allow('operator'), async (c) => {
+        const { state, sink } = filters(c);
+        const which = retryable(state ?? 'dead');
+        if (!which)
+          return c.redirect(
+            `/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`,
+            303,
+          );
+        const count = await ctx.deliveries.countRetryable({ state: which, sink });
+        return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, {
+          title: 'Retry deliveries',
           section: 'deliveries',
-        },
-      );
-    })
-    .get('/retry', async (c) => {
-      const { state, sink } = filters(c);
-      const which = retryable(state ?? 'dead');
-      if (!which)
+        });
+      })
+      .post('/retry', ctx.allow('operator'), async (c) => {
+        const form = await c.req.parseBody();
+        const state = retryable(form.state);
+        const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
+        if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
+        const { retried } = await ctx.act(c).deliveries.retryDeliveries({ state, sink });
         return c.redirect(
-          `/ui/deliveries?${new URLSearchParams({ ...(state && { state }), ...(sink && { sink }) })}`,
+          `/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`,
           303,
         );
-      const count = await ctx.deliveries.countRetryable({ state: which, sink });
-      return c.render(<ConfirmRetry state={which} sink={sink} count={count} />, {
-        title: 'Retry deliveries',
-        section: 'deliveries',
-      });
-    })
-    .post('/retry', async (c) => {
-      const form = await c.req.parseBody();
-      const state = retryable(form.state);
-      const sink = typeof form.sink === 'string' && form.sink !== '' ? form.sink : undefined;
-      if (!state) throw new CallhookError('BAD_REQUEST', 'state: dead or pending');
-      const { retried } = await ctx.deliveries.retryDeliveries({ state, sink });
-      return c.redirect(
-        `/ui/deliveries?${new URLSearchParams({ ...(sink && { sink }), retried: String(retried) })}`,
-        303,
-      );
-    })
-    .post('/:id/retry', async (c) => {
-      const { retried } = await ctx.deliveries.retryDelivery(c.req.param('id'));
-      const back = (await c.req.parseBody()).back;
-      // Only back to a page of the dashboard: the field is the form's, but a form can be forged.
-      if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back))
-        return c.redirect(`${back}?done=retried&n=${retried}`, 303);
-      return c.redirect(`/ui/deliveries?retried=${retried}`, 303);
-    });
+      })
+      .post('/:id/retry', ctx.allow('operator'), async (c) => {
+        const { retried } = await ctx.act(c).deliveries.retryDelivery(c.req.param('id'));
+        const back = (await c.req.parseBody()).back;
+        // Only back to a page of the dashboard: the field is the form's, but a form can be forged.
+        if (typeof back === 'string' && /^\/ui\/calls\/[A-Za-z0-9_-]+$/.test(back))
+          return c.redirect(`${back}?done=retried&n=${retried}`, 303);
+        return c.redirect(`/ui/deliveries?retried=${retried}`, 303);
+      })
+  );
 }
 
 export function DeliveryState({ state }: { state: State }) {
@@ -141,11 +145,13 @@ function Deliveries(props: {
         </div>
       </form>
       {retryState && (
-        <p>
-          <a class="button secondary" href={`/ui/deliveries/retry?${retryQuery}`}>
-            Retry all {retryState} deliveries{sink ? ` to ${sink}` : ''}…
-          </a>
-        </p>
+        <Can needs="operator">
+          <p>
+            <a class="button secondary" href={`/ui/deliveries/retry?${retryQuery}`}>
+              Retry all {retryState} deliveries{sink ? ` to ${sink}` : ''}…
+            </a>
+          </p>
+        </Can>
       )}
       {deliveries.length === 0 ? (
         <Note kind="info">No delivery matches.</Note>
@@ -176,11 +182,13 @@ function Deliveries(props: {
               <td data-label="Last error">{d.lastError ?? ''}</td>
               <td data-label="Action">
                 {d.state === 'dead' && (
-                  <form class="inline" method="post" action={`/ui/deliveries/${d.id}/retry`}>
-                    <button type="submit" class="secondary" aria-label={`Retry delivery ${d.id} to ${d.sink}`}>
-                      Retry
-                    </button>
-                  </form>
+                  <Can needs="operator">
+                    <form class="inline" method="post" action={`/ui/deliveries/${d.id}/retry`}>
+                      <button type="submit" class="secondary" aria-label={`Retry delivery ${d.id} to ${d.sink}`}>
+                        Retry
+                      </button>
+                    </form>
+                  </Can>
                 )}
               </td>
             </tr>

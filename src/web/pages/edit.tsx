@@ -4,7 +4,7 @@ import { CallhookError } from '../../errors.js';
 import type { CallRecord } from '../../record.js';
 import type { CallStatus } from '../../store/calls.js';
 import { Note } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 
 /**
  * `/ui/calls/<id>/edit` (docs/reference.md#editing-a-call): one field per declared parameter of the call's hook,
@@ -13,7 +13,7 @@ import type { WebContext } from '../context.js';
  * so the values are normalised as at intake and the problems recomputed; saving never redelivers by itself: a held call
  * has "Save and release", a delivered one "Save and redeliver".
  */
-export function editPage(ctx: WebContext): Hono {
+export function editPage(ctx: WebContext): Hono<WebEnv> {
   const fieldsOf = (record: CallRecord) => {
     const hook = ctx.hooks.get(record.hook);
     if (!hook)
@@ -24,50 +24,54 @@ export function editPage(ctx: WebContext): Hono {
     return editableFields(record, hook.parameters);
   };
 
-  return new Hono()
-    .get('/:id/edit', async (c) => {
-      const call = await ctx.calls.showCall(c.req.param('id'));
-      const view = ctx.shown({ record: call.record, status: call.status, fields: fieldsOf(call.record) });
-      return c.render(<Edit {...view} />, { title: `Edit call ${call.record.id}`, section: 'calls' });
-    })
-    .post('/:id/edit', async (c) => {
-      const id = c.req.param('id');
-      const { record } = await ctx.calls.showCall(id);
-      const form = await c.req.parseBody();
-      // Only the fields the operator changed: a field left as it was prefilled is no part of the edit.
-      const data: Record<string, EditValue> = {};
-      for (const field of fieldsOf(record)) {
-        // A browser sends a text area's line ends as CRLF (HTML's form submission): read back as they were shown.
-        const given = form[`field.${field.parameter.identifier}`];
-        const text = typeof given === 'string' ? given.replace(/\r\n/g, '\n') : undefined;
-        // Compared with the value as the form showed it: masked, were a secret in it (it stays as stored unless
-        // changed).
-        if (text !== undefined && text !== ctx.shown(prefilled(field))) data[field.parameter.identifier] = text;
-      }
-      const edited = Object.keys(data).length > 0 ? await ctx.calls.editCall(id, { data }) : undefined;
-      const changed = edited?.edit ? Object.keys(edited.edit.fields).length : 0;
-      const then = form.then;
-      if (then === 'release') {
-        const { sinks } = await ctx.calls.releaseCall(id);
-        return c.redirect(
-          `/ui/calls/${encodeURIComponent(id)}?done=edited-released&n=${sinks.length}&fields=${changed}`,
-          303,
-        );
-      }
-      if (then === 'redeliver') {
-        const { scheduled } = await ctx.calls.redeliverCall(id);
-        return c.redirect(
-          `/ui/calls/${encodeURIComponent(id)}?done=edited-redelivered&n=${scheduled}&fields=${changed}`,
-          303,
-        );
-      }
-      return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=edited&fields=${changed}`, 303);
-    })
-    .post('/:id/reviewed', async (c) => {
-      const id = c.req.param('id');
-      await ctx.calls.markReviewed(id);
-      return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=reviewed`, 303);
-    });
+  return (
+    new Hono<WebEnv>()
+      // The form is the operator's: a viewer is refused it, as the change it sends.
+      .get('/:id/edit', ctx.allow('operator'), async (c) => {
+        const call = await ctx.calls.showCall(c.req.param('id'));
+        const view = ctx.shown({ record: call.record, status: call.status, fields: fieldsOf(call.record) });
+        return c.render(<Edit {...view} />, { title: `Edit call ${call.record.id}`, section: 'calls' });
+      })
+      .post('/:id/edit', ctx.allow('operator'), async (c) => {
+        const id = c.req.param('id');
+        const ops = ctx.act(c);
+        const { record } = await ctx.calls.showCall(id);
+        const form = await c.req.parseBody();
+        // Only the fields the operator changed: a field left as it was prefilled is no part of the edit.
+        const data: Record<string, EditValue> = {};
+        for (const field of fieldsOf(record)) {
+          // A browser sends a text area's line ends as CRLF (HTML's form submission): read back as they were shown.
+          const given = form[`field.${field.parameter.identifier}`];
+          const text = typeof given === 'string' ? given.replace(/\r\n/g, '\n') : undefined;
+          // Compared with the value as the form showed it: masked, were a secret in it (it stays as stored unless
+          // changed).
+          if (text !== undefined && text !== ctx.shown(prefilled(field))) data[field.parameter.identifier] = text;
+        }
+        const edited = Object.keys(data).length > 0 ? await ops.calls.editCall(id, { data }) : undefined;
+        const changed = edited?.edit ? Object.keys(edited.edit.fields).length : 0;
+        const then = form.then;
+        if (then === 'release') {
+          const { sinks } = await ops.calls.releaseCall(id);
+          return c.redirect(
+            `/ui/calls/${encodeURIComponent(id)}?done=edited-released&n=${sinks.length}&fields=${changed}`,
+            303,
+          );
+        }
+        if (then === 'redeliver') {
+          const { scheduled } = await ops.calls.redeliverCall(id);
+          return c.redirect(
+            `/ui/calls/${encodeURIComponent(id)}?done=edited-redelivered&n=${scheduled}&fields=${changed}`,
+            303,
+          );
+        }
+        return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=edited&fields=${changed}`, 303);
+      })
+      .post('/:id/reviewed', ctx.allow('operator'), async (c) => {
+        const id = c.req.param('id');
+        await ctx.act(c).calls.markReviewed(id);
+        return c.redirect(`/ui/calls/${encodeURIComponent(id)}?done=reviewed`, 303);
+      })
+  );
 }
 
 /** What a field's input holds when the form opens. */

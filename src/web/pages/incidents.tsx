@@ -2,9 +2,9 @@ import { Hono } from 'hono';
 import type { IncidentOperations, IncidentView } from '../../admin/incidents.js';
 import { RULE_NAMES, type RuleName } from '../../alerts/config.js';
 import { countsText } from '../../alerts/message.js';
-import { requestActor } from '../../http/actor.js';
+import { Can } from '../can.js';
 import { CardTable, Note, Pager, Tag, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 import { incidentName } from '../incident-banner.js';
 import { age } from '../time.js';
 import { DeliveryState } from './deliveries.js';
@@ -19,9 +19,9 @@ type State = (typeof STATES)[number];
  * messages is: an alert message that went dead tells no channel and raises nothing, so this page is where it shows.
  * An open incident is acknowledged here through the same operation as `POST /admin/incidents/<id>/ack`.
  */
-export function incidentsPage(ctx: WebContext): Hono {
-  return new Hono()
-    .get('/', async (c) => {
+export function incidentsPage(ctx: WebContext): Hono<WebEnv> {
+  return new Hono<WebEnv>()
+    .get('/', ctx.allow('viewer'), async (c) => {
       const state = oneOf(STATES, c.req.query('state'));
       const rule = oneOf(RULE_NAMES, c.req.query('rule'));
       const page = await openFirst(ctx.incidents, { state, rule, after: c.req.query('after'), limit: PAGE });
@@ -42,10 +42,10 @@ export function incidentsPage(ctx: WebContext): Hono {
         { title: 'Incidents', section: 'incidents' },
       );
     })
-    .post('/:id/ack', async (c) => {
+    .post('/:id/ack', ctx.allow('operator'), async (c) => {
       const id = c.req.param('id');
       // 404 for no such incident, 409 for one resolved meanwhile: the dashboard's error page says which.
-      await ctx.incidents.acknowledge(id, requestActor(c));
+      await ctx.act(c).incidents.acknowledge(id, c.get('actor').name);
       const query = new URLSearchParams({ done: 'acknowledged', incident: id });
       return c.redirect(`/ui/incidents?${query}#incident-${encodeURIComponent(id)}`, 303);
     });
@@ -227,11 +227,13 @@ function IncidentCard({ ctx, incident }: { ctx: WebContext; incident: IncidentVi
         </div>
       </dl>
       {incident.state === 'open' && incident.acknowledged_at === null && (
-        <form method="post" action={`/ui/incidents/${encodeURIComponent(incident.id)}/ack`}>
-          <button type="submit" aria-label={`Acknowledge ${name}`}>
-            Acknowledge
-          </button>
-        </form>
+        <Can needs="operator">
+          <form method="post" action={`/ui/incidents/${encodeURIComponent(incident.id)}/ack`}>
+            <button type="submit" aria-label={`Acknowledge ${name}`}>
+              Acknowledge
+            </button>
+          </form>
+        </Can>
       )}
       <Messages ctx={ctx} incident={incident} />
     </section>

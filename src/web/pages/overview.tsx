@@ -4,7 +4,7 @@ import { STORE_PROBE_MS, withinDeadline } from '../../http/deadline.js';
 import type { ReconcileRun } from '../../store/reconcile-run.js';
 import { BarChart, topBars } from '../charts.js';
 import { CardTable, Note, Scroll, Tag, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 import { type OverviewCounts, overviewCounter } from '../overview-counts.js';
 import { age } from '../time.js';
 
@@ -12,9 +12,9 @@ import { age } from '../time.js';
  * `/ui`: what came in lately, what became of it, and whether the sinks and the store keep up
  * (docs/reference.md#dashboard).
  */
-export function overviewPage(ctx: WebContext): Hono {
+export function overviewPage(ctx: WebContext): Hono<WebEnv> {
   const counts = overviewCounter(ctx.store);
-  return new Hono().get('/', async (c) => {
+  return new Hono<WebEnv>().get('/', ctx.allow('viewer'), async (c) => {
     const [figures, sinks, store, run] = await Promise.all([
       counts(),
       ctx.sinks.listSinks(),

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { type ReceiptJson, receiptJson } from '../../admin/receipts.js';
+import { mayUse } from '../can.js';
 import { Note, Pager, Pre, Scroll, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 
 const PAGE = 25;
 
@@ -11,9 +12,9 @@ const PAGE = 25;
  * runs it through intake again, as it came or corrected: the `body` prefilled with the raw body, a content type, one
  * button.
  */
-export function refusedPage(ctx: WebContext): Hono {
-  return new Hono()
-    .get('/', async (c) => {
+export function refusedPage(ctx: WebContext): Hono<WebEnv> {
+  return new Hono<WebEnv>()
+    .get('/', ctx.allow('viewer'), async (c) => {
       const hook = c.req.query('hook') || undefined;
       const after = Number(c.req.query('after'));
       const page = await ctx.receipts.listReceipts({
@@ -30,14 +31,14 @@ export function refusedPage(ctx: WebContext): Hono {
         { title: 'Refused requests', section: 'refused' },
       );
     })
-    .post('/:id/ingest', async (c) => {
+    .post('/:id/ingest', ctx.allow('operator'), async (c) => {
       const id = c.req.param('id');
       const form = await c.req.parseBody();
       // A form posts text; the body is the text area's as the operator left it (a browser sends its line ends as CRLF).
       const body = typeof form.body === 'string' ? new TextEncoder().encode(form.body) : undefined;
       const contentType = typeof form.content_type === 'string' ? form.content_type.trim() || null : undefined;
       // The intake it goes through wakes the delivery worker itself (intake/intake.ts).
-      const { reply } = await ctx.receipts.ingestReceipt(id, { body, contentType });
+      const { reply } = await ctx.act(c).receipts.ingestReceipt(id, { body, contentType });
       return c.redirect(`/ui/calls/${encodeURIComponent(reply.id)}?done=ingested`, 303);
     });
 }
@@ -106,6 +107,9 @@ function Refused({
             </>
           ) : r.rawBody === undefined ? (
             <p class="muted">No body was kept (refused before it was read).</p>
+          ) : !mayUse('operator') ? (
+            // A viewer reads the body as it came, without the form that would ingest it.
+            <Pre value={r.rawBody} label={`Body of request ${r.id}`} />
           ) : (
             <form method="post" action={`/ui/refused/${r.id}/ingest`}>
               <label for={`body-${r.id}`}>Body</label>

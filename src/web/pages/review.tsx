@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { StoredCall } from '../../store/admin-queries.js';
 import { Note, Pager } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 import { CallTable } from './calls.js';
 
 const PAGE = 50;
@@ -11,8 +11,8 @@ const PAGE = 50;
  * reviewed, oldest first, so the call waiting longest is fixed first. Each opens on its own page, where it is
  * released or redelivered.
  */
-export function reviewPage(ctx: WebContext): Hono {
-  return new Hono().get('/', async (c) => {
+export function reviewPage(ctx: WebContext): Hono<WebEnv> {
+  return new Hono<WebEnv>().get('/', ctx.allow('viewer'), async (c) => {
     const after = c.req.query('after') || undefined;
     const { calls, next } = await ctx.calls.reviewQueue({ limit: PAGE, after });
     return c.render(<Review ctx={ctx} calls={ctx.shown(calls)} next={next} first={after === undefined} />, {

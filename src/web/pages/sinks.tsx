@@ -1,7 +1,8 @@
 import { type Context, Hono } from 'hono';
 import type { SinkView } from '../../admin/sinks.js';
+import { Can } from '../can.js';
 import { CardTable, Note, Time } from '../components.js';
-import type { WebContext } from '../context.js';
+import type { WebContext, WebEnv } from '../context.js';
 import { age } from '../time.js';
 import { SinkState } from './overview.js';
 
@@ -10,17 +11,17 @@ import { SinkState } from './overview.js';
  * docs/reference.md#dashboard), through the same operations as the admin API: a pause is kept in the store, for every
  * replica and every restart.
  */
-export function sinksPage(ctx: WebContext): Hono {
+export function sinksPage(ctx: WebContext): Hono<WebEnv> {
   const act = (paused: boolean) =>
-    async function pauseOrResume(c: Context) {
+    async function pauseOrResume(c: Context<WebEnv>) {
       const name = c.req.param('name')!;
       // A resume wakes this worker now (pauseSink, with the notify its operations were built with); another
       // replica's looks at the outbox again within a second.
-      await ctx.sinks.pauseSink(name, paused);
+      await ctx.act(c).sinks.pauseSink(name, paused);
       return c.redirect(`/ui/sinks?${new URLSearchParams({ done: paused ? 'paused' : 'resumed', sink: name })}`, 303);
     };
-  return new Hono()
-    .get('/', async (c) => {
+  return new Hono<WebEnv>()
+    .get('/', ctx.allow('viewer'), async (c) => {
       const sinks = ctx.shown(await ctx.sinks.listSinks());
       const done = c.req.query('done');
       const sink = sinks.find((s) => s.name === c.req.query('sink'))?.name;
@@ -30,8 +31,8 @@ export function sinksPage(ctx: WebContext): Hono {
           : undefined;
       return c.render(<Sinks ctx={ctx} sinks={sinks} done={message} />, { title: 'Sinks', section: 'sinks' });
     })
-    .post('/:name/pause', act(true))
-    .post('/:name/resume', act(false));
+    .post('/:name/pause', ctx.allow('operator'), act(true))
+    .post('/:name/resume', ctx.allow('operator'), act(false));
 }
 
 /** A sink's deliveries by state, each a column of its own. */
@@ -106,19 +107,21 @@ function Sinks({ ctx, sinks, done }: { ctx: WebContext; sinks: SinkView[]; done?
               )}
             </td>
             <td data-label="Action">
-              <form
-                class="inline"
-                method="post"
-                action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}
-              >
-                <button
-                  type="submit"
-                  class={s.paused ? '' : 'secondary'}
-                  aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}
+              <Can needs="operator">
+                <form
+                  class="inline"
+                  method="post"
+                  action={`/ui/sinks/${encodeURIComponent(s.name)}/${s.paused ? 'resume' : 'pause'}`}
                 >
-                  {s.paused ? 'Resume' : 'Pause'}
-                </button>
-              </form>
+                  <button
+                    type="submit"
+                    class={s.paused ? '' : 'secondary'}
+                    aria-label={`${s.paused ? 'Resume' : 'Pause'} ${s.name}`}
+                  >
+                    {s.paused ? 'Resume' : 'Pause'}
+                  </button>
+                </form>
+              </Can>
             </td>
           </tr>
         ))}
