@@ -118,7 +118,7 @@ describe('dashboard', { timeout: 180_000 }, () => {
     await page.getByLabel('Admin token').fill('not-the-token');
     const [wrong] = await Promise.all([
       page.waitForResponse((r) => r.url().endsWith('/ui/login') && r.request().method() === 'POST'),
-      page.getByRole('button', { name: 'Sign in' }).click(),
+      page.getByRole('button', { name: 'Sign in with the token' }).click(),
     ]);
     expect(wrong.status()).toBe(401);
     expect(await page.getByRole('alert').textContent()).toBe('That is not the admin token.');
