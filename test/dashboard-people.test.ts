@@ -70,7 +70,10 @@ describe('the dashboard for each role', { timeout: 300_000 }, () => {
     server = await startServer({
       config: {
         timezone: 'Asia/Kolkata',
-        sinks: [{ name: 'jsonl', type: 'jsonl' }, { name: 'audit', type: 'log', paused: true }],
+        sinks: [
+          { name: 'jsonl', type: 'jsonl' },
+          { name: 'audit', type: 'log', paused: true },
+        ],
       },
     });
     for (const first_name of ['Asha', 'Rahul', 'Neha']) {
@@ -92,7 +95,10 @@ describe('the dashboard for each role', { timeout: 300_000 }, () => {
     for (const [role, email] of PEOPLE) {
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Role', { exact: true }).selectOption(role);
-      await Promise.all([page.waitForURL(`${server.url}/ui/users`), page.getByRole('button', { name: 'Add user' }).click()]);
+      await Promise.all([
+        page.waitForURL(`${server.url}/ui/users`),
+        page.getByRole('button', { name: 'Add user' }).click(),
+      ]);
       const link = await page.getByLabel('One-time link').inputValue();
       expect(link).toMatch(/\/ui\/password\/[A-Za-z0-9_-]{43}$/);
       links.set(email, link);
@@ -101,7 +107,7 @@ describe('the dashboard for each role', { timeout: 300_000 }, () => {
     await page.context().close();
   });
 
-  it("each sets a password through the link, which the page screenshots at both widths", async () => {
+  it('each sets a password through the link, which the page screenshots at both widths', async () => {
     for (const [size, viewport] of SIZES) {
       const page = await (await newContext(browser, viewport)).newPage();
       await page.goto(links.get(PEOPLE[0][1])!);
@@ -115,7 +121,10 @@ describe('the dashboard for each role', { timeout: 300_000 }, () => {
       await page.goto(links.get(email)!);
       await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
       await page.getByLabel('New password, again').fill(PASSWORD);
-      await Promise.all([page.waitForURL(/\/ui\/login\?password=set$/), page.getByRole('button', { name: 'Set password' }).click()]);
+      await Promise.all([
+        page.waitForURL(/\/ui\/login\?password=set$/),
+        page.getByRole('button', { name: 'Set password' }).click(),
+      ]);
       expect(await page.getByRole('status').textContent()).toBe('Your password is set: sign in with it.');
       // The link again: used.
       const again = await page.goto(links.get(email)!);
@@ -140,7 +149,11 @@ describe('the dashboard for each role', { timeout: 300_000 }, () => {
       const page = await (await newContext(browser)).newPage();
       await signInAs(page, email);
       expect(await page.locator('header.top').textContent()).toContain(`${email} (${role})`);
-      for (const [path, needs] of [...PAGES, [`/ui/calls/${callId}`, 'viewer'] as const, [`/ui/calls/${callId}/edit`, 'operator'] as const]) {
+      for (const [path, needs] of [
+        ...PAGES,
+        [`/ui/calls/${callId}`, 'viewer'] as const,
+        [`/ui/calls/${callId}/edit`, 'operator'] as const,
+      ]) {
         const res = await page.goto(`${server.url}${path}`);
         const allowed = RANK[role] >= RANK[needs];
         expect(res?.status(), `${path} as ${role}`).toBe(allowed ? 200 : 403);

@@ -127,7 +127,13 @@ beforeAll(async () => {
   ] as const)
     await store.addUser({ id: `id-${role}-${email}`, email, role, passwordHash, at });
   tokenId = 'victim-token';
-  await store.addToken({ id: tokenId, userId: 'id-viewer-victim@example.com', name: 'old', digest: newSecret().digest, at });
+  await store.addToken({
+    id: tokenId,
+    userId: 'id-viewer-victim@example.com',
+    name: 'old',
+    digest: newSecret().digest,
+    at,
+  });
 
   for (const role of ['viewer', 'operator', 'admin'])
     cookies.set(role, await signIn({ email: `${role}@example.com`, password: PASSWORD }));
@@ -155,14 +161,21 @@ describe('roles on every page and form of the dashboard', () => {
   it('refuses each person exactly where their role falls short, with a 403 page naming the role, changing nothing', async () => {
     const routes = routeRoles(app.routes).filter((r) => r.path.startsWith('/ui') && r.role !== undefined);
     // The refusals first, then what is allowed (which changes things: a user removed, a delivery retried).
-    const cases = routes.flatMap((route) => PEOPLE.map(([who, role]) => ({ route, who, allowed: allows(role, route.role!) })));
+    const cases = routes.flatMap((route) =>
+      PEOPLE.map(([who, role]) => ({ route, who, allowed: allows(role, route.role!) })),
+    );
     cases.sort((a, b) => Number(a.allowed) - Number(b.allowed));
     let refused = 0;
     for (const { route, who, allowed } of cases) {
       const name = `${route.method} ${route.path} as ${who}`;
       const before = route.method === 'POST' ? await state() : '';
       const audited = (await store.listAudit({ action: 'forbidden', limit: 1000 })).length;
-      const res = await request(route.method, filled(route.path), cookies.get(who), FORMS[`${route.method} ${route.path}`]);
+      const res = await request(
+        route.method,
+        filled(route.path),
+        cookies.get(who),
+        FORMS[`${route.method} ${route.path}`],
+      );
       if (allowed) {
         expect(res.status, name).not.toBe(403);
         expect([200, 303, 400, 404, 409], name).toContain(res.status);
@@ -188,7 +201,7 @@ describe('roles on every page and form of the dashboard', () => {
     expect(refused).toBeGreaterThan(20);
   });
 
-  it("shows a viewer no form that acts, and only an admin the users and the audit log in the menu", async () => {
+  it('shows a viewer no form that acts, and only an admin the users and the audit log in the menu', async () => {
     const page = async (who: string, path: string) => (await request('GET', path, cookies.get(who))).text();
     const viewerCall = await page('viewer', `/ui/calls/${callId}`);
     expect(viewerCall).toContain('viewer@example.com');

@@ -42,7 +42,8 @@ describe.skipIf(!url)('dashboard sessions across replicas sharing PostgreSQL', (
     await db?.drop();
   });
 
-  const [a, b] = [0, 1].map((i) => () => replicas[i]!);
+  const a = () => replicas[0]!;
+  const b = () => replicas[1]!;
 
   async function post(server: TestServer, path: string, form: Record<string, string>, cookie?: string) {
     return fetch(`${server.url}${path}`, {

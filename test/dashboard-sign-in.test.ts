@@ -70,7 +70,10 @@ describe('signing in with the token as serve prints it', () => {
       const page = await (await newContext(browser)).newPage();
       await page.goto(`${server.url}/ui/login`);
       await page.getByLabel('Admin token').fill(printed);
-      await Promise.all([page.waitForURL(`${server.url}/ui`), page.getByRole('button', { name: 'Sign in with the token' }).click()]);
+      await Promise.all([
+        page.waitForURL(`${server.url}/ui`),
+        page.getByRole('button', { name: 'Sign in with the token' }).click(),
+      ]);
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     } finally {
       await browser?.close();

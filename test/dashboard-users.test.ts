@@ -37,7 +37,11 @@ beforeAll(() => {
 });
 afterAll(() => store?.close());
 
-function request(method: string, path: string, { cookie, form }: { cookie?: string; form?: Record<string, string> } = {}) {
+function request(
+  method: string,
+  path: string,
+  { cookie, form }: { cookie?: string; form?: Record<string, string> } = {},
+) {
   return app.request(`${ORIGIN}${path}`, {
     method,
     redirect: 'manual',
@@ -58,7 +62,10 @@ describe('users on the dashboard', () => {
 
   it('adds a user as an admin and shows their one-time link once', async () => {
     admin = cookieOf(await request('POST', '/ui/login', { form: { token: ADMIN } }));
-    const added = await request('POST', '/ui/users', { cookie: admin, form: { email: ' Ravi@Example.com ', role: 'operator' } });
+    const added = await request('POST', '/ui/users', {
+      cookie: admin,
+      form: { email: ' Ravi@Example.com ', role: 'operator' },
+    });
     expect(added.status).toBe(200);
     const html = await added.text();
     link = shownOnce(html)!;
@@ -103,7 +110,11 @@ describe('users on the dashboard', () => {
     expect(set.headers.get('set-cookie')).toBeNull();
 
     for (const method of ['POST', 'GET']) {
-      const again = await request(method, path, method === 'POST' ? { form: { password: PASSWORD, again: PASSWORD } } : {});
+      const again = await request(
+        method,
+        path,
+        method === 'POST' ? { form: { password: PASSWORD, again: PASSWORD } } : {},
+      );
       expect(again.status).toBe(410);
       const html = await again.text();
       expect(html).toContain('This link was used already');
@@ -125,7 +136,10 @@ describe('users on the dashboard', () => {
   });
 
   it('makes a token shown once, lists it by name, and revokes it', async () => {
-    const made = await request('POST', '/ui/users/ravi%40example.com/tokens', { cookie: admin, form: { name: 'laptop' } });
+    const made = await request('POST', '/ui/users/ravi%40example.com/tokens', {
+      cookie: admin,
+      form: { name: 'laptop' },
+    });
     expect(made.status).toBe(200);
     const token = shownOnce(await made.text())!;
     expect(token).toMatch(/^chk_/);
@@ -148,7 +162,9 @@ describe('users on the dashboard', () => {
 
 describe('signing in with a password', () => {
   it('counts wrong passwords, then refuses even the right one with 429 but never the admin token', async () => {
-    const wrong = await request('POST', '/ui/login', { form: { email: 'ravi@example.com', password: 'not the password' } });
+    const wrong = await request('POST', '/ui/login', {
+      form: { email: 'ravi@example.com', password: 'not the password' },
+    });
     expect(wrong.status).toBe(401);
     const html = await wrong.text();
     expect(html).toContain('That email and password do not match a user.');
@@ -159,7 +175,9 @@ describe('signing in with a password', () => {
     expect(
       (await request('POST', '/ui/login', { form: { email: 'nobody@example.com', password: PASSWORD } })).status,
     ).toBe(401);
-    expect((await request('POST', '/ui/login', { form: { email: 'ravi@example.com', password: 'wrong again!' } })).status).toBe(401);
+    expect(
+      (await request('POST', '/ui/login', { form: { email: 'ravi@example.com', password: 'wrong again!' } })).status,
+    ).toBe(401);
 
     // Three failures: the limit. The right password is refused now too, and kept in the log once.
     for (let i = 0; i < 3; i++) {
@@ -181,6 +199,7 @@ describe('signing in with a password', () => {
     ]);
     // Nothing secret in any entry: no password, token or hash.
     const all = JSON.stringify(await store.listAudit({ limit: 1000 }));
-    for (const secret of [PASSWORD, 'not the password', 'wrong again!', ADMIN, 'scrypt$']) expect(all).not.toContain(secret);
+    for (const secret of [PASSWORD, 'not the password', 'wrong again!', ADMIN, 'scrypt$'])
+      expect(all).not.toContain(secret);
   });
 });

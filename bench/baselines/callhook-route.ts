@@ -1,5 +1,6 @@
 import { serve } from '@hono/node-server';
 import { adminOperations } from '../../src/admin/operations.js';
+import { userOperations } from '../../src/admin/users.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAuthLimiter } from '../../src/http/auth-limit.js';
@@ -8,6 +9,7 @@ import { compileHooks } from '../../src/intake/pipeline.js';
 import type { RequestOutcome } from '../../src/intake/request.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
+import { createAuditLog } from '../../src/operators/audit.js';
 import { secretValues } from '../../src/secret-values.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -43,14 +45,18 @@ const store = { kind: 'sqlite' } as unknown as Store;
 const secrets = secretValues(config, []);
 // Every request is taken by the stand-in for the writer's thread, as serve hands them to the real one.
 const intake = buildIntake({ store, hooks, onThread: accepted });
+const log = createLogger({ level: 'info', secrets });
+const audit = createAuditLog({ store, log });
 const app = createApp({
-  log: createLogger({ level: 'info', secrets }),
+  log,
   metrics: createMetrics(store, []),
   store,
   http: { bodyLimitBytes: config.bodyLimit, limiter: createAuthLimiter(config.authLimit) },
   keys: { adminToken: apiKey, secrets },
   intake,
   admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: config.bodyLimit }),
+  // The webhook route never reaches the people's operations, nor the audit log.
+  operators: { users: userOperations({ store, audit, adminTokenConfigured: true }), audit },
   health: { workerRunning: () => true, accepting: () => true },
 });
 

@@ -34,9 +34,19 @@ export function allow<E extends ActorEnv>(
   return guard;
 }
 
-/** The role a handler guards with, when it is a guard `allow` made. */
+/**
+ * Where Hono keeps the handler it wrapped: an app with an error handler of its own, mounted with `route()`, has each
+ * of its handlers wrapped in one that runs that error handler, the original kept under this key (hono-base.ts).
+ */
+const COMPOSED_HANDLER = '__COMPOSED_HANDLER';
+
+/** The role a handler guards with, when it is a guard `allow` made (or wraps one, mounted). */
 export function guardRole(handler: unknown): Role | undefined {
-  return typeof handler === 'function' ? GUARDS.get(handler) : undefined;
+  for (let at = handler; typeof at === 'function'; at = (at as { [COMPOSED_HANDLER]?: unknown })[COMPOSED_HANDLER]) {
+    const role = GUARDS.get(at);
+    if (role) return role;
+  }
+  return undefined;
 }
 
 /**

@@ -115,6 +115,10 @@ ul.tokens li + li { margin-top: .35rem; }
   .top nav { order: 3; flex-basis: 100%; }
   /* Seven items are wider than a phone: two even rows, not one row and an orphan. */
   .top nav ul { display: grid; grid-template-columns: repeat(4, auto); justify-content: start; gap: 0 .5rem; }
+  /* An admin's nine: two rows of five and four. */
+  .top nav ul:has(li:nth-child(9)) { grid-template-columns: repeat(5, auto); gap: 0 .2rem; }
+  /* Who is signed in takes a row of its own under the name, the button at its end. */
+  .top .who { flex: 1 1 100%; justify-content: space-between; margin-left: 0; }
   .top nav a { padding: .25rem .22rem; font-size: .9rem; }
   .charts { grid-template-columns: 1fr; }
   .req { display: block; font-size: .8rem; }

@@ -42,7 +42,10 @@ export async function newContext(browser: Browser, viewport = DESKTOP): Promise<
 export async function signIn(page: Page, url: string, token = ADMIN): Promise<void> {
   await page.goto(`${url}/ui/login`);
   await page.getByLabel('Admin token').fill(token);
-  await Promise.all([page.waitForURL(`${url}/ui`), page.getByRole('button', { name: 'Sign in with the token' }).click()]);
+  await Promise.all([
+    page.waitForURL(`${url}/ui`),
+    page.getByRole('button', { name: 'Sign in with the token' }).click(),
+  ]);
 }
 
 /** The serious and critical accessibility violations axe finds on the page as it is now, one line each. */

@@ -91,7 +91,7 @@ function Audit({
       <form class="filters card" method="get" action="/ui/audit" role="search" aria-label="Filter the audit log">
         <div>
           <label for="actor">Who</label>
-          <input id="actor" name="actor" value={given.actor} placeholder="email or admin-token" />
+          <input id="actor" name="actor" value={given.actor} placeholder="an email" />
         </div>
         <div>
           <label for="action">Action</label>
@@ -106,7 +106,7 @@ function Audit({
         </div>
         <div>
           <label for="target">Target</label>
-          <input id="target" name="target" value={given.target} placeholder="call id, sink, email…" />
+          <input id="target" name="target" value={given.target} placeholder="a call, a sink…" />
         </div>
         <div>
           <label for="from">From</label>
@@ -131,8 +131,12 @@ function Audit({
               <td data-label="When">
                 <Time at={entry.at} clock={ctx.clock} />
               </td>
-              <td data-label="Who">{entry.actor}</td>
-              <td data-label="Address">{entry.address ?? <span class="muted">—</span>}</td>
+              <td data-label="Who" class="nowrap">
+                {entry.actor}
+              </td>
+              <td data-label="Address" class="nowrap">
+                {entry.address ?? <span class="muted">—</span>}
+              </td>
               <td data-label="Action" class="nowrap">
                 {entry.action}
               </td>

@@ -38,21 +38,23 @@ export function Login({
         </form>
         <p class="muted">No password yet, or forgotten? Ask an admin for a link to set one.</p>
       </div>
-      <section class="card" aria-labelledby="with-token">
-        <h2 id="with-token">Or with the admin token</h2>
+      <div class="card">
+        <h2>Or with the admin token</h2>
         {tokenError && <Note kind="error">{tokenError}</Note>}
         <form method="post" action="/ui/login">
           <div>
             <label for="token">Admin token</label>
             <input id="token" name="token" type="password" autocomplete="off" required />
           </div>
-          <button type="submit">Sign in with the token</button>
+          <button type="submit" class="secondary">
+            Sign in with the token
+          </button>
         </form>
         <p class="muted">
           The admin token is the one the admin API takes: CALLHOOK_ADMIN_TOKEN, or the one serve printed when it
           generated it. Paste it alone, or the whole line serve printed.
         </p>
-      </section>
+      </div>
     </div>
   );
 }

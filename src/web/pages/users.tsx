@@ -214,39 +214,42 @@ function UserRow({ user, me, clock }: { user: UserView; me: string; clock: Clock
         <Time at={user.created_at} clock={clock} />
       </td>
       <td data-label="Tokens">
-        {user.tokens.length === 0 ? (
-          <span class="muted">none</span>
-        ) : (
-          <ul class="tokens">
-            {user.tokens.map((token) => (
-              <li>
-                <strong>{token.name}</strong>{' '}
-                <span class="muted">
-                  made <Time at={token.created_at} clock={clock} />, last used{' '}
-                  {token.last_used_at === null ? 'never' : <Time at={token.last_used_at} clock={clock} />}
-                </span>
-                <form class="inline" method="post" action={`/ui/users/tokens/${encodeURIComponent(token.id)}/revoke`}>
-                  <button
-                    type="submit"
-                    class="secondary"
-                    aria-label={`Revoke the token ${token.name} of ${user.email}`}
-                  >
-                    Revoke
-                  </button>
-                </form>
-              </li>
-            ))}
-          </ul>
-        )}
-        <form class="inline" method="post" action={path(user.email, 'tokens')}>
-          <label for={`token-${id}`} class="visually-hidden">
-            Name of a new token for {user.email}
-          </label>
-          <input id={`token-${id}`} name="name" placeholder="token name" autocomplete="off" />
-          <button type="submit" class="secondary" aria-label={`Make a token for ${user.email}`}>
-            Make token
-          </button>
-        </form>
+        {/* One child: a phone's card row lays a cell's children side by side. */}
+        <div>
+          {user.tokens.length === 0 ? (
+            <span class="muted">none</span>
+          ) : (
+            <ul class="tokens">
+              {user.tokens.map((token) => (
+                <li>
+                  <strong>{token.name}</strong>{' '}
+                  <span class="muted">
+                    made <Time at={token.created_at} clock={clock} />, last used{' '}
+                    {token.last_used_at === null ? 'never' : <Time at={token.last_used_at} clock={clock} />}
+                  </span>
+                  <form class="inline" method="post" action={`/ui/users/tokens/${encodeURIComponent(token.id)}/revoke`}>
+                    <button
+                      type="submit"
+                      class="secondary"
+                      aria-label={`Revoke the token ${token.name} of ${user.email}`}
+                    >
+                      Revoke
+                    </button>
+                  </form>
+                </li>
+              ))}
+            </ul>
+          )}
+          <form class="inline" method="post" action={path(user.email, 'tokens')}>
+            <label for={`token-${id}`} class="visually-hidden">
+              Name of a new token for {user.email}
+            </label>
+            <input id={`token-${id}`} name="name" placeholder="token name" autocomplete="off" />
+            <button type="submit" class="secondary" aria-label={`Make a token for ${user.email}`}>
+              Make token
+            </button>
+          </form>
+        </div>
       </td>
       <td data-label="Actions">
         <div class="actions">
