@@ -209,6 +209,8 @@ describe('roles on every page and form of the dashboard', () => {
     expect(viewerCall).not.toMatch(/method="post" action="\/ui\/calls/);
     expect(viewerCall).not.toContain('Edit fields');
     expect(viewerCall).not.toContain('href="/ui/users"');
+    // The operator's edit of the table above shows on the call's page with who made it.
+    expect(viewerCall).toContain('<td data-label="By">operator@example.com</td>');
     expect(await page('operator', `/ui/calls/${callId}`)).toContain('Edit fields');
     expect(await page('operator', '/ui/sinks')).toContain('action="/ui/sinks/crm/pause"');
     expect(await page('viewer', '/ui/sinks')).not.toContain('action="/ui/sinks/crm/pause"');
