@@ -32,7 +32,7 @@ beforeAll(() => {
   });
   app = appOn(store, {
     log: pino({ level: 'info' }, lines),
-    http: { limiter: createAuthLimiter({ max: 3, windowMs: 60_000 }) },
+    http: { limiter: createAuthLimiter({ max: 3, windowMs: 60_000 }), timezone: 'Asia/Kolkata' },
   });
 });
 afterAll(() => store?.close());
@@ -201,5 +201,51 @@ describe('signing in with a password', () => {
     const all = JSON.stringify(await store.listAudit({ limit: 1000 }));
     for (const secret of [PASSWORD, 'not the password', 'wrong again!', ADMIN, 'scrypt$'])
       expect(all).not.toContain(secret);
+  });
+});
+
+describe('the audit log on the dashboard', () => {
+  it('lists newest first, 50 a page, filtered by who and action, a bad filter said on the page', async () => {
+    const admin = cookieOf(await request('POST', '/ui/login', { form: { token: ADMIN } }));
+    const at = (i: number) => new Date(Date.parse('2026-11-20T10:00:00Z') + i * 60_000).toISOString();
+    await store.appendAudit(
+      Array.from({ length: 60 }, (_, i) => ({
+        at: at(i),
+        actor: 'bulk@example.com',
+        address: '10.0.0.7',
+        action: i % 2 === 0 ? 'sink.pause' : 'sink.resume',
+        target: `sink-${i}`,
+        outcome: 'ok',
+        details: null,
+      })),
+    );
+    const rows = (html: string) => [...html.matchAll(/<td data-label="Target">([^<]*)<\/td>/g)].map((m) => m[1]);
+    const first = await request('GET', '/ui/audit?actor=bulk%40example.com', { cookie: admin });
+    expect(first.status).toBe(200);
+    const page = await first.text();
+    expect(rows(page)).toEqual(Array.from({ length: 50 }, (_, i) => `sink-${59 - i}`));
+    const older = /<a href="([^"]+)">Older<\/a>/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+    expect(older).toMatch(/^\/ui\/audit\?actor=bulk%40example.com&before=\d+$/);
+    const second = await (await request('GET', older!, { cookie: admin })).text();
+    expect(rows(second)).toEqual(Array.from({ length: 10 }, (_, i) => `sink-${9 - i}`));
+    expect(second).not.toContain('>Older</a>');
+
+    const paused = await (
+      await request('GET', '/ui/audit?actor=bulk%40example.com&action=sink.pause', { cookie: admin })
+    ).text();
+    expect(rows(paused)).toHaveLength(30);
+    // Times in the configured zone: the newest, 10:59 UTC, is 16:29 in Kolkata.
+    expect(page).toContain('20 Nov 2026, 16:29:00');
+    // A day is the configured zone's: 20 Nov in Kolkata holds all sixty.
+    const day = await (
+      await request('GET', '/ui/audit?actor=bulk%40example.com&from=2026-11-20&to=2026-11-20', { cookie: admin })
+    ).text();
+    expect(rows(day)).toHaveLength(50);
+    const later = await request('GET', '/ui/audit?actor=bulk%40example.com&from=2026-11-21', { cookie: admin });
+    expect(await later.text()).toContain('No entry matches.');
+
+    const bad = await request('GET', '/ui/audit?action=drop-table', { cookie: admin });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('Action is one of call.edit');
   });
 });
