@@ -25,7 +25,10 @@ export interface PostgresStoreOptions {
   /** Keep every table in this schema, created if missing; tests isolate themselves in a fresh one. */
   schema?: string;
   poolSize?: number;
-  /** How long a request waits for a connection before its commit fails (and the reply is 503), well inside 10 s. */
+  /**
+   * How long a request waits for a connection, and a new connection for the server, before its commit fails (and
+   * the reply is 503): serve gives it the config's `store_deadline`, inside the sender's 10 s.
+   */
   connectTimeoutMs?: number;
   /**
    * How long any query may take before its connection is given up and closed. A server that vanished mid-query
