@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -49,7 +49,7 @@ export interface StormRun {
   duplicates: number;
   /**
    * CPU µs per request over the storm, from its first send to its last reply: each replica (event loop and threads),
-   * every `postgres` process on the machine (undefined on SQLite; other work on that server counts too), and the
+   * the PostgreSQL backends of the storm's own database (undefined on SQLite), and the
    * bench's own process, the load generator.
    */
   cpu: { replicas: number[]; postgres?: number; load: number };
@@ -80,12 +80,12 @@ export async function measureStorm(
     const requests = Array.from({ length: shape.copies }, (_, copy) =>
       bodies.map((body, i) => ({ body, server: servers[(i + copy) % servers.length]! })),
     ).flat();
-    const cpuBefore = cpuNow(servers, kind);
+    const cpuBefore = await cpuNow(servers, database?.url);
     const sent = performance.now();
     const replies = requests.map(({ body, server }) => send(server.url, body));
     const sendMs = performance.now() - sent;
     const outcomes = await Promise.all(replies);
-    const cpuAfter = cpuNow(servers, kind);
+    const cpuAfter = await cpuNow(servers, database?.url);
     // Stopped before counting: a call refused with 503 may still commit, and the count must see it if it did.
     await Promise.all(servers.map((s) => s.stop()));
     const counted = database
@@ -96,7 +96,9 @@ export async function measureStorm(
     const per = (us: number) => us / requests.length;
     const cpu = {
       replicas: cpuAfter.replicas.map((us, i) => per(us - cpuBefore.replicas[i]!)),
-      postgres: cpuAfter.postgres === undefined ? undefined : per(cpuAfter.postgres - cpuBefore.postgres!),
+      postgres:
+        cpuAfter.postgres &&
+        per([...cpuAfter.postgres].reduce((n, [pid, us]) => n + us - (cpuBefore.postgres?.get(pid) ?? 0), 0)),
       load: per(cpuAfter.load - cpuBefore.load),
     };
     return { latencies: outcomes.map((o) => o.ms ?? Number.POSITIVE_INFINITY), statuses, sendMs, ...counted, cpu };
@@ -193,12 +195,12 @@ function countSqlite(path: string, keys: readonly string[]): Counted {
   }
 }
 
-/** µs of CPU so far: each replica's process, every `postgres` process (PostgreSQL only), this process. */
-function cpuNow(servers: readonly Server[], kind: StormStore['kind']) {
+/** µs of CPU so far: each replica's process, each PostgreSQL backend of the storm's database, this process. */
+async function cpuNow(servers: readonly Server[], database: string | undefined) {
   const load = process.cpuUsage();
   return {
     replicas: servers.map((s) => processTime(String(s.pid)) ?? 0),
-    postgres: kind === 'postgres' ? postgresTime() : undefined,
+    postgres: database === undefined ? undefined : await backendTimes(database),
     load: load.user + load.system,
   };
 }
@@ -214,19 +216,19 @@ function processTime(pid: string): number | undefined {
   }
 }
 
-/** The server's processes live and dead: the postmaster counts its children's time once they exit (cutime). */
-function postgresTime(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10_000;
-    } catch {
-      // ended between the listing and the read
-    }
+/**
+ * The CPU of the server's backends connected to the storm's own database, by pid: only the replicas use it, so
+ * other work on the same server is left out. A backend that ends during the storm takes its time with it (a floor).
+ */
+async function backendTimes(url: string): Promise<Map<number, number>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    return new Map(rows.map(({ pid }) => [pid, processTime(String(pid)) ?? 0]));
+  } finally {
+    await client.end();
   }
-  return total;
 }
