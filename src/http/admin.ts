@@ -153,7 +153,8 @@ export function adminRoutes({
         '/sinks/:name/redeliver',
         param(on['post /admin/sinks/{name}/redeliver'].params),
         json(on['post /admin/sinks/{name}/redeliver'].body),
-        async (c) => reply({ job: redeliveries.redeliverPeriod(c.req.valid('param').name, c.req.valid('json')) }, 202),
+        async (c) =>
+          reply({ job: await redeliveries.redeliverPeriod(c.req.valid('param').name, c.req.valid('json')) }, 202),
       )
       .get('/jobs/:id', param(on['get /admin/jobs/{id}'].params), async (c) =>
         reply(redeliveries.job(c.req.valid('param').id)),
