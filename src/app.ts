@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AdminOperations } from './admin/operations.js';
 import type { AlertEvents } from './alerts/monitor.js';
 import { CallhookError } from './errors.js';
-import { adminRoutes } from './http/admin.js';
+import { type AdminDeps, adminRoutes } from './http/admin.js';
 import { requireBearer } from './http/auth.js';
 import { type AuthLimiter, createAuthLimiter } from './http/auth-limit.js';
 import { clientAddress } from './http/client-address.js';
@@ -26,7 +26,7 @@ export interface AppDeps {
   /** `/metrics` is served when given. */
   metrics?: Metrics;
   /** What the routes read, and the receipts of refused requests; calls are committed through `intake`. */
-  store: WebhookDeps['store'] & HealthDeps['store'] & DashboardDeps['store'];
+  store: WebhookDeps['store'] & HealthDeps['store'] & DashboardDeps['store'] & AdminDeps['tokens'];
   http: HttpOptions;
   keys: AppKeys;
   /** The hooks and the way in for their calls (intake/intake.ts). */
@@ -57,6 +57,8 @@ export interface HttpOptions {
   timezone?: string;
   /** How long a store write or read may take before the reply is a 503 (http/deadline.ts). */
   storeDeadlineMs?: number;
+  /** The config's `public_url`: where a one-time link to set a password points (docs/reference.md#operators). */
+  publicUrl?: string;
 }
 
 /** The keys the routes check and the secrets every reply is masked of. */
@@ -82,7 +84,15 @@ export function createApp({
   alerts,
   retention = DEFAULT_RETENTION,
 }: AppDeps): Hono<AppEnv> {
-  const { bodyLimitBytes, trustProxy = false, secureCookies, metricsToken, timezone, storeDeadlineMs } = http;
+  const {
+    bodyLimitBytes,
+    trustProxy = false,
+    secureCookies,
+    metricsToken,
+    timezone,
+    storeDeadlineMs,
+    publicUrl,
+  } = http;
   const { adminToken, globalKeys, secrets } = keys;
   const limiter = http.limiter ?? createAuthLimiter();
   const app = new Hono<AppEnv>();
@@ -145,7 +155,18 @@ export function createApp({
   );
   app.route(
     '/admin',
-    adminRoutes({ admin, intake, adminToken, secrets, limiter, trustProxy, bodyLimitBytes, timezone }),
+    adminRoutes({
+      admin,
+      intake,
+      adminToken,
+      tokens: store,
+      publicUrl,
+      secrets,
+      limiter,
+      trustProxy,
+      bodyLimitBytes,
+      timezone,
+    }),
   );
   app.route(
     '/ui',

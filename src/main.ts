@@ -152,6 +152,8 @@ export async function serve({
     openSinks: sinks,
     log,
     maskBody: (bytes) => maskBytes(bytes, secrets),
+    // docs/reference.md#operators: a configured admin token stands in for the last admin user; a generated one does not.
+    adminTokenConfigured: config.adminToken !== undefined,
     onJobEnd: (job) =>
       log[job.state === 'done' ? 'info' : 'warn']({ job }, `admin job ${job.kind} ${job.state}: ${job.id}`),
   });
@@ -167,6 +169,7 @@ export async function serve({
       metricsToken: config.metricsToken,
       timezone: config.timezone,
       storeDeadlineMs: config.storeDeadlineMs,
+      publicUrl: config.publicUrl,
     },
     keys: { adminToken: keys.admin, globalKeys: keys.webhook, secrets },
     intake,
