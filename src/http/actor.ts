@@ -9,8 +9,6 @@ import { ADMIN_TOKEN_ACTOR } from '../operators/roles.js';
  * for its pages). A request no authentication named (none should reach a route that changes anything) is the
  * admin token's, as every request was before callhook knew its users.
  */
-export { ADMIN_TOKEN_ACTOR };
-
 export function requestActor(c: Context): string {
   // Any route's context: the variable is set by the authentication in front of it, whatever the route's own Env says.
   return (c as unknown as Context<ActorEnv>).get('actor')?.name ?? ADMIN_TOKEN_ACTOR;
