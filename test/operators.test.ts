@@ -7,7 +7,9 @@ import { newId } from '../src/ids.js';
 import { secretDigest } from '../src/operators/credentials.js';
 import { openStore } from '../src/store/open.js';
 import { runCallhook } from './helpers/cli.js';
+import { type StoreUnderTest, storesUnderTest } from './helpers/database.js';
 import { ADMIN, KEY, post, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
+import { serviceUrl } from './helpers/services.js';
 
 /**
  * Operators over real HTTP against a real serve (docs/reference.md#operators, #audit-log): users added and changed
@@ -22,11 +24,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A serve of its own; `adminToken: false` starts it with no CALLHOOK_ADMIN_TOKEN (callhook keeps one in its dir). */
-async function serve({ adminToken = true } = {}) {
-  const server = await startServer({ env: adminToken ? {} : { CALLHOOK_ADMIN_TOKEN: '' } });
+/**
+ * A serve of its own on the store under test; `adminToken: false` starts it with no CALLHOOK_ADMIN_TOKEN (callhook
+ * keeps one, in its dir or the database).
+ */
+async function serve(open: () => Promise<StoreUnderTest>, { adminToken = true } = {}) {
+  const store = await open();
+  cleanups.push(store.drop);
+  const server = await startServer({ env: { ...store.env, ...(adminToken ? {} : { CALLHOOK_ADMIN_TOKEN: '' }) } });
   cleanups.push(() => server.close());
   const env = {
+    ...store.env,
     CALLHOOK_DATA_DIR: server.dataDir,
     CALLHOOK_ADMIN_TOKEN: adminToken ? ADMIN : '',
     PORT: String(server.port),
@@ -39,9 +47,11 @@ async function serve({ adminToken = true } = {}) {
 const usersOf = async (cli: (args: string[]) => ReturnType<typeof runCallhook>) =>
   (JSON.parse((await cli(['users', 'list', '--json'])).stdout) as { users: UserView[] }).users;
 
-describe('callhook users, through the running serve', () => {
+const STORES = storesUnderTest(serviceUrl('postgres'), 'callhook_operators');
+
+describe.each(STORES)('callhook users, through the running serve, on %s', (_, open) => {
   it('adds a user with a one-time link or a password from stdin, lists, changes and removes them', async () => {
-    const { cli, server } = await serve();
+    const { cli, server } = await serve(open);
     const added = await cli(['users', 'add', 'Ana@Example.com', '--role', 'operator']);
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toMatch(
@@ -71,7 +81,7 @@ describe('callhook users, through the running serve', () => {
   });
 
   it('refuses bad input with one clear line and a non-zero exit, and changes nothing', async () => {
-    const { cli } = await serve({ adminToken: false });
+    const { cli } = await serve(open, { adminToken: false });
     expect((await cli(['users', 'add', 'ada@example.com', '--role', 'admin'])).code).toBe(0);
     const before = await usersOf(cli);
     const refusals: [string[], RegExp, string?][] = [
@@ -106,7 +116,7 @@ describe('callhook users, through the running serve', () => {
   });
 
   it('lets the last admin user go when CALLHOOK_ADMIN_TOKEN is configured', async () => {
-    const { cli } = await serve();
+    const { cli } = await serve(open);
     await cli(['users', 'add', 'ada@example.com', '--role', 'admin']);
     expect(await cli(['users', 'role', 'ada@example.com', 'viewer'])).toMatchObject({ code: 0 });
     expect(await cli(['users', 'remove', 'ada@example.com'])).toMatchObject({ code: 0 });
@@ -114,9 +124,9 @@ describe('callhook users, through the running serve', () => {
   });
 });
 
-describe('personal tokens', () => {
+describe.each(STORES)('personal tokens on %s', (_, open) => {
   it("act as their user with the user's role, show their last use, and are refused at once once revoked or their user removed", async () => {
-    const { cli } = await serve();
+    const { cli } = await serve(open);
     await cli(['users', 'add', 'vera@example.com', '--role', 'viewer']);
     await cli(['users', 'add', 'otto@example.com', '--role', 'operator']);
     const made = await cli(['users', 'token', 'vera@example.com', '--name', 'laptop']);
@@ -156,7 +166,7 @@ describe('personal tokens', () => {
   });
 });
 
-describe('the audit log after a day of work', () => {
+describe.each(STORES)('the audit log after a day of work on %s', (_, open) => {
   it('holds every action with its actor, address, target and outcome, and nothing secret, in the API or the log', async () => {
     const dataDir = tempDir();
     const config = join(dataDir, 'config.json');
@@ -167,12 +177,14 @@ describe('the audit log after a day of work', () => {
         sinks: [{ name: 'jsonl', type: 'jsonl' }],
       }),
     );
-    const server = await spawnServer(dataDir, { CALLHOOK_CONFIG: config, LOG_LEVEL: 'info' });
+    const { env: storeEnv, drop } = await open();
+    cleanups.push(drop);
+    const server = await spawnServer(dataDir, { ...storeEnv, CALLHOOK_CONFIG: config, LOG_LEVEL: 'info' });
     cleanups.push(async () => {
       server.child.kill('SIGTERM');
       await server.exited;
     });
-    const env = { CALLHOOK_DATA_DIR: dataDir, CALLHOOK_ADMIN_TOKEN: ADMIN, CALLHOOK_CONFIG: config };
+    const env = { ...storeEnv, CALLHOOK_DATA_DIR: dataDir, CALLHOOK_ADMIN_TOKEN: ADMIN, CALLHOOK_CONFIG: config };
     const cli = (args: string[], more: Record<string, string> = {}, stdin?: string) =>
       runCallhook([...args, '--url', server.url], { ...env, ...more }, { stdin });
     const api = async (token: string, method: string, path: string, body?: unknown) => {
@@ -208,7 +220,7 @@ describe('the audit log after a day of work', () => {
       body: 'first_name\nRavi',
     });
     const receipt = (await api(ADMIN, 'GET', '/receipts?outcome=rejected')).body!.receipts[0].id as number;
-    const store = await openStore({ dataDir, databaseUrl: undefined });
+    const store = await openStore({ dataDir, databaseUrl: storeEnv.DATABASE_URL });
     cleanups.push(() => store.close());
     const { incident } = await store.openIncident({
       id: newId(),
