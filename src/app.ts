@@ -3,10 +3,9 @@ import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import { auditedOperations } from './admin/audited.js';
 import type { AdminOperations } from './admin/operations.js';
-import type { UserOperations } from './admin/users.js';
 import type { AlertEvents } from './alerts/monitor.js';
 import { CallhookError } from './errors.js';
-import { adminRoutes } from './http/admin.js';
+import { type AdminDeps, adminRoutes } from './http/admin.js';
 import { requireBearer } from './http/auth.js';
 import { type AuthLimiter, createAuthLimiter } from './http/auth-limit.js';
 import { clientAddress } from './http/client-address.js';
@@ -18,7 +17,6 @@ import type { Intake } from './intake/intake.js';
 import type { KeyRing } from './keys/ring.js';
 import { requestLogger } from './log.js';
 import type { Metrics } from './metrics.js';
-import type { AuditLog } from './operators/audit.js';
 import { DEFAULT_RETENTION, keptParts, type RetentionConfig } from './privacy/retention-config.js';
 import { type SecretList, secretMasker } from './secrets.js';
 import { type DashboardDeps, dashboardRoutes, loggedPath } from './web/dashboard.js';
@@ -29,18 +27,17 @@ export interface AppDeps {
   /** `/metrics` is served when given. */
   metrics?: Metrics;
   /** What the routes read, and the receipts of refused requests; calls are committed through `intake`. */
-  store: WebhookDeps['store'] & HealthDeps['store'] & DashboardDeps['store'] & DashboardDeps['operators'];
+  store: WebhookDeps['store'] &
+    HealthDeps['store'] &
+    DashboardDeps['store'] &
+    DashboardDeps['operators'] &
+    AdminDeps['tokens'];
   http: HttpOptions;
   keys: AppKeys;
   /** The hooks and the way in for their calls (intake/intake.ts). */
   intake: Intake;
   /** The operations the admin API and the dashboard share (admin/operations.ts). */
   admin: AdminOperations;
-  /**
-   * The people who run callhook (docs/reference.md#operators): users and their tokens managed (admin/users.ts), and
-   * the audit log every change and sign-in is kept in.
-   */
-  operators: { users: UserOperations; audit: AuditLog };
   /** What readiness (and the dashboard's overview) reports besides the store. */
   health: Pick<HealthDeps, 'workerRunning' | 'accepting'>;
   /** What the alert rules hear of the webhooks (alerts/monitor.ts); nothing when no channel is configured. */
@@ -88,7 +85,6 @@ export function createApp({
   keys,
   intake,
   admin,
-  operators,
   health,
   alerts,
   retention = DEFAULT_RETENTION,
@@ -97,10 +93,10 @@ export function createApp({
     bodyLimitBytes,
     trustProxy = false,
     secureCookies,
-    publicUrl,
     metricsToken,
     timezone,
     storeDeadlineMs,
+    publicUrl,
   } = http;
   const { adminToken, globalKeys, secrets } = keys;
   const limiter = http.limiter ?? createAuthLimiter();
@@ -165,7 +161,18 @@ export function createApp({
   );
   app.route(
     '/admin',
-    adminRoutes({ admin, intake, adminToken, secrets, limiter, trustProxy, bodyLimitBytes, timezone }),
+    adminRoutes({
+      admin,
+      intake,
+      adminToken,
+      tokens: store,
+      publicUrl,
+      secrets,
+      limiter,
+      trustProxy,
+      bodyLimitBytes,
+      timezone,
+    }),
   );
   app.route(
     '/ui',
@@ -174,9 +181,9 @@ export function createApp({
       operators: store,
       admin,
       // Every change made on a page is kept in the audit log with the signed-in person's name.
-      acting: auditedOperations(admin, operators.audit),
-      users: operators.users,
-      audit: operators.audit,
+      acting: auditedOperations(admin, admin.audit),
+      users: admin.users,
+      audit: admin.audit,
       publicUrl,
       intake,
       adminToken,

@@ -240,6 +240,11 @@ export interface Config {
   /** Global webhook keys from CALLHOOK_API_KEYS or the file; empty means "generate one". */
   apiKeys: string[];
   adminToken: string | undefined;
+  /**
+   * CALLHOOK_TOKEN: a user's personal token, which the CLI's admin client sends before the admin token
+   * (docs/reference.md#operators). serve does not read it.
+   */
+  personalToken: string | undefined;
   /** Bearer token `/metrics` asks for; open when unset. */
   metricsToken: string | undefined;
   trustProxy: boolean;
@@ -389,6 +394,7 @@ export function loadConfig(env: Env, path = env.CALLHOOK_CONFIG): Config {
     logLevel: logLevel as Config['logLevel'],
     apiKeys,
     adminToken,
+    personalToken: env.CALLHOOK_TOKEN || undefined,
     metricsToken,
     trustProxy: f.trust_proxy,
     timezone: f.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,

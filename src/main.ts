@@ -3,7 +3,6 @@ import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { CountryCode } from 'libphonenumber-js';
 import type { Logger } from 'pino';
 import { adminOperations } from './admin/operations.js';
-import { userOperations } from './admin/users.js';
 import { recordLostCalls } from './alerts/lost-calls.js';
 import { type AlertEvents, createMonitor, NO_ALERTS } from './alerts/monitor.js';
 import { createAlertSender } from './alerts/sender.js';
@@ -19,7 +18,6 @@ import { writerThread } from './intake/thread.js';
 import { type Generated, type ServeKeys, serveKeys } from './keys/serve.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { createAuditLog } from './operators/audit.js';
 import { startRetention } from './privacy/retention.js';
 import { keptParts } from './privacy/retention-config.js';
 import { scheduleReconcile } from './reconcile/schedule.js';
@@ -154,13 +152,11 @@ export async function serve({
     openSinks: sinks,
     log,
     maskBody: (bytes) => maskBytes(bytes, secrets),
+    // docs/reference.md#operators: a configured admin token stands in for the last admin user; a generated one does not.
+    adminTokenConfigured: config.adminToken !== undefined,
     onJobEnd: (job) =>
       log[job.state === 'done' ? 'info' : 'warn']({ job }, `admin job ${job.kind} ${job.state}: ${job.id}`),
   });
-  // The people who run callhook (docs/reference.md#operators): what each of them changes, and every sign-in, is kept in
-  // the audit log. Only an admin token someone configured can stand in for the last admin user.
-  const audit = createAuditLog({ store, log });
-  const users = userOperations({ store, audit, adminTokenConfigured: config.adminToken !== undefined });
   const app = createApp({
     log,
     metrics,
@@ -178,7 +174,6 @@ export async function serve({
     keys: { adminToken: keys.admin, globalKeys: keys.webhook, secrets },
     intake,
     admin,
-    operators: { users, audit },
     health: { workerRunning: () => worker.running, accepting: () => accepting },
     alerts: alerts.events,
     retention: config.retention,

@@ -38,6 +38,8 @@ export function secretValues(config: Config, specs: readonly Pick<SinkSpec, 'nam
     add(hook.platform?.secret);
   }
   add(config.adminToken);
+  // CALLHOOK_TOKEN, a user's personal token (docs/reference.md#operators), wherever it is set.
+  add(config.personalToken);
   add(config.metricsToken);
   add(config.reconcile?.apiKey);
 

@@ -138,7 +138,14 @@ describe.each(storesUnderTest(serviceUrl('postgres'), 'callhook_edit'))('editing
     expect(await queue()).toEqual(expect.arrayContaining([flawed.id, held.id]));
     const marked = await admin('POST', `/calls/${flawed.id}/reviewed`);
     expect(marked.status).toBe(200);
-    expect(marked.body.edit).toEqual({ at: expect.any(String), fields: {}, revision: 1, reviewed: true });
+    // Kept with who made it (docs/reference.md#operators): the admin token, here.
+    expect(marked.body.edit).toEqual({
+      at: expect.any(String),
+      fields: {},
+      revision: 1,
+      reviewed: true,
+      by: 'admin-token',
+    });
     expect(await queue()).not.toContain(flawed.id);
     expect(await queue()).toContain(held.id);
     expect((await detail(flawed.id)).edits).toEqual([marked.body.edit]);

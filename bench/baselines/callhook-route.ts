@@ -1,6 +1,5 @@
 import { serve } from '@hono/node-server';
 import { adminOperations } from '../../src/admin/operations.js';
-import { userOperations } from '../../src/admin/users.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAuthLimiter } from '../../src/http/auth-limit.js';
@@ -9,7 +8,6 @@ import { compileHooks } from '../../src/intake/pipeline.js';
 import type { RequestOutcome } from '../../src/intake/request.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { createAuditLog } from '../../src/operators/audit.js';
 import { secretValues } from '../../src/secret-values.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -46,7 +44,6 @@ const secrets = secretValues(config, []);
 // Every request is taken by the stand-in for the writer's thread, as serve hands them to the real one.
 const intake = buildIntake({ store, hooks, onThread: accepted });
 const log = createLogger({ level: 'info', secrets });
-const audit = createAuditLog({ store, log });
 const app = createApp({
   log,
   metrics: createMetrics(store, []),
@@ -55,8 +52,6 @@ const app = createApp({
   keys: { adminToken: apiKey, secrets },
   intake,
   admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: config.bodyLimit }),
-  // The webhook route never reaches the people's operations, nor the audit log.
-  operators: { users: userOperations({ store, audit, adminTokenConfigured: true }), audit },
   health: { workerRunning: () => true, accepting: () => true },
 });
 

@@ -147,7 +147,7 @@ export async function showCall(
  * delivered one is sent again only by a redeliver. A field the hook does not declare is refused (400): `extra` holds
  * what the sender sent as it came, and nothing normalises it.
  */
-export async function editCall(deps: CallsDeps, id: string, { data }: EditRequest): Promise<EditedCall> {
+export async function editCall(deps: CallsDeps, id: string, { data }: EditRequest, by?: string): Promise<EditedCall> {
   const { store, hooks, now = () => new Date() } = deps;
   for (let tries = 0; tries < EDIT_TRIES; tries++) {
     const { record } = await callOr404(store, id);
@@ -165,8 +165,9 @@ export async function editCall(deps: CallsDeps, id: string, { data }: EditReques
         `data.${unknown[0]}: not a parameter of the hook ${record.hook} (parameters: ${declared})`,
       );
     }
-    const { record: edited, edit } = applyEdit(record, hook.parameters, data, now());
-    if (!edit) return { record, problems: record.problems, edit: null };
+    const { record: edited, edit: made } = applyEdit(record, hook.parameters, data, now());
+    if (!made) return { record, problems: record.problems, edit: null };
+    const edit: CallEdit = by === undefined ? made : { ...made, by };
     const outcome = await store.editCall(id, edit, edited);
     if (outcome === 'edited') return { record: edited, problems: edited.problems, edit };
     if (outcome === 'missing') throw notFound(id);
@@ -180,14 +181,24 @@ export async function editCall(deps: CallsDeps, id: string, { data }: EditReques
  * held call once it is also released), and the mark is kept in its edit history. A call already marked at its revision
  * keeps the mark it has.
  */
-export async function markReviewed(deps: CallsDeps, id: string): Promise<{ record: CallRecord; edit: CallEdit }> {
+export async function markReviewed(
+  deps: CallsDeps,
+  id: string,
+  by?: string,
+): Promise<{ record: CallRecord; edit: CallEdit }> {
   const { store, now = () => new Date() } = deps;
   for (let tries = 0; tries < EDIT_TRIES; tries++) {
     const { record } = await callOr404(store, id);
     if (record.problems.length === 0) throw new CallhookError('CONFLICT', `call ${id} has no problems to review`);
     const marked = (await store.listEdits(id)).find((e) => e.reviewed && e.revision === record.revision);
     if (marked) return { record, edit: marked };
-    const edit: CallEdit = { at: now().toISOString(), fields: {}, revision: record.revision, reviewed: true };
+    const edit: CallEdit = {
+      at: now().toISOString(),
+      fields: {},
+      revision: record.revision,
+      reviewed: true,
+      ...(by === undefined ? {} : { by }),
+    };
     const outcome = await store.editCall(id, edit);
     if (outcome === 'edited') return { record, edit };
     if (outcome === 'missing') throw notFound(id);
@@ -239,8 +250,9 @@ export function callOperations(deps: CallsDeps) {
     listCalls: (query: CallsQuery) => listCalls(deps, query),
     reviewQueue: (query: Omit<CallsQuery, 'review' | 'order'>) => reviewQueue(deps, query),
     showCall: (id: string) => showCall(deps, id),
-    editCall: (id: string, request: EditRequest) => editCall(deps, id, request),
-    markReviewed: (id: string) => markReviewed(deps, id),
+    /** `by`: who edits (docs/reference.md#operators), kept in the edit's entry. */
+    editCall: (id: string, request: EditRequest, by?: string) => editCall(deps, id, request, by),
+    markReviewed: (id: string, by?: string) => markReviewed(deps, id, by),
     releaseCall: (id: string) => releaseCall(deps, id),
     redeliverCall: (id: string, sinks?: readonly string[]) => redeliverCall(deps, id, sinks),
   };

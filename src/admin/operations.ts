@@ -1,11 +1,14 @@
 import pino, { type Logger } from 'pino';
 import type { Intake } from '../intake/intake.js';
+import { type AuditLog, createAuditLog } from '../operators/audit.js';
 import { type PrivacyOperations, privacyOperations } from '../privacy/requests.js';
 import type { Sink } from '../sinks/sink.js';
 import type { AdminQueries } from '../store/admin-queries.js';
 import type { IncidentStore } from '../store/incidents.js';
+import type { OperatorStore } from '../store/operators.js';
 import type { PrivacyStore } from '../store/privacy.js';
 import { createClock } from '../web/time.js';
+import { type AuditReader, auditReader } from './audit-log.js';
 import { type CallOperations, callOperations } from './calls.js';
 import { type DeliveryOperations, deliveryOperations } from './deliveries.js';
 import { type IncidentOperations, incidentOperations } from './incidents.js';
@@ -13,6 +16,7 @@ import { createJobs, type JobView } from './jobs.js';
 import { type RedeliveryOperations, redeliveryOperations } from './period-redelivery.js';
 import { type ReceiptOperations, receiptOperations } from './receipts.js';
 import { type ConfiguredSink, type SinkOperations, sinkOperations } from './sinks.js';
+import { type UserOperations, userOperations } from './users.js';
 
 /**
  * The operator's operations on calls, deliveries, refused requests and sinks, built once by `serve` (main.ts) and
@@ -29,6 +33,13 @@ export interface AdminOperations {
   privacy: PrivacyOperations;
   /** A period's calls sent to one sink, in the background, and the jobs that do it (period-redelivery.ts). */
   redeliveries: RedeliveryOperations;
+  /** The people who run callhook, managed by an admin (docs/reference.md#operators). */
+  users: UserOperations;
+  /**
+   * The audit log (docs/reference.md#audit-log): read a page at a time, and appended to by each change (the user
+   * operations here, the others through admin/audited.ts) and each sign-in.
+   */
+  audit: AuditLog & AuditReader;
   /** Every configured sink's name, the ones a redelivery or a retry may name. */
   sinkNames: readonly string[];
   /** The sinks that take test traffic (docs/reference.md#test-traffic): the ones a test call may be redelivered to. */
@@ -36,7 +47,7 @@ export interface AdminOperations {
 }
 
 export interface AdminOperationsDeps {
-  store: AdminQueries & IncidentStore & PrivacyStore;
+  store: AdminQueries & IncidentStore & PrivacyStore & OperatorStore;
   /** A refused request is ingested again through the webhook route's own intake. */
   intake: Pick<Intake, 'hooks' | 'ingestRequest'>;
   /** The configured sinks with their types and configured `paused`. */
@@ -56,6 +67,11 @@ export interface AdminOperationsDeps {
   log?: Logger;
   /** Takes the secrets out of a kept body before it is shown. */
   maskBody?: (bytes: Uint8Array) => Uint8Array;
+  /**
+   * Whether the config sets an admin token (CALLHOOK_ADMIN_TOKEN or `admin_token`): then the last admin user may be
+   * removed or demoted, the token standing in (docs/reference.md#operators). One callhook generated does not count.
+   */
+  adminTokenConfigured?: boolean;
 }
 
 /** A process with no log of its own (a test, a command) logs nothing of its erasures. */
@@ -73,11 +89,13 @@ export function adminOperations({
   openSinks = new Map(),
   log = silentLog,
   maskBody,
+  adminTokenConfigured = false,
 }: AdminOperationsDeps): AdminOperations {
   const { hooks } = intake;
   const sinkNames = sinks.map((sink) => sink.name);
   const testSinks = sinks.filter((sink) => sink.testTraffic === true).map((sink) => sink.name);
   const jobs = createJobs({ onEnd: onJobEnd });
+  const audit = { ...createAuditLog({ store, log }), ...auditReader({ store }) };
   return {
     calls: callOperations({ store, hooks, sinkNames, testSinks, notify, phoneRegion }),
     deliveries: deliveryOperations({ store, notify, sinkNames }),
@@ -97,6 +115,8 @@ export function adminOperations({
       phoneRegion,
     }),
     redeliveries: redeliveryOperations({ store, hooks, sinkNames, notify, clock: createClock(timezone), jobs }),
+    users: userOperations({ store, audit, adminTokenConfigured }),
+    audit,
     sinkNames,
     testSinks,
   };

@@ -175,7 +175,8 @@ async function withRetries<T>(
 /** The operations with their deps bound: start a period's redelivery, read a job, stop them all on shutdown. */
 export function redeliveryOperations(deps: PeriodDeps) {
   return {
-    redeliverPeriod: (sink: string, request: PeriodRequest) => redeliverPeriod(deps, sink, request),
+    /** A promise, as every changing operation is, so what keeps it (audited.ts) is done before the reply. */
+    redeliverPeriod: async (sink: string, request: PeriodRequest) => redeliverPeriod(deps, sink, request),
     job: (id: string): JobView => {
       const job = deps.jobs.get(id);
       if (!job)

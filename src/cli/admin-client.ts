@@ -23,7 +23,7 @@ export function withAdminOptions(command: Command): Command {
 }
 
 export type AdminCall = (
-  method: 'GET' | 'POST' | 'PATCH',
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
   body?: unknown,
   /** How long to wait for the answer: 30 s, longer for what scans the whole store (a person's erasure). */
@@ -42,10 +42,12 @@ export class AdminReplyError extends Error {
 
 export async function adminClient(config: Config, { url }: AdminClientOptions): Promise<AdminCall> {
   const base = (url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
-  const token = await adminToken(config);
+  // docs/reference.md#operators: a personal token, when given, acts as its user; else the admin token, as an admin.
+  const personal = config.personalToken;
+  const token = personal ?? (await adminToken(config));
   if (token === undefined)
     throw new Error(
-      'no admin token: set CALLHOOK_ADMIN_TOKEN, or run this where serve keeps its data dir (CALLHOOK_DATA_DIR)',
+      'no token: set CALLHOOK_TOKEN (a personal token) or CALLHOOK_ADMIN_TOKEN, or run this where serve keeps its data dir (CALLHOOK_DATA_DIR)',
     );
   return async (method, path, body, timeoutMs = 30_000) => {
     let res: Response;
@@ -71,8 +73,10 @@ export async function adminClient(config: Config, { url }: AdminClientOptions): 
     }
     if (!res.ok) {
       const message = (reply as { message?: unknown })?.message;
+      // A personal token that stopped working was revoked, or its user removed: say which token was sent.
+      const which = res.status === 401 && personal !== undefined ? ' (the CALLHOOK_TOKEN sent)' : '';
       throw new AdminReplyError(
-        `serve at ${base} answered ${res.status}: ${typeof message === 'string' ? message : text.slice(0, 200)}`,
+        `serve at ${base} answered ${res.status}: ${typeof message === 'string' ? message : text.slice(0, 200)}${which}`,
         res.status,
       );
     }

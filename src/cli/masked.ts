@@ -18,7 +18,8 @@ export async function maskedForCli(
   argv: readonly string[],
   env: Record<string, string | undefined>,
 ): Promise<string> {
-  const secrets: string[] = [];
+  // CALLHOOK_TOKEN, the personal token the admin client sends (admin-client.ts), whatever the config says.
+  const secrets: string[] = env.CALLHOOK_TOKEN ? [env.CALLHOOK_TOKEN] : [];
   let configPath: string | undefined;
   for (const [i, arg] of argv.entries()) {
     const [flag, inline] =

@@ -1,6 +1,7 @@
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { CallhookError } from '../errors.js';
 import { alertsCommand } from './alerts.js';
+import { auditCommand } from './audit.js';
 import { backupCommand } from './backup.js';
 import { callsCommand } from './calls.js';
 import { configCommand } from './config-check.js';
@@ -19,6 +20,7 @@ import { replayCommand } from './replay-command.js';
 import { serveCommand } from './serve.js';
 import { simulateCommand } from './simulate.js';
 import { sinksCommand } from './sinks.js';
+import { usersCommand } from './users.js';
 
 /**
  * The `callhook` program: one file per command in this folder, each given the io it runs with. Nothing here touches
@@ -46,6 +48,8 @@ export function createProgram(io: CliIo): Command {
     incidentsCommand(run),
     peopleCommand(run),
     eraseCommand(run),
+    usersCommand(run),
+    auditCommand(run),
   ])
     program.addCommand(command);
   // Each command has its own settings (addCommand copies none): every one's help and usage errors go to io, and

@@ -78,6 +78,23 @@ export function purgeCommand(io: CommandIo): Command {
         } finally {
           line?.clear();
         }
+        // docs/reference.md#audit-log: the purge is kept with the counts; run here on the store, it is the CLI's.
+        await store.appendAudit([
+          {
+            at: new Date().toISOString(),
+            actor: 'cli',
+            address: null,
+            action: 'purge',
+            target: null,
+            outcome: 'ok',
+            details: {
+              calls: purged.calls,
+              receipts: purged.receipts,
+              ...(before ? { before: before.toISOString() } : {}),
+              ...(sources ? { sources } : {}),
+            },
+          },
+        ]);
         io.out.print(`purged ${what(purged)}`);
       });
     });

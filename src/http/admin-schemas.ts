@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { RULE_NAMES } from '../alerts/config.js';
+import { AUDIT_ACTIONS } from '../operators/audit.js';
+import { ROLES } from '../operators/roles.js';
 import { PLATFORM_NAMES } from '../platforms/platform.js';
 import { RECORD_SOURCES } from '../record.js';
 import { NO_PLATFORM, timeBound } from '../store/admin-query.js';
@@ -42,6 +44,40 @@ export const deliveryId = pathParam('id', 'Delivery id');
 export const sinkName = pathParam('name', 'Sink name');
 export const jobId = pathParam('id', 'Job id, as the request that started the job answered it');
 export const incidentId = pathParam('id', 'Incident id');
+export const userEmail = pathParam('email', "The user's e-mail address, any case");
+export const tokenId = pathParam('id', 'Token id, as GET /admin/users lists it');
+
+// docs/reference.md#operators. A role is checked by the user operations, as for the dashboard and the CLI, so each
+// says the same of a wrong one; the document still lists the roles.
+const role = z.string().describe(ROLES.join(', '));
+
+export const addUserBody = z.strictObject({
+  email: z.string().describe('Their e-mail address (trimmed, lower-cased)'),
+  role,
+  password: z
+    .string()
+    .optional()
+    .describe('At least 12 characters; without it the reply holds a one-time link (24 hours) to set one'),
+});
+
+export const setRoleBody = z.strictObject({ role });
+
+export const tokenBody = z.strictObject({
+  name: z.string().optional().describe('What the token is for (1 to 100 characters); token-<date> by default'),
+});
+
+export const auditQuery = z.strictObject({
+  actor: z.string().optional().describe("Who: a user's address, admin-token, cli"),
+  action: z
+    .enum(AUDIT_ACTIONS)
+    .optional()
+    .describe(`What was done: ${AUDIT_ACTIONS.join(', ')}`),
+  target: z.string().optional().describe("What it touched: a call's id, a sink's name, a user's address …"),
+  from: timeParam('from', 'From this date (that day in `timezone`) or ISO timestamp, included'),
+  to: timeParam('to', 'Up to this date (that day included) or ISO timestamp (excluded)'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1 to 1000, default 100'),
+  before: z.coerce.number().int().min(1).optional().describe('Cursor: the `next` of the previous page (older entries)'),
+});
 
 export const callsQuery = z.strictObject({
   hook: z.string().optional().describe('Only this hook'),
@@ -232,6 +268,14 @@ export const adminRequests = {
   'get /admin/people': { query: personQuery },
   'post /admin/erase': { body: eraseBody, bodyRequired: true },
   'get /admin/erasures': { query: personQuery },
+  'get /admin/users': {},
+  'post /admin/users': { body: addUserBody, bodyRequired: true },
+  'patch /admin/users/{email}': { params: userEmail, body: setRoleBody, bodyRequired: true },
+  'delete /admin/users/{email}': { params: userEmail },
+  'post /admin/users/{email}/reset': { params: userEmail },
+  'post /admin/users/{email}/tokens': { params: userEmail, body: tokenBody },
+  'delete /admin/tokens/{id}': { params: tokenId },
+  'get /admin/audit': { query: auditQuery },
 } as const satisfies Record<string, AdminRequest>;
 
 export type AdminRouteKey = keyof typeof adminRequests;

@@ -33,20 +33,33 @@ export function requireBearer(
   const ring = isKeyRing(keys) ? keys : createKeyRing(keys);
   const refuse = (c: Context) => {
     onRefused?.();
-    const address = clientAddress(c, trustProxy);
-    const waitMs = limiter?.retryAfterMs(address) ?? 0;
-    if (waitMs > 0)
-      return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
-    limiter?.fail(address);
-    // Exactly the documented challenge (docs/reference.md#replies): a realm is optional (RFC 6750 section 3) and would
-    // only name the route.
-    return errorResponse(new CallhookError('UNAUTHORIZED'), { 'www-authenticate': 'Bearer' });
+    return refuseBearer(c, limiter, trustProxy);
   };
   return async function bearer(c, next) {
-    const token = BEARER.exec(requestHeader(c, 'authorization') ?? '')?.[1];
+    const token = bearerToken(c);
     if (token === undefined || !ring.accepts(token)) return refuse(c);
     await next();
   };
+}
+
+/** The request's bearer token, or undefined when its Authorization header holds none. */
+export function bearerToken(c: Context): string | undefined {
+  return BEARER.exec(requestHeader(c, 'authorization') ?? '')?.[1];
+}
+
+/**
+ * The answer to a missing, malformed or wrong key: 401 with the challenge, counted on the limiter against the client's
+ * address; 429 with Retry-After while that address is over the limit.
+ */
+export function refuseBearer(c: Context, limiter: AuthLimiter | undefined, trustProxy: boolean): Response {
+  const address = clientAddress(c, trustProxy);
+  const waitMs = limiter?.retryAfterMs(address) ?? 0;
+  if (waitMs > 0)
+    return errorResponse(new CallhookError('TOO_MANY_FAILURES'), { 'retry-after': String(Math.ceil(waitMs / 1000)) });
+  limiter?.fail(address);
+  // Exactly the documented challenge (docs/reference.md#replies): a realm is optional (RFC 6750 section 3) and would
+  // only name the route.
+  return errorResponse(new CallhookError('UNAUTHORIZED'), { 'www-authenticate': 'Bearer' });
 }
 
 function errorResponse(err: CallhookError, headers: Record<string, string>): Response {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { adminOperations } from '../admin/operations.js';
 import { CallhookError } from '../errors.js';
 import { buildIntake } from '../intake/intake.js';
+import { routeRoles } from '../operators/guard.js';
 import type { Store } from '../store/store.js';
 import { adminRoutes } from './admin.js';
 import { openApiDocument } from './openapi.js';
@@ -38,6 +39,7 @@ describe('the OpenAPI document', () => {
     admin: adminOperations({ store, intake, sinks: [], notify: () => {}, bodyLimitBytes: 1024 }),
     intake,
     adminToken: TOKEN,
+    tokens: store,
     secrets: [],
     bodyLimitBytes: 1024,
   });
@@ -91,6 +93,16 @@ describe('the OpenAPI document', () => {
       expect(served, `${method.toUpperCase()} ${path}`).toContain(`${method} ${path}`);
   });
 
+  it('documents the role each route needs as its guard names it (docs/reference.md#operators)', () => {
+    const guarded = routeRoles(router.routes).map(
+      ({ method, path, role }) => `${method.toLowerCase()} /admin${path.replace(/:(\w+)/g, '{$1}')} ${role}`,
+    );
+    const documented = operations.map(
+      ({ method, path, operation }) => `${method} ${path} ${(operation as { 'x-role'?: string })['x-role']}`,
+    );
+    expect(guarded.sort()).toEqual(documented.sort());
+  });
+
   it("documents a route's path parameters as its path names them", () => {
     for (const { method, path, operation } of operations) {
       const named = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
@@ -104,6 +116,7 @@ describe('the OpenAPI document', () => {
   it('documents exactly the query parameters a route takes: each one documented is taken, any other refused by name', async () => {
     const withQuery = operations.filter(({ operation }) => operation.parameters?.some((p) => p.in === 'query'));
     expect(withQuery.map(({ path }) => path).sort()).toEqual([
+      '/admin/audit',
       '/admin/calls',
       '/admin/deliveries',
       '/admin/erasures',
@@ -125,7 +138,7 @@ describe('the OpenAPI document', () => {
 
   it('documents exactly the body a route takes: each property documented is taken, any other refused by name', async () => {
     const withBody = operations.filter(({ operation }) => operation.requestBody);
-    expect(withBody.length).toBe(6);
+    expect(withBody.length).toBe(9);
     for (const { method, path, operation } of withBody) {
       const { properties, required = [] } = operation.requestBody!.content['application/json'].schema;
       for (const [name, schema] of Object.entries(properties)) {

@@ -5,6 +5,8 @@
  */
 
 import { RULE_NAMES } from '../alerts/config.js';
+import { AUDIT_ACTIONS } from '../operators/audit.js';
+import { ROLES, type Role } from '../operators/roles.js';
 import { RECORD_SOURCES } from '../record.js';
 import { type AdminRequest, type AdminRouteKey, adminRequests, jsonSchemaOf, parametersOf } from './admin-schemas.js';
 
@@ -25,11 +27,18 @@ const page = (item: string, cursor: object) => ({
 
 interface Described {
   summary: string;
+  /**
+   * The role the route needs (docs/reference.md#operators), `x-role` in the document: viewer for every GET but the
+   * users' and the audit log's, operator to change calls, deliveries, refused requests, sinks and incidents, admin
+   * for users, tokens, erasure and the audit log. The router's guards are checked against it (test/roles.test.ts).
+   */
+  role?: Role;
   responses: Record<number, object>;
 }
 
 const sinkAction = (summary: string): Described => ({
   summary,
+  role: 'operator',
   responses: {
     200: { description: 'The sink as it is now', content: json(ref('Sink')) },
     404: error('No sink of that name is configured'),
@@ -56,6 +65,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     responses: { 200: { description: 'The call', content: json(ref('CallDetail')) }, 404: error('No such call') },
   },
   'patch /admin/calls/{id}': {
+    role: 'operator',
     summary:
       "Edit a call: change only the fields named, normalised with the hook's parameters as at intake, problems recomputed, a new revision; never redelivers",
     responses: {
@@ -69,6 +79,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     },
   },
   'post /admin/calls/{id}/reviewed': {
+    role: 'operator',
     summary:
       'Mark a call with problems as needing no change: it leaves the review queue (a held call once released too); kept in its edits',
     responses: {
@@ -81,6 +92,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     },
   },
   'post /admin/calls/{id}/redeliver': {
+    role: 'operator',
     summary: 'Send a call again to some or all sinks',
     responses: {
       200: {
@@ -99,6 +111,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     },
   },
   'post /admin/calls/{id}/release': {
+    role: 'operator',
     summary: 'Release a held call to its sinks',
     responses: { 200: { description: 'Released' }, 404: error('No such call'), 409: error('The call is not held') },
   },
@@ -114,6 +127,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     responses: { 200: { description: 'The receipt', content: json(ref('Receipt')) }, 404: error('No such receipt') },
   },
   'post /admin/receipts/{id}/ingest': {
+    role: 'operator',
     summary:
       'Ingest a refused request again, as it came or corrected; the call is stored with source recovered, and the receipt marked with it',
     responses: {
@@ -136,12 +150,14 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     },
   },
   'post /admin/deliveries/retry': {
+    role: 'operator',
     summary: 'Retry deliveries in bulk: dead ones by default, narrowed by sink, call or ids',
     responses: {
       200: { description: 'How many', content: json({ type: 'object', properties: { retried: { type: 'integer' } } }) },
     },
   },
   'post /admin/deliveries/{id}/retry': {
+    role: 'operator',
     summary: 'Retry one dead delivery',
     responses: { 200: { description: 'Retried' }, 404: error('No such delivery'), 409: error('Not dead') },
   },
@@ -160,6 +176,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
   ),
   'post /admin/sinks/{name}/resume': sinkAction('Resume a paused sink: its pending deliveries are due now'),
   'post /admin/sinks/{name}/redeliver': {
+    role: 'operator',
     summary:
       "Send the calls received in a period to this sink, those its route takes (its `when`; test traffic only to a sink that takes it), held calls and calls with a delivery to it pending or in flight left out; one already delivered is sent again, under the same idempotency key. Done in the background by a job kept in this serve's memory",
     responses: {
@@ -193,6 +210,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     },
   },
   'post /admin/incidents/{id}/ack': {
+    role: 'operator',
     summary:
       'Acknowledge an open incident: it stays open, and who acknowledged it and when are kept, the first acknowledgement only',
     responses: {
@@ -213,6 +231,7 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
     },
   },
   'post /admin/erase': {
+    role: 'admin',
     summary:
       'Erases everything kept about one person, of every hook, and their copies in the sinks that can erase; lists the sinks that cannot, with the record ids they received. The erasure log keeps a keyed hash of the person, never the person',
     responses: {
@@ -230,6 +249,105 @@ const ADMIN_OPERATIONS: Record<AdminRouteKey, Described> = {
       400: error('No person, both a number and an address, or one that cannot be read'),
     },
   },
+  'get /admin/users': {
+    summary:
+      'The users, oldest first, each with their role and personal tokens (name, created, last used; never the token)',
+    role: 'admin',
+    responses: {
+      200: {
+        description: 'The users',
+        content: json({ type: 'object', properties: { users: { type: 'array', items: ref('User') } } }),
+      },
+    },
+  },
+  'post /admin/users': {
+    summary:
+      'Add a user with a role, and a password or, without one, a one-time link to set it (valid 24 hours, shown this once)',
+    role: 'admin',
+    responses: {
+      201: {
+        description: 'The user, and the link when no password was given',
+        content: json({
+          type: 'object',
+          required: ['user'],
+          properties: { user: ref('User'), link: ref('PasswordLink') },
+        }),
+      },
+      400: error('An address that cannot be one, an unknown role, a password shorter than 12 characters'),
+      409: error('A user with that address exists already'),
+    },
+  },
+  'patch /admin/users/{email}': {
+    summary: 'Give a user another role; their dashboard sessions end on every replica',
+    role: 'admin',
+    responses: {
+      200: { description: 'The user as they are now', content: json(ref('User')) },
+      400: error('An unknown role'),
+      404: error('No such user'),
+      409: error('It would leave no admin user while no admin token is configured'),
+    },
+  },
+  'delete /admin/users/{email}': {
+    summary: 'Remove a user with their tokens and sessions: each is refused from the next request on',
+    role: 'admin',
+    responses: {
+      204: { description: 'Removed' },
+      404: error('No such user'),
+      409: error('It would leave no admin user while no admin token is configured'),
+    },
+  },
+  'post /admin/users/{email}/reset': {
+    summary: "Clear a user's password, end their sessions, and make a new one-time link (shown this once)",
+    role: 'admin',
+    responses: {
+      200: {
+        description: 'The user and the link',
+        content: json({
+          type: 'object',
+          required: ['user', 'link'],
+          properties: { user: ref('User'), link: ref('PasswordLink') },
+        }),
+      },
+      404: error('No such user'),
+    },
+  },
+  'post /admin/users/{email}/tokens': {
+    summary:
+      "Make a personal token for /admin with the user's role (as it is at each request): shown this once, kept hashed",
+    role: 'admin',
+    responses: {
+      201: {
+        description: 'The token, and what GET /admin/users will list of it',
+        content: json({
+          type: 'object',
+          required: ['token', 'info'],
+          properties: { token: { type: 'string', description: 'chk_…, shown this once' }, info: ref('Token') },
+        }),
+      },
+      400: error('A name that is empty, too long or holds a control character'),
+      404: error('No such user'),
+    },
+  },
+  'delete /admin/tokens/{id}': {
+    summary: 'Revoke a personal token: it is refused from the next request on',
+    role: 'admin',
+    responses: { 204: { description: 'Revoked' }, 404: error('No such token') },
+  },
+  'get /admin/audit': {
+    summary:
+      'The audit log, newest first, a page at a time: every change, sign-in and refusal of a role, with who, when, from which address, what it touched and the outcome',
+    role: 'admin',
+    responses: {
+      200: {
+        description: 'A page of entries; `next` is the `before` of the next (older) page',
+        content: json({
+          type: 'object',
+          properties: { entries: { type: 'array', items: ref('AuditEntry') }, next: { type: ['integer', 'null'] } },
+        }),
+      },
+      400: error('A bad filter'),
+    },
+  },
 };
 
 /** The admin paths: each route of the table, its parameters and body from its schemas, its words from above. */
@@ -241,12 +359,17 @@ function adminPaths(): Record<string, Record<string, object>> {
     const body = request.body && {
       requestBody: { ...(request.bodyRequired ? { required: true } : {}), content: json(jsonSchemaOf(request.body)) },
     };
+    const { summary, role = 'viewer', responses } = ADMIN_OPERATIONS[key];
     (paths[path] ??= {})[method] = {
       ...admin,
-      summary: ADMIN_OPERATIONS[key].summary,
+      summary,
+      'x-role': role,
       ...(parameters.length > 0 ? { parameters } : {}),
       ...body,
-      responses: ADMIN_OPERATIONS[key].responses,
+      responses: {
+        ...responses,
+        ...(role === 'viewer' ? {} : { 403: error(`Needs the ${role} role; nothing was changed`) }),
+      },
     };
   }
   return paths;
@@ -324,7 +447,11 @@ export function openApiDocument(hooks: readonly string[]): object {
     components: {
       securitySchemes: {
         webhookKey: { type: 'http', scheme: 'bearer', description: 'A key of CALLHOOK_API_KEYS or the hook' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'CALLHOOK_ADMIN_TOKEN' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "CALLHOOK_ADMIN_TOKEN (an admin), or a user's personal token (chk_…, the user's role)",
+        },
       },
       schemas: {
         Error: {
@@ -655,6 +782,64 @@ export function openApiDocument(hooks: readonly string[]): object {
               description: 'The revision the edit made, or the one a review mark was given at',
             },
             reviewed: { const: true, description: 'A review mark: no change, the call leaves the review queue' },
+            by: {
+              type: 'string',
+              description: "Who made it: a user's address or admin-token; absent from edits made before users",
+            },
+          },
+        },
+        User: {
+          type: 'object',
+          required: ['email', 'role', 'created_at', 'updated_at', 'password_set', 'tokens'],
+          properties: {
+            email: { type: 'string' },
+            role: { enum: [...ROLES] },
+            created_at: { type: 'string', format: 'date-time' },
+            updated_at: { type: 'string', format: 'date-time' },
+            password_set: { type: 'boolean', description: 'false until the user sets a password through their link' },
+            tokens: { type: 'array', items: ref('Token') },
+          },
+        },
+        Token: {
+          type: 'object',
+          required: ['id', 'name', 'created_at', 'last_used_at'],
+          properties: {
+            id: { type: 'string' },
+            name: { type: 'string' },
+            created_at: { type: 'string', format: 'date-time' },
+            last_used_at: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'Written at most once a minute',
+            },
+          },
+        },
+        PasswordLink: {
+          type: 'object',
+          required: ['url', 'expires_at'],
+          properties: {
+            url: { type: 'string', description: '<origin>/ui/password/<secret>: works once' },
+            expires_at: { type: 'string', format: 'date-time' },
+          },
+        },
+        AuditEntry: {
+          type: 'object',
+          required: ['id', 'at', 'actor', 'address', 'action', 'target', 'outcome', 'details'],
+          properties: {
+            id: { type: 'integer' },
+            at: { type: 'string', format: 'date-time' },
+            actor: {
+              type: 'string',
+              description: "A user's address, admin-token, cli, or the address a sign-in tried",
+            },
+            address: { type: ['string', 'null'], description: "The client's address" },
+            action: { enum: [...AUDIT_ACTIONS] },
+            target: { type: ['string', 'null'] },
+            outcome: { type: 'string', description: 'ok, or the error code it ended with' },
+            details: {
+              type: ['object', 'null'],
+              description: 'Field names of an edit, counts, a role, a token name: never a value typed or a secret',
+            },
           },
         },
         EditReply: {

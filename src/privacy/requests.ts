@@ -144,6 +144,14 @@ export function privacyOperations({ store, sinks, log, maskBody, phoneRegion }: 
       };
     },
 
+    /**
+     * The person's keyed hash, as their erasure is kept under it: what the audit log names an erasure by
+     * (docs/reference.md#audit-log), never their number or address.
+     */
+    async personHash(request: PersonRequest): Promise<string> {
+      return personHash(readPerson(request, phoneRegion), await store.erasureKey());
+    },
+
     /** Whether, and when, the person was erased (`callhook erase --check`). */
     async check(request: PersonRequest): Promise<ErasureCheck> {
       const person = readPerson(request, phoneRegion);

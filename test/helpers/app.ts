@@ -2,12 +2,10 @@ import type { Logger } from 'pino';
 import pino from 'pino';
 import { adminOperations } from '../../src/admin/operations.js';
 import type { ConfiguredSink } from '../../src/admin/sinks.js';
-import { userOperations } from '../../src/admin/users.js';
 import { createApp, type HttpOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { buildIntake } from '../../src/intake/intake.js';
 import { compileHooks, type Hook } from '../../src/intake/pipeline.js';
-import { createAuditLog } from '../../src/operators/audit.js';
 import type { Store } from '../../src/store/store.js';
 import { ADMIN, KEY } from './server.js';
 
@@ -32,15 +30,13 @@ export function appOn(
   const config = loadConfig({ CALLHOOK_API_KEYS: KEY });
   const bodyLimitBytes = http.bodyLimitBytes ?? config.bodyLimit;
   const intake = buildIntake({ store, hooks: hooks ?? compileHooks(config) });
-  const audit = createAuditLog({ store, log });
   return createApp({
     log,
     store,
     http: { ...http, bodyLimitBytes },
     keys: { adminToken: ADMIN, secrets: [] },
     intake,
-    admin: adminOperations({ store, intake, sinks, notify: () => {}, bodyLimitBytes }),
-    operators: { users: userOperations({ store, audit, adminTokenConfigured: true }), audit },
+    admin: adminOperations({ store, intake, sinks, notify: () => {}, bodyLimitBytes, adminTokenConfigured: true }),
     health: { workerRunning: () => true, accepting: () => true },
   });
 }

@@ -11,10 +11,15 @@ import { pgText, withClient } from './client.js';
  * that went in, in one round trip and one implicit transaction. A statement is atomic, and its promise settles
  * only at ReadyForQuery, after the COMMIT it implies: no call resolves before it is durable.
  *
- * A call the statement cannot simply insert goes the way of a call alone (postgres/store.ts `commit`,
- * docs/reference.md#deduplication), after the statement: one whose key a stored call already has (a duplicate or a
- * conflict), one that ingests a refused request, and a repeat of a key within the batch, so that the first is the
- * record and the next its duplicate, exactly as if they had come one after the other.
+ * A call whose key a stored call already has, or that repeats a key within the batch, is answered by a second
+ * statement after the first, for all of them together (docs/reference.md#deduplication): the same content, or
+ * `on_conflict: duplicate`, is a duplicate, counted on the stored call with its receipt; other content is a conflict,
+ * and nothing is written. So the first of a key is the record and the next its duplicates, as if they had come one
+ * after the other; one at a time, a storm of copies held a pooled connection and a transaction of three to five
+ * round trips each (1,200 of the 1,500 requests of the bench's duplicate storm, docs/performance.md). What neither
+ * statement settles goes the way of a call alone (postgres/store.ts `commit`): one that ingests a refused request, one
+ * whose stored call the second statement did not see (committed after it began, or deleted meanwhile), one stored
+ * before content hashes were kept (migration 4).
  */
 
 /** Bounds one statement's parameters and the rows it locks, whatever the storm: a busy turn makes several. */
@@ -55,7 +60,36 @@ export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
       if (inserted.has(p.input.record.id)) p.resolve({ outcome: p.input.status, id: p.input.record.id });
       else if (!failed.has(p)) left.push(p);
     }
-    oneByOne(left);
+    oneByOne(await repeatsTogether(left));
+  }
+
+  /** Settles the repeats of stored calls it can in one statement; returns the calls left to commit alone. */
+  async function repeatsTogether(left: Pending[]): Promise<Pending[]> {
+    const repeats = left.filter((p) => p.input.ingests === undefined && p.input.record.dedup_key !== null);
+    if (repeats.length === 0) return left;
+    let settled: Map<number, CommitResult>;
+    try {
+      settled = await countRepeats(
+        pool,
+        repeats.map((p) => p.input),
+      );
+    } catch (err) {
+      // Unknown whether it committed (a broken connection): each fails, as a call alone would. Refused by PostgreSQL
+      // (a deadlock with another replica's counts): nothing of it is kept, and each is tried alone.
+      if (!(err instanceof pg.DatabaseError)) {
+        for (const p of repeats) p.reject(err);
+        return left.filter((p) => !repeats.includes(p));
+      }
+      return left;
+    }
+    const done = new Set<Pending>();
+    repeats.forEach((p, i) => {
+      const result = settled.get(i + 1);
+      if (result === undefined) return;
+      p.resolve(result);
+      done.add(p);
+    });
+    return left.filter((p) => !done.has(p));
   }
 
   /**
@@ -148,6 +182,72 @@ const INSERT_TOGETHER = `
     FROM batch JOIN inserted USING (id) ORDER BY n
   )
   SELECT id FROM inserted`;
+
+/**
+ * The repeats of stored calls, in the order they came (`n`), each matched with the stored call of its key. Those with
+ * the same content, or `on_conflict: duplicate`, are counted on it, as many as they are, with a receipt each that
+ * keeps its body and query; those with other content under `keep` are conflicts, nothing written. A stored call is
+ * taken only with its content hash (migration 4), and counted only if the UPDATE still finds it: one whose row it
+ * did not match is left to be committed alone.
+ */
+const COUNT_REPEATS = `
+  WITH b AS (
+    SELECT * FROM ROWS FROM (
+      unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::boolean[]), unnest($5::text[]),
+      unnest($6::timestamptz[]), unnest($7::text[]), unnest($8::text[]), unnest($9::integer[]), unnest($10::text[]),
+      unnest($11::bytea[]), unnest($12::text[]), unnest($13::text[])
+    ) WITH ORDINALITY AS b (hook, dedup_key, content_hash, counted_anyway, receipt_hook, received_at, method, content_type,
+      size, error, raw_body, query, source, n)
+  ),
+  matched AS (
+    SELECT b.n, c.id, c.content_hash = b.content_hash OR b.counted_anyway AS duplicate
+    FROM b JOIN calls c ON c.hook = b.hook AND c.dedup_key = b.dedup_key WHERE c.content_hash IS NOT NULL
+  ),
+  counted AS (
+    UPDATE calls c SET duplicates = c.duplicates + m.k
+    FROM (SELECT id, count(*) AS k FROM matched WHERE duplicate GROUP BY id) m WHERE c.id = m.id
+    RETURNING c.id
+  ),
+  receipt AS (
+    INSERT INTO receipts (hook, received_at, method, content_type, size, status, outcome, call_id, error, raw_body, query, source)
+    SELECT b.receipt_hook, b.received_at, b.method, b.content_type, b.size, 200, 'duplicate', m.id, b.error, b.raw_body,
+      b.query, b.source
+    FROM b JOIN matched m USING (n) JOIN counted USING (id) WHERE m.duplicate ORDER BY b.n
+  )
+  SELECT m.n, m.id, m.duplicate FROM matched m WHERE NOT m.duplicate OR m.id IN (SELECT id FROM counted)`;
+
+/** Counts the repeats it can on their stored calls; returns each settled one's result by its 1-based place. */
+async function countRepeats(pool: pg.Pool, calls: readonly CommitInput[]): Promise<Map<number, CommitResult>> {
+  const column = <T>(pick: (call: CommitInput) => T) => calls.map(pick);
+  const values = [
+    column((c) => c.record.hook),
+    column((c) => c.record.dedup_key),
+    column((c) => c.contentHash),
+    column((c) => c.onConflict === 'duplicate'),
+    column((c) => c.receipt.hook),
+    column((c) => c.receipt.receivedAt),
+    column((c) => c.receipt.method),
+    column((c) => c.receipt.contentType),
+    column((c) => c.receipt.size),
+    column((c) => pgText(c.receipt.error)),
+    column(({ receipt: { rawBody } }) =>
+      rawBody ? Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength) : null,
+    ),
+    column((c) => pgText(c.receipt.query)),
+    // A receipt says where its request came from as the call does: a repeat's, the repeat's own source.
+    column((c) => c.record.source),
+  ];
+  const { rows } = await withClient(pool, (client) =>
+    client.query<{ n: number; id: string; duplicate: boolean }>({
+      name: 'callhook-count-repeats',
+      text: COUNT_REPEATS,
+      values,
+    }),
+  );
+  return new Map(
+    rows.map(({ n, id, duplicate }) => [Number(n), { outcome: duplicate ? 'duplicate' : 'conflict', id }] as const),
+  );
+}
 
 /** Commits the calls that insert, with their outbox rows and receipts; returns the ids of those that did. */
 async function insertTogether(pool: pg.Pool, calls: readonly CommitInput[]): Promise<Set<string>> {

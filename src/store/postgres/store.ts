@@ -2,12 +2,13 @@ import pg from 'pg';
 import { recordContentHash } from '../../normalize/dedup-key.js';
 import { type CallRecord, storedRecord } from '../../record.js';
 import type { CommitInput, CommitResult, Receipt } from '../calls.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryState } from '../outbox.js';
+import type { ClaimedDelivery, DeliveryState } from '../outbox.js';
 import { parseReconcileRun, RECONCILE_RUN_KEY, reconcileRunJson } from '../reconcile-run.js';
 import type { Store } from '../store.js';
 import { postgresAdmin } from './admin.js';
 import { createCommitBatcher } from './batch.js';
 import { inTransaction, pgText } from './client.js';
+import { createFinishBatcher } from './finish.js';
 import { postgresIncidents } from './incidents.js';
 import { postgresKeptKeys } from './kept-keys.js';
 import { postgresOperators } from './operators.js';
@@ -16,7 +17,7 @@ import { postgresPrivacy } from './privacy.js';
 import { postgresPurge } from './purge.js';
 import { postgresRetention } from './retention.js';
 import { migratePostgres, SCHEMA_NAME } from './schema.js';
-import { finishSinkStateSql, heldSql, postgresSinkState } from './sink-state.js';
+import { heldSql, postgresSinkState } from './sink-state.js';
 
 export interface PostgresStoreOptions {
   /** A `postgres://` connection string (docs/reference.md#start-and-set-up: `DATABASE_URL`). */
@@ -24,7 +25,10 @@ export interface PostgresStoreOptions {
   /** Keep every table in this schema, created if missing; tests isolate themselves in a fresh one. */
   schema?: string;
   poolSize?: number;
-  /** How long a request waits for a connection before its commit fails (and the reply is 503), well inside 10 s. */
+  /**
+   * How long a request waits for a connection, and a new connection for the server, before its commit fails (and
+   * the reply is 503): serve gives it the config's `store_deadline`, inside the sender's 10 s.
+   */
   connectTimeoutMs?: number;
   /**
    * How long any query may take before its connection is given up and closed. A server that vanished mid-query
@@ -83,8 +87,8 @@ export async function openPostgresStore({
     recordRejection: async (receipt) => void (await pool.query(RECEIPT_INSERT, receiptParams(receipt, null))),
     claimDeliveries: (sink, limit, leaseMs, pausedByDefault = false) =>
       claim(pool, sink, limit, leaseMs, pausedByDefault),
-    finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) =>
-      finish(pool, id, attempt, result, retryAt, pauseSinkUntil),
+    // The attempts that finish in one turn are recorded by one statement (postgres/finish.ts).
+    finishAttempt: createFinishBatcher(pool),
     // PostgreSQL is shared by replicas: an in_flight row may belong to one that is alive, so leases are never
     // taken back at start-up; a dead replica's leases expire and claimDeliveries picks them up then.
     resumeInFlight: async () => ({ resumed: 0, besideAnother: false }),
@@ -279,46 +283,6 @@ async function claim(
     [sink, now, now + leaseMs, limit, pausedByDefault],
   );
   return rows.map((r) => ({ id: r.id, sink: r.sink, attempt: r.attempts, record: storedRecord(r.record) }));
-}
-
-/**
- * One statement, so the attempt row and the state change commit together without a transaction round trip. Only
- * the lease holder of this very attempt moves the delivery on: a worker whose lease expired and was taken over
- * finds no row to update (the WHERE is re-checked once a concurrent claim commits), so nothing is written.
- */
-async function finish(
-  pool: pg.Pool,
-  id: number,
-  attempt: number,
-  result: AttemptResult,
-  retryAt?: number,
-  pauseSinkUntil?: number,
-): Promise<boolean> {
-  const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
-  const now = Date.now();
-  const { rowCount } = await pool.query(
-    `WITH d AS (
-       UPDATE deliveries SET state = $2, next_attempt_at = $3, lease_until = NULL, last_error = $4, updated_at = $5
-       WHERE id = $1 AND state = 'in_flight' AND attempts = $10 RETURNING id, attempts, sink),
-     ${finishSinkStateSql({ outcome: '$8::text', now: '$5::bigint', error: '$4::text', pauseUntil: '$11::bigint' })}
-     INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, note)
-     SELECT id, attempts, $6, $7, $8, $9, $4, $12 FROM d`,
-    [
-      id,
-      state,
-      retryAt ?? now,
-      pgText(result.error),
-      now,
-      result.startedAt,
-      result.durationMs,
-      result.outcome,
-      result.httpStatus ?? null,
-      attempt,
-      pauseSinkUntil ?? null,
-      pgText(result.note),
-    ],
-  );
-  return rowCount === 1;
 }
 
 async function countDeliveries(pool: pg.Pool): Promise<Record<DeliveryState, number>> {
