@@ -216,6 +216,32 @@ function operatorsContract(name: string, { open, fresh }: Opened): void {
       }
     });
 
+    it("retires a user's unused links when their password is set or cleared, so only the newest link of a reset works", async () => {
+      const user = await addUser(a, 'viewer', null);
+      const bystander = await addUser(a, 'viewer', null);
+      const now = Date.now();
+      const link = async (userId: string) => {
+        const made = newSecret();
+        await a.addPasswordLink({ digest: made.digest, userId, at: iso(now), expiresAt: iso(now + 24 * HOUR) });
+        return made.digest;
+      };
+      const first = await link(user.id);
+      const second = await link(user.id);
+      const theirs = await link(bystander.id);
+      // A reset: the password cleared, then a new link made.
+      expect(await b.setPassword(user.id, null, iso(now + 1000))).toBe(true);
+      const third = await link(user.id);
+      expect(await b.checkPasswordLink(first, iso(now + 2000))).toEqual({ outcome: 'used' });
+      expect(await b.checkPasswordLink(second, iso(now + 2000))).toEqual({ outcome: 'used' });
+      expect(await b.usePasswordLink(second, HASH, iso(now + 2000))).toEqual({ outcome: 'used' });
+      expect(await b.checkPasswordLink(theirs, iso(now + 2000))).toMatchObject({ user: { id: bystander.id } });
+      // Using the newest link retires any other the user still had.
+      const fourth = await link(user.id);
+      expect(await b.usePasswordLink(third, HASH, iso(now + 3000))).toMatchObject({ outcome: 'set' });
+      expect(await b.checkPasswordLink(fourth, iso(now + 4000))).toEqual({ outcome: 'used' });
+      expect(await b.checkPasswordLink(theirs, iso(now + 4000))).toMatchObject({ user: { id: bystander.id } });
+    });
+
     it('sets a password through a one-time link once: a second use finds it used, a late one expired, an unknown one missing', async () => {
       const user = await addUser(a, 'viewer', null);
       const other = await addUser(a, 'viewer', null);

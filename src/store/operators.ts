@@ -125,7 +125,10 @@ export interface OperatorStore {
    * Removes the user with their tokens, sessions and links. `last-admin` (nothing changed) as for setRole.
    */
   removeUser(userId: string, keepAdmin: boolean): Promise<UserChange>;
-  /** Sets (or, with null, clears) the user's password and ends their sessions; false when there is no such user. */
+  /**
+   * Sets (or, with null, clears) the user's password, ends their sessions and retires their unused links (a reset's
+   * new link is made after); false when there is no such user.
+   */
   setPassword(userId: string, passwordHash: string | null, at: string): Promise<boolean>;
 
   /** Keeps a one-time link to set the user's password, valid until `expiresAt`. */
@@ -136,7 +139,7 @@ export interface OperatorStore {
     at: string,
   ): Promise<{ user: UserRecord } | { outcome: Exclude<LinkOutcome, 'set'> }>;
   /**
-   * Uses the link once: sets the password, marks the link used, ends the user's sessions, in one transaction. A second
+   * Uses the link once: sets the password, marks the link used (and the user's other links), ends the user's sessions, in one transaction. A second
    * use, from any replica, finds it `used`.
    */
   usePasswordLink(

@@ -149,7 +149,9 @@ export function postgresOperators(pool: pg.Pool): OperatorStore {
       (
         await pool.query(
           `WITH changed AS (UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1 RETURNING id),
-           ended AS (DELETE FROM sessions WHERE user_id IN (SELECT id FROM changed))
+           ended AS (DELETE FROM sessions WHERE user_id IN (SELECT id FROM changed)),
+           retired AS (UPDATE password_links SET used_at = $3
+                       WHERE user_id IN (SELECT id FROM changed) AND used_at IS NULL)
            SELECT id FROM changed`,
           [pgText(userId), pgText(passwordHash ?? undefined), at],
         )
@@ -198,6 +200,10 @@ export function postgresOperators(pool: pg.Pool): OperatorStore {
           at,
         ]);
         await client.query('DELETE FROM sessions WHERE user_id = $1', [userId]);
+        await client.query('UPDATE password_links SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL', [
+          userId,
+          at,
+        ]);
         return { outcome: 'set', user: userOf((await userById(client, userId))!) };
       }),
 

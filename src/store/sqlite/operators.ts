@@ -98,6 +98,7 @@ export function sqliteOperators(db: Db): OperatorStore {
       VALUES (@digest, @userId, @at, @expiresAt)`),
     link: db.prepare('SELECT user_id, expires_at, used_at FROM password_links WHERE digest = ?'),
     useLink: db.prepare('UPDATE password_links SET used_at = ? WHERE digest = ?'),
+    retireLinks: db.prepare('UPDATE password_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL'),
 
     addToken: db.prepare(`INSERT INTO tokens (id, user_id, name, digest, created_at)
       VALUES (@id, @userId, @name, @digest, @at)`),
@@ -165,6 +166,7 @@ export function sqliteOperators(db: Db): OperatorStore {
         .transaction(() => {
           if (stmts.setPassword.run(passwordHash, at, userId).changes === 0) return false;
           stmts.endSessionsOf.run(userId);
+          stmts.retireLinks.run(at, userId);
           return true;
         })
         .immediate(),
@@ -195,6 +197,7 @@ export function sqliteOperators(db: Db): OperatorStore {
           stmts.useLink.run(at, digest);
           stmts.setPassword.run(passwordHash, at, link.user_id);
           stmts.endSessionsOf.run(link.user_id);
+          stmts.retireLinks.run(at, link.user_id);
           return { outcome: 'set' as const, user: userOf(userRow(link.user_id)!) };
         })
         .immediate(),
