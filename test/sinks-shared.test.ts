@@ -85,7 +85,9 @@ describe('rate and 429 (docs/reference.md#what-every-sink-shares)', () => {
   });
 
   it('pauses the whole sink for a 429 until its Retry-After: one attempt recorded with 429, the others spend none, then all are delivered', async () => {
-    const receiver = await timedReceiver((n) => (n === 1 ? [429, { 'retry-after': '2' }] : [200]));
+    // 5 s: long enough that a loaded machine still sees the sink held between two polls of the admin API, short of
+    // the 30 s the default schedule would wait.
+    const receiver = await timedReceiver((n) => (n === 1 ? [429, { 'retry-after': '5' }] : [200]));
     receivers.push(receiver);
     const server = await startServer({
       config: { sinks: [{ name: 'crm', type: 'http', url: `${receiver.url}/calls`, concurrency: 1 }] },
@@ -101,10 +103,10 @@ describe('rate and 429 (docs/reference.md#what-every-sink-shares)', () => {
     await until(async () => (await deliveriesOf(server, 'crm')).every((d) => d.state === 'done'), {
       timeoutMs: 20_000,
     });
-    // The default schedule would wait 30 s: the sink came back after the 2 s it was given, and nothing of it was
+    // The default schedule would wait 30 s: the sink came back after the 5 s it was given, and nothing of it was
     // attempted before then.
     expect(receiver.arrivals).toHaveLength(6);
-    expect(receiver.arrivals.slice(1).every((t) => t >= receiver.arrivals[0]! + 2000)).toBe(true);
+    expect(receiver.arrivals.slice(1).every((t) => t >= receiver.arrivals[0]! + 5000)).toBe(true);
     expect((await deliveriesOf(server, 'crm')).map((d) => d.attempts).sort()).toEqual([1, 1, 1, 1, 2]);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toContain('callhook_sink_rate_limited_total{sink="crm"} 1');

@@ -56,7 +56,7 @@ describe('gohighlevel sink in a running serve', () => {
   it('pauses the whole sink for a 429 as long as X-RateLimit-Interval-Milliseconds says: one attempt recorded with 429, the others spend none, then all are delivered', async () => {
     const fake = await startFakeGoHighLevel();
     fakes.push(fake);
-    fake.rateLimitNext(1, 2_000);
+    fake.rateLimitNext(1, 5_000);
     const server = await serveWith(fake, { concurrency: 1 });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await (await post(server.url, sampleCall())).json()).id);
@@ -67,11 +67,11 @@ describe('gohighlevel sink in a running serve', () => {
     expect(sink.last_error).toBe('HTTP 429: Too Many Requests (POST /contacts/search)');
 
     await until(async () => (await deliveriesOf(server)).every((d) => d.state === 'done'), { timeoutMs: 20_000 });
-    // The default schedule's first wait is 30 s: the sink came back after the 2 s HighLevel gave, asking nothing
+    // The default schedule's first wait is 30 s: the sink came back after the 5 s HighLevel gave, asking nothing
     // before.
     const [limited, ...rest] = fake.requests;
     expect(rest.length).toBeGreaterThan(0);
-    expect(rest.every((r) => r.at >= limited!.at + 2_000)).toBe(true);
+    expect(rest.every((r) => r.at >= limited!.at + 5_000)).toBe(true);
     expect((await deliveriesOf(server)).map((d) => d.attempts).sort()).toEqual([1, 1, 2]);
     const attempts = (await Promise.all(ids.map((id) => attemptsOf(server, id)))).flat();
     expect(attempts.filter((a) => a.outcome !== 'ok')).toEqual([

@@ -57,7 +57,7 @@ const RATE_LIMITED =
 
 describe('hubspot sink in a running serve', () => {
   it('pauses the whole sink for a 429 as long as X-HubSpot-RateLimit-Interval-Milliseconds says: one attempt recorded with 429, the others spend none, then all are delivered', async () => {
-    const fake = await fakeHubSpot({ rateLimitIntervalMs: 2_000 });
+    const fake = await fakeHubSpot({ rateLimitIntervalMs: 5_000 });
     fake.fail('rate-limit');
     const server = await serveWith(fake, { concurrency: 1 });
     const ids: string[] = [];
@@ -70,11 +70,11 @@ describe('hubspot sink in a running serve', () => {
     expect(sink.last_error).toMatch(RATE_LIMITED);
 
     await until(async () => (await deliveriesOf(server)).every((d) => d.state === 'done'), { timeoutMs: 20_000 });
-    // The default schedule's first wait is 30 s: the sink came back after the 2 s HubSpot gave, asking nothing before.
+    // The default schedule's first wait is 30 s: the sink came back after the 5 s HubSpot gave, asking nothing before.
     const [limited, ...rest] = fake.requests;
     expect(limited!.path).toBe('/crm/v3/objects/contacts/batch/upsert');
     expect(rest.length).toBeGreaterThan(0);
-    expect(rest.every((r) => r.at >= limited!.at + 2_000)).toBe(true);
+    expect(rest.every((r) => r.at >= limited!.at + 5_000)).toBe(true);
     expect((await deliveriesOf(server)).map((d) => d.attempts).sort()).toEqual([1, 1, 2]);
     const attempts = (await Promise.all(ids.map((id) => attemptsOf(server, id)))).flat();
     expect(attempts.filter((a) => a.outcome !== 'ok')).toEqual([

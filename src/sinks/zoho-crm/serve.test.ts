@@ -53,7 +53,7 @@ describe('zoho-crm sink through serve', () => {
       message: 'The number of concurrent requests has exceeded the limit',
       status: 'error',
     };
-    zoho.failNext(1, { status: 429, headers: (request) => ({ 'X-RATELIMIT-RESET': String(request.at + 2000) }), body });
+    zoho.failNext(1, { status: 429, headers: (request) => ({ 'X-RATELIMIT-RESET': String(request.at + 5000) }), body });
     for (let i = 0; i < 3; i++)
       expect((await post(server.url, sampleCall({ email_address: `caller${i}@example.in` }))).status).toBe(200);
     await until(async () => (await deliveriesOf(server)).some((d) => d.attempts === 1 && d.state === 'pending'));
@@ -68,11 +68,11 @@ describe('zoho-crm sink through serve', () => {
       'Zoho CRM POST /crm/v6/Contacts/upsert: HTTP 429 TOO_MANY_REQUESTS: The number of concurrent requests has exceeded the limit',
     );
 
-    await until(async () => (await deliveriesOf(server)).every((d) => d.state === 'done'), { timeoutMs: 15_000 });
+    await until(async () => (await deliveriesOf(server)).every((d) => d.state === 'done'), { timeoutMs: 20_000 });
     // The default back-off would wait 30 s: the sink came back at Zoho's reset, and asked Zoho nothing before it.
     const api = zoho.requests.filter((r) => r.path.startsWith('/crm/'));
     const limitedAt = api[0]!.at;
-    expect(api.slice(1).every((r) => r.at >= limitedAt + 2000 - 5)).toBe(true);
+    expect(api.slice(1).every((r) => r.at >= limitedAt + 5000 - 5)).toBe(true);
     expect((await deliveriesOf(server)).map((d) => d.attempts).sort()).toEqual([1, 1, 2]);
     expect(zoho.records.Contacts).toHaveLength(3);
     expect(zoho.notes).toHaveLength(3);
