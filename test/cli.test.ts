@@ -349,7 +349,10 @@ describe('callhook calls list', () => {
 });
 
 describe('callhook calls export', () => {
-  it('exports a store of several pages, with a CSV column for a field that only a late call has', async () => {
+  // 2,500 commits and five spawned commands: over the default 30 s on a loaded machine (a full run failed on it).
+  it('exports a store of several pages, with a CSV column for a field that only a late call has', {
+    timeout: 120_000,
+  }, async () => {
     const dataDir = tempDir();
     const store = openSqliteStore({ path: join(dataDir, SQLITE_FILE) });
     const at = '2026-11-20T10:00:00.000Z';
