@@ -131,7 +131,11 @@ describe('alert rules', () => {
       incident: { id: opened!.incident.id, key: 'crm', counts: { dead: 2 } },
     });
     expect(messages('dead_delivery')).toHaveLength(2);
-    const [kept] = await incidents(server);
+    // The channel has the message before the sender records it done: wait for the record (a full run read it between).
+    const kept = await until(async () => {
+      const [found] = await incidents(server);
+      return found?.messages.every((m: any) => m.state !== 'in_flight') ? found : undefined;
+    });
     expect(kept).toMatchObject({ state: 'resolved', counts: { dead: 2 } });
     expect(kept.messages.map((m: any) => [m.channel, m.kind, m.state])).toEqual([
       ['ops', 'opened', 'done'],
