@@ -7,17 +7,8 @@ import type { AuditEntry, AuditQuery, OperatorStore } from '../store/operators.j
  * Nothing here changes an entry: the log is appended to by the changes themselves (operators/audit.ts).
  */
 
-/** One entry in the admin API's words. */
-export interface AuditEntryView {
-  id: number;
-  at: string;
-  actor: string;
-  address: string | null;
-  action: string;
-  target: string | null;
-  outcome: string;
-  details: Record<string, unknown> | null;
-}
+/** One entry in the admin API's words: the store's fields, named alike. */
+export type AuditEntryView = AuditEntry;
 
 export interface AuditPage {
   entries: AuditEntryView[];
