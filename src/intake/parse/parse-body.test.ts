@@ -296,4 +296,16 @@ describe('deeply nested JSON', () => {
       fields: { a: `${'['.repeat(500)}"${'{'.repeat(500)}` },
     });
   });
+
+  it('takes many shallow brackets side by side, and one deep run among them is still refused', async () => {
+    // More opening brackets than the limit, so the depth is walked rather than bounded by their count.
+    const wide = `{"rows":[${Array.from({ length: 200 }, (_, i) => `{"n":[${i}]}`).join(',')}]}`;
+    const parsed = await parseBody(new TextEncoder().encode(wide), 'application/json');
+    expect((parsed.fields.rows as unknown[]).length).toBe(200);
+    const deep = `{"rows":[${'{"n":[1]},'.repeat(100)}${'['.repeat(70)}${']'.repeat(70)}]}`;
+    await expect(parseBody(new TextEncoder().encode(deep), 'application/json')).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('nested 65 levels deep'),
+    });
+  });
 });

@@ -123,7 +123,8 @@ function sniffJson(body: Uint8Array): ParsedBody {
 export const MAX_JSON_DEPTH = 64;
 
 function parseJson(text: string): unknown {
-  const depth = nestingDepth(text);
+  // A text with no more opening brackets than the limit cannot nest deeper: a call's body has one, and is not walked.
+  const depth = openingBrackets(text) <= MAX_JSON_DEPTH ? 0 : nestingDepth(text);
   if (depth > MAX_JSON_DEPTH)
     throw new CallhookError('BAD_BODY', `JSON nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})`);
   try {
@@ -131,6 +132,19 @@ function parseJson(text: string): unknown {
   } catch (error) {
     throw new CallhookError('BAD_BODY', `broken JSON: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * How many `{` and `[` the text holds, strings included, counted up to one past `MAX_JSON_DEPTH`: an upper bound of its
+ * nesting depth that `indexOf` finds about 30 times faster than nestingDepth walks the text (docs/performance.md).
+ */
+function openingBrackets(text: string): number {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1 && count <= MAX_JSON_DEPTH; at = text.indexOf(bracket, at + 1))
+      count++;
+  }
+  return count;
 }
 
 /** The deepest bracket nesting outside strings: one pass, no recursion, stops counting past the limit. */
