@@ -309,6 +309,42 @@ describe('delivery worker', () => {
     expect(new Set(delivered).size).toBe(20);
   });
 
+  it('asks for the next due time after a claim that was not full, unless a commit woke it meanwhile', async () => {
+    const store = openSqliteStore({ path: ':memory:' });
+    const asked: string[] = [];
+    const claim = store.claimDeliveries.bind(store);
+    const nextDueIn = store.nextDueIn.bind(store);
+    // The second claim's call is committed and notified while the first claim is on its way.
+    let duringClaim: (() => Promise<void>) | undefined;
+    vi.spyOn(store, 'claimDeliveries').mockImplementation(async (...args) => {
+      asked.push('claim');
+      const claimed = await claim(...args);
+      const meanwhile = duringClaim;
+      duringClaim = undefined;
+      await meanwhile?.();
+      return claimed;
+    });
+    vi.spyOn(store, 'nextDueIn').mockImplementation(async (...args) => {
+      asked.push('nextDueIn');
+      return nextDueIn(...args);
+    });
+    const delivered: string[] = [];
+    const sink: Sink = { deliver: async (r) => void delivered.push(r.id) };
+    const worker = createDeliveryWorker({ store, sinks: sinksOf([['s', sink]], { concurrency: 4 }), log });
+    await commit(store, 'r1', ['s']);
+    duringClaim = async () => {
+      await commit(store, 'r2', ['s']);
+      worker.notify();
+    };
+    worker.start();
+    await until(async () => (await store.countDeliveries()).done === 2);
+    await until(() => asked.includes('nextDueIn'));
+    await worker.stop();
+    expect(delivered).toEqual(['r1', 'r2']);
+    // Claim 1 (r1, woken meanwhile): straight to claim 2 (r2), and only then, with no wake-up, the next due time.
+    expect(asked.slice(0, 3)).toEqual(['claim', 'claim', 'nextDueIn']);
+  });
+
   it("still hands the jsonl sink each claim's deliveries in one turn, so they share one datasync", async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const dir = tempDir();

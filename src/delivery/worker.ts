@@ -141,6 +141,9 @@ export function createDeliveryWorker({
       }
       // A full claim means more may be due: look again, for the slots that are still free.
       if (claimed.length === free) continue;
+      // Woken while the claim was on its way (a commit, a freed slot): idle() would return at once, so the next due
+      // time is not asked for. Under steady intake this saves a store round trip at nearly every claim.
+      if (loop.woken) continue;
       const dueIn = await store.nextDueIn(loop.name, loop.policy.paused).catch(() => undefined);
       await idle(loop, Math.min(dueIn ?? idleMs, idleMs));
     }
