@@ -276,6 +276,49 @@ describe.skipIf(!url)('postgres group commit', () => {
     expect(await count('receipts WHERE hook = $1', [hook])).toBe(3);
   });
 
+  it('counts repeats of the same calls at two replicas at once, in opposite orders, without a deadlock', async () => {
+    const other = await openPostgresStore({ url: url!, schema, poolSize: 4 });
+    // PostgreSQL breaks a deadlock after deadlock_timeout (1 s): the statements would still come out right, each call
+    // then counted alone, so the error itself is what is watched for.
+    const deadlocks: string[] = [];
+    const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+    const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args) {
+      const result = query.apply(this, args);
+      if (result instanceof Promise)
+        result.catch((err: { code?: string; message?: string }) => {
+          if (err?.code === '40P01') deadlocks.push(String(err.message));
+        });
+      return result as never;
+    });
+    try {
+      const hook = unique('hook');
+      const keys = Array.from({ length: MAX_BATCH }, (_, i) => `call_id:${i}`);
+      await Promise.all(keys.map((key) => store.commitCall(commitInput(hook, key, ['log']))));
+      // Sets of other sizes each round: the order a statement updates its calls in is not the order it was given them
+      // (PostgreSQL groups them by hash), and two sets of different sizes come out in different orders.
+      const sizes = [MAX_BATCH, 37, 180, 73, 211, 5, 149, 97, 241, 13, 120, 61, 199, 29, 167, 83];
+      let copies = 0;
+      for (const [round, size] of sizes.entries()) {
+        const theirs = keys.filter((_, i) => (i * 7 + round) % MAX_BATCH < size).reverse();
+        const results = await Promise.all([
+          ...keys.map((key) => store.commitCall(commitInput(hook, key, ['log']))),
+          ...theirs.map((key) => other.commitCall(commitInput(hook, key, ['log']))),
+        ]);
+        expect(results.filter((r) => r.outcome !== 'duplicate')).toEqual([]);
+        copies += results.length;
+      }
+      expect(deadlocks).toEqual([]);
+      // Every copy is counted on its call, once.
+      const { rows } = await pool.query<{ n: string }>('SELECT sum(duplicates) AS n FROM calls WHERE hook = $1', [
+        hook,
+      ]);
+      expect(Number(rows[0]!.n)).toBe(copies);
+    } finally {
+      spy.mockRestore();
+      await other.close();
+    }
+  });
+
   it('stores each call once when replicas commit the same keys at once, in opposite orders', async () => {
     const other = await openPostgresStore({ url: url!, schema, poolSize: 4 });
     try {

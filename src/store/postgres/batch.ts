@@ -203,9 +203,16 @@ const COUNT_REPEATS = `
     SELECT b.n, c.id, c.content_hash = b.content_hash OR b.counted_anyway AS duplicate
     FROM b JOIN calls c ON c.hook = b.hook AND c.dedup_key = b.dedup_key WHERE c.content_hash IS NOT NULL
   ),
+  -- Locked in id order before they are counted: the UPDATE alone takes its rows in the order its grouping happens to
+  -- give, which differs between two sets of calls, and two replicas counting repeats of the same calls then deadlocked
+  -- (PostgreSQL breaks a deadlock only after deadlock_timeout, 1 s, and every call of the statement then went alone).
+  locked AS (
+    SELECT c.id FROM calls c WHERE c.id IN (SELECT id FROM matched WHERE duplicate) ORDER BY c.id FOR NO KEY UPDATE
+  ),
   counted AS (
     UPDATE calls c SET duplicates = c.duplicates + m.k
-    FROM (SELECT id, count(*) AS k FROM matched WHERE duplicate GROUP BY id) m WHERE c.id = m.id
+    FROM (SELECT id, count(*) AS k FROM matched WHERE duplicate GROUP BY id) m
+    WHERE c.id = m.id AND c.id IN (SELECT id FROM locked)
     RETURNING c.id
   ),
   receipt AS (
