@@ -149,11 +149,17 @@ async function stages(calls: number, dataDir: string): Promise<Stage[]> {
   );
   db.close();
 
-  await stage(
-    'the thread hop',
-    `a request's bytes to the writer's thread and its reply back, ${BATCH} a message`,
-    await threadHop(requests),
-  );
+  const thread = threadHop(requests);
+  try {
+    await stage(
+      'the thread hop',
+      `a request's bytes to the writer's thread and its reply back, ${BATCH} a message`,
+      thread.hop,
+    );
+  } finally {
+    // Its port would keep the bench's process alive after the report.
+    await thread.close();
+  }
   await stage('the reply', 'the reply object to JSON', (i) => JSON.stringify(commitReply(i)));
   return out;
 }
@@ -211,7 +217,10 @@ async function timed(calls: number, run: (i: number) => unknown): Promise<number
  * What handing a call to the writer's thread costs, both ends counted: a worker that answers each request of a
  * message with a reply of the size callhook sends, the messages batched per turn as store/thread.ts batches them.
  */
-async function threadHop(requests: readonly WebhookRequest[]): Promise<(i: number) => Promise<unknown>> {
+function threadHop(requests: readonly WebhookRequest[]): {
+  hop: (i: number) => Promise<unknown>;
+  close: () => Promise<number>;
+} {
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
      parentPort.on('message', ({ calls }) => parentPort.postMessage({ results: calls.map(({ id, request }) => ({ id, value: { reply: {
@@ -225,7 +234,7 @@ async function threadHop(requests: readonly WebhookRequest[]): Promise<(i: numbe
   });
   let batch: { id: number; request: WebhookRequest }[] = [];
   let next = 0;
-  return (i) =>
+  const hop = (i: number) =>
     new Promise<void>((resolve) => {
       const id = next++;
       waiting.set(id, () => (waiting.delete(id), resolve()));
@@ -235,4 +244,5 @@ async function threadHop(requests: readonly WebhookRequest[]): Promise<(i: numbe
         batch = [];
       }
     });
+  return { hop, close: () => worker.terminate() };
 }
