@@ -78,6 +78,8 @@ describe('the dashboard for each role', { timeout: 300_000 }, () => {
     });
     for (const first_name of ['Asha', 'Rahul', 'Neha']) {
       const res = await post(server.url, sampleCall({ first_name }));
+      // The overview screenshot shows these three as accepted, and nothing refused or not stored.
+      expect(res.status).toBe(200);
       callId = ((await res.json()) as { id: string }).id;
     }
     browser = await launchChromium();
