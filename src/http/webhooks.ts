@@ -214,7 +214,17 @@ export function webhookRoutes({
       if (err instanceof CallhookError) return rejectAndThrow(c, err);
       throw err;
     }
-    const request: WebhookRequest = { ...c.get('head'), search: searchOf(c.req.url), body };
+    // Field by field: a spread with properties after it costs about 0.5 µs each on Node 20 (docs/performance.md).
+    const head = c.get('head');
+    const request: WebhookRequest = {
+      hook: head.hook,
+      method: head.method,
+      contentType: head.contentType,
+      receivedAt: head.receivedAt,
+      source: head.source,
+      search: searchOf(c.req.url),
+      body,
+    };
 
     if (hook.config.kind === 'in-call') {
       let fields: Record<string, unknown>;

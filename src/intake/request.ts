@@ -38,7 +38,7 @@ export function createRequestIntake({ hooks, commit }: RequestIntakeDeps): Inges
       throw err;
     }
     // The bytes and query ride along for the receipt of a duplicate, which keeps them (calls.ts Receipt.rawBody).
-    const receipt = { ...receiptOf(request, request.body.byteLength), rawBody: request.body, query: request.search };
+    const receipt = receiptOf(request, request.body.byteLength, { rawBody: request.body, query: request.search });
     const call = prepareCall({
       hook,
       ...read,

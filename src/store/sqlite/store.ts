@@ -102,7 +102,7 @@ export function sqliteStoreOn(
   return {
     kind: 'sqlite',
     commitCall: (input) => writer.run('commitCall', callRow(input)),
-    recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt)),
+    recordRejection: (receipt) => writer.run('recordReceipt', receiptRow(receipt, receipt.status, receipt.outcome)),
     claimDeliveries: async (sink, limit, leaseMs, pausedByDefault) =>
       (await writer.run('claimDeliveries', sink, limit, leaseMs, pausedByDefault)).map(claimedDelivery),
     finishAttempt: (id, attempt, result, retryAt, pauseSinkUntil) =>

@@ -12,7 +12,8 @@ import { perTurn } from './per-turn.js';
  * place, on the event loop.
  */
 
-export type ThreadRequest<C> = { calls: (C & { id: number })[] } | { close: true };
+/** Each call beside its id, not merged with it: a spread with a property after it costs about 0.5 µs on Node 20. */
+export type ThreadRequest<C> = { calls: { id: number; call: C }[] } | { close: true };
 export type ThreadResult = { id: number; value: unknown } | { id: number; error: { message: string; code?: unknown } };
 export interface ThreadReply {
   results: ThreadResult[];
@@ -90,7 +91,7 @@ export function threadClient<C extends object>({
   };
 
   // A thread that failed meanwhile gets nothing: its calls were refused.
-  const send = perTurn<C & { id: number }>((calls) => worker?.postMessage({ calls } satisfies ThreadRequest<C>));
+  const send = perTurn<{ id: number; call: C }>((calls) => worker?.postMessage({ calls } satisfies ThreadRequest<C>));
 
   return {
     call(call) {
@@ -106,7 +107,7 @@ export function threadClient<C extends object>({
         const id = next++;
         waiting.set(id, { resolve, reject });
         if (waiting.size === 1) w.ref();
-        send({ ...call, id });
+        send({ id, call });
       });
     },
     async close() {
@@ -138,8 +139,8 @@ export function answerCalls<C>(answer: (call: C) => unknown, close: () => void):
       });
       return;
     }
-    for (const { id, ...call } of request.calls) {
-      new Promise((resolve) => resolve(answer(call as C))).then(
+    for (const { id, call } of request.calls) {
+      new Promise((resolve) => resolve(answer(call))).then(
         (value) => reply({ id, value }),
         (err: unknown) =>
           reply({
