@@ -98,6 +98,31 @@ describe('oversized and broken requests', () => {
     expect(sent).toBeLessThan(20 * 1024 * 1024);
   });
 
+  it('after a 413, reads and drops what a client still sends for a bounded time, then closes', async () => {
+    // A client that keeps sending after the server's end of stream (a half-open socket): the connection is still
+    // closed, LINGER_MS (2 s) after the reply, and the reply was read first.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    const started = Date.now();
+    let text = '';
+    let ended = -1;
+    socket.on('data', (d) => (text += d));
+    socket.on('end', () => (ended = Date.now() - started));
+    socket.on('error', () => undefined);
+    const closed = new Promise<number>((r) => socket.on('close', () => r(Date.now() - started)));
+    socket.write(head('Transfer-Encoding: chunked\r\n'));
+    const chunk = 'x'.repeat(16 * 1024);
+    const pump = setInterval(() => socket.writable && socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`), 5);
+    const closedAfterMs = await closed;
+    clearInterval(pump);
+    expect(statusOf(text)).toBe(413);
+    expect(bodyOf(text)).toEqual({ error: 413, message: expect.stringContaining('1048576') });
+    // The reply and our end of stream came first, while the client was still sending; the close came later.
+    expect(ended).toBeGreaterThan(0);
+    expect(closedAfterMs - ended).toBeGreaterThan(1_000);
+    expect(closedAfterMs).toBeLessThan(10_000);
+  });
+
   it('answers what is not HTTP with 400 and the Error object', async () => {
     const { socket, reply } = await open();
     socket.write('HELLO THERE\r\n\r\n');

@@ -31,3 +31,29 @@ export function setReplyHeader(c: Context, name: string, value: string): void {
   if (outgoing && !outgoing.headersSent) outgoing.setHeader(name, value);
   else c.header(name, value);
 }
+
+/** How long a connection refused mid-body goes on reading before it is closed (lingerOnClose). */
+export const LINGER_MS = 2_000;
+
+/**
+ * Once this request's reply is written, its connection closes the way RFC 9112 section 9.6 asks when the client may
+ * still be sending a body that was never read: our side is shut (the client reads the reply, then end of stream), and
+ * whatever still arrives is read and dropped, for at most LINGER_MS, until the client closes its side. Closed at once,
+ * with unread bytes, the kernel answers the client's next write with a reset, and a client still sending its body
+ * (`curl` with a large upload) loses the reply it had not read yet. Outside @hono/node-server it does nothing.
+ */
+export function lingerOnClose(c: Context): void {
+  const socket = bindings(c)?.incoming?.socket;
+  if (!socket) return;
+  // Node's HTTP server closes a `Connection: close` socket with destroySoon() once the reply is written.
+  socket.destroySoon = () => {
+    socket.end();
+    socket.removeAllListeners('data');
+    socket.on('data', () => undefined);
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('end', () => socket.destroy());
+    socket.once('close', () => clearTimeout(timer));
+  };
+}

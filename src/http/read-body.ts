@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { CallhookError } from '../errors.js';
-import { requestHeader, setReplyHeader } from './node-headers.js';
+import { lingerOnClose, requestHeader, setReplyHeader } from './node-headers.js';
 
 /**
  * Reads a request body once, refusing it with 413 past `limit` bytes while it streams.
@@ -48,5 +48,6 @@ async function guard<T>(work: Promise<T>): Promise<T> {
 function tooLarge(c: Context, limit: number): CallhookError {
   // The rest of the body is never read, so the connection cannot carry another request: say so (RFC 9112 9.6).
   setReplyHeader(c, 'connection', 'close');
+  lingerOnClose(c);
   return new CallhookError('BODY_TOO_LARGE', `at most ${limit} bytes`);
 }
