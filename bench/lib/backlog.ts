@@ -58,18 +58,19 @@ export async function seedStore(
   }
 }
 
-function storedCall(
+/** A call as intake would commit it, received at `at`: the backlog's now, the retention's old calls days before. */
+export function storedCall(
   fields: Record<string, string>,
   parameters: ReturnType<typeof compileParameters>,
   sinks: string[],
+  at = new Date(),
 ): CommitInput {
   const { data, extra, problems } = normalize(fields, parameters);
-  const now = new Date();
   const record: CallRecord = {
-    id: newId(now.getTime()),
+    id: newId(at.getTime()),
     hook: 'end-of-call',
     dedup_key: dedupKey(['call_id', 'recording_url'], data, extra),
-    received_at: now.toISOString(),
+    received_at: at.toISOString(),
     source: 'webhook',
     revision: 1,
     data,

@@ -2,18 +2,10 @@ import { copyFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { newId } from '../../src/ids.js';
-import {
-  compileParameters,
-  contentHash,
-  dedupKey,
-  normalize,
-  RECOMMENDED_PARAMETERS,
-} from '../../src/normalize/index.js';
-import type { CallRecord } from '../../src/record.js';
-import type { CommitInput } from '../../src/store/calls.js';
+import { compileParameters, RECOMMENDED_PARAMETERS } from '../../src/normalize/index.js';
 import { SQLITE_FILE } from '../../src/store/open.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
+import { storedCall } from './backlog.js';
 import { bodyFactory, callFields } from './bodies.js';
 import type { LoadResult } from './load.js';
 import { startPacedLoad } from './paced.js';
@@ -193,7 +185,7 @@ async function seedOldCalls(dataDir: string, count: number): Promise<void> {
       const commits: Promise<unknown>[] = [];
       for (let n = start; n < Math.min(count, start + 1_000); n++) {
         const fields = callFields(`retention-${String(n).padStart(7, '0')}`);
-        commits.push(store.commitCall(oldCall(fields, parameters, at)));
+        commits.push(store.commitCall(storedCall(fields, parameters, ['jsonl'], at)));
       }
       await Promise.all(commits);
     }
@@ -211,39 +203,4 @@ async function seedOldCalls(dataDir: string, count: number): Promise<void> {
     db.close();
   }
   if (statSync(path).size === 0) warnings.push('retention: the seeded store is empty');
-}
-
-function oldCall(
-  fields: Record<string, string>,
-  parameters: ReturnType<typeof compileParameters>,
-  at: Date,
-): CommitInput {
-  const { data, extra, problems } = normalize(fields, parameters);
-  const record: CallRecord = {
-    id: newId(at.getTime()),
-    hook: 'end-of-call',
-    dedup_key: dedupKey(['call_id', 'recording_url'], data, extra),
-    received_at: at.toISOString(),
-    source: 'webhook',
-    revision: 1,
-    data,
-    extra,
-    problems,
-  };
-  const body = JSON.stringify(fields);
-  return {
-    record,
-    contentHash: contentHash(data, extra),
-    onConflict: 'keep',
-    status: 'accepted',
-    raw: { method: 'POST', content_type: 'application/json', query: {}, body },
-    sinks: ['jsonl'],
-    receipt: {
-      hook: 'end-of-call',
-      receivedAt: record.received_at,
-      method: 'POST',
-      contentType: 'application/json',
-      size: Buffer.byteLength(body),
-    },
-  };
 }
