@@ -1,13 +1,12 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { until } from '../../test/helpers/server.js';
-import type { CallRecord } from '../record.js';
+import { commit, sinksOf } from '../../test/helpers/worker-calls.js';
 import { RetryableError } from '../sinks/errors.js';
-import { DEFAULT_POLICY, type DeliveryPolicy } from '../sinks/policy.js';
 import type { Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
-import { type AttemptEvent, createDeliveryWorker, type WorkerSink } from './worker.js';
+import { type AttemptEvent, createDeliveryWorker } from './worker.js';
 
 /**
  * What holds a sink's deliveries back (docs/reference.md#what-every-sink-shares): its `rate`, a 429's wait, and a
@@ -15,38 +14,6 @@ import { type AttemptEvent, createDeliveryWorker, type WorkerSink } from './work
  */
 
 const log = pino({ level: 'silent' });
-const record = (id: string): CallRecord => ({
-  id,
-  hook: 'end-of-call',
-  dedup_key: `call_id:${id}`,
-  received_at: new Date().toISOString(),
-  source: 'webhook',
-  revision: 1,
-  data: {},
-  extra: {},
-  problems: [],
-});
-const receipt = {
-  hook: 'end-of-call',
-  receivedAt: new Date().toISOString(),
-  method: 'POST',
-  contentType: 'application/json',
-  size: 2,
-};
-const commit = (store: Store, id: string, sinks: string[]) =>
-  store.commitCall({
-    record: record(id),
-    contentHash: id,
-    onConflict: 'keep',
-    status: 'accepted',
-    raw: { method: 'POST', content_type: null, query: {}, body: '{}' },
-    sinks,
-    receipt,
-  });
-const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
-  new Map<string, WorkerSink>(
-    entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]),
-  );
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${String(i).padStart(2, '0')}`);
 
 describe('delivery worker holds', () => {

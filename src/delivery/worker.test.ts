@@ -3,49 +3,15 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { tempDir, until } from '../../test/helpers/server.js';
-import type { CallRecord } from '../record.js';
+import { commit, sinksOf } from '../../test/helpers/worker-calls.js';
 import { PermanentError, RetryableError } from '../sinks/errors.js';
 import { jsonlSink } from '../sinks/jsonl/jsonl.js';
-import { DEFAULT_POLICY, type DeliveryPolicy } from '../sinks/policy.js';
 import type { Sink } from '../sinks/sink.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
-import type { Store } from '../store/store.js';
-import { createDeliveryWorker, idempotencyKey, type WorkerSink } from './worker.js';
+import { createDeliveryWorker, idempotencyKey } from './worker.js';
 
 const log = pino({ level: 'silent' });
-const record = (id: string): CallRecord => ({
-  id,
-  hook: 'end-of-call',
-  dedup_key: `call_id:${id}`,
-  received_at: new Date().toISOString(),
-  source: 'webhook',
-  revision: 1,
-  data: {},
-  extra: {},
-  problems: [],
-});
-const receipt = {
-  hook: 'end-of-call',
-  receivedAt: new Date().toISOString(),
-  method: 'POST',
-  contentType: 'application/json',
-  size: 2,
-};
-const commit = (store: Store, id: string, sinks: string[]) =>
-  store.commitCall({
-    record: record(id),
-    contentHash: id,
-    onConflict: 'keep',
-    status: 'accepted',
-    raw: { method: 'POST', content_type: null, query: {}, body: '{}' },
-    sinks,
-    receipt,
-  });
 const fast = { schedule: [10, 10], jitter: 0 };
-const sinksOf = (entries: [string, Sink][], policy: Partial<DeliveryPolicy> = {}) =>
-  new Map<string, WorkerSink>(
-    entries.map(([name, sink]) => [name, { sink, policy: { ...DEFAULT_POLICY, ...policy } }]),
-  );
 
 describe('delivery worker', () => {
   it('delivers each record once to each sink, with the idempotency key and attempt number', async () => {
