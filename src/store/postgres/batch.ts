@@ -46,14 +46,7 @@ export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
           together.map((p) => p.input),
         );
     } catch (err) {
-      if (!(err instanceof pg.DatabaseError)) {
-        // The connection broke or the query timed out: whether the statement committed is unknown, and calls
-        // tried again might find their own rows and call themselves duplicates. They fail, as a call alone would.
-        for (const p of together) p.reject(err);
-        failed = new Set(together);
-      }
-      // PostgreSQL answered with an error, so nothing of the statement is kept: each call is tried alone and
-      // only one that fails on its own is refused (a constraint, a value the column refuses, a deadlock).
+      if (failedUnknown(err, together)) failed = new Set(together);
     }
     const left: Pending[] = [];
     for (const p of batch) {
@@ -74,13 +67,7 @@ export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
         repeats.map((p) => p.input),
       );
     } catch (err) {
-      // Unknown whether it committed (a broken connection): each fails, as a call alone would. Refused by PostgreSQL
-      // (a deadlock with another replica's counts): nothing of it is kept, and each is tried alone.
-      if (!(err instanceof pg.DatabaseError)) {
-        for (const p of repeats) p.reject(err);
-        return left.filter((p) => !repeats.includes(p));
-      }
-      return left;
+      return failedUnknown(err, repeats) ? left.filter((p) => !repeats.includes(p)) : left;
     }
     const done = new Set<Pending>();
     repeats.forEach((p, i) => {
@@ -90,6 +77,19 @@ export function createCommitBatcher(pool: pg.Pool, alone: Commit): Commit {
       done.add(p);
     });
     return left.filter((p) => !done.has(p));
+  }
+
+  /**
+   * What a statement's failure means for its calls. The connection broke or the query timed out: whether it committed
+   * is unknown, and calls tried again might find their own rows and call themselves duplicates, so each fails, as a
+   * call alone would (true). PostgreSQL answered with an error: nothing of the statement is kept, and each call is
+   * tried alone, so only one that fails on its own is refused: a constraint, a value the column refuses, a deadlock
+   * (false).
+   */
+  function failedUnknown(err: unknown, calls: readonly Pending[]): boolean {
+    if (err instanceof pg.DatabaseError) return false;
+    for (const p of calls) p.reject(err);
+    return true;
   }
 
   /**
