@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditEntryView, AuditPage } from '../src/admin/audit-log.js';
 import type { UserView } from '../src/admin/users.js';
-import { newId } from '../src/ids.js';
 import { secretDigest } from '../src/operators/credentials.js';
 import { openStore } from '../src/store/open.js';
 import { runCallhook } from './helpers/cli.js';
 import { type StoreUnderTest, storesUnderTest } from './helpers/database.js';
 import { ADMIN, KEY, post, sampleCall, spawnServer, startServer, tempDir, until } from './helpers/server.js';
 import { serviceUrl } from './helpers/services.js';
+import { deadDeliveryIncident } from './helpers/store-inputs.js';
 
 /**
  * Operators over real HTTP against a real serve (docs/reference.md#operators, #audit-log): users added and changed
@@ -222,15 +222,7 @@ describe.each(STORES)('the audit log after a day of work on %s', (_, open) => {
     const receipt = (await api(ADMIN, 'GET', '/receipts?outcome=rejected')).body!.receipts[0].id as number;
     const store = await openStore({ dataDir, databaseUrl: storeEnv.DATABASE_URL });
     cleanups.push(() => store.close());
-    const { incident } = await store.openIncident({
-      id: newId(),
-      rule: 'dead_delivery',
-      key: 'jsonl',
-      at: new Date().toISOString(),
-      counts: { dead: 1 },
-      summary: 'dead_delivery jsonl',
-      channels: [],
-    });
+    const incident = await deadDeliveryIncident(store, 'jsonl');
 
     // The operator's day.
     expect(

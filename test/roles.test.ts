@@ -3,7 +3,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adminOperations } from '../src/admin/operations.js';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { newId } from '../src/ids.js';
 import { buildIntake } from '../src/intake/intake.js';
 import { compileHooks } from '../src/intake/pipeline.js';
 import { routeRoles } from '../src/operators/guard.js';
@@ -11,6 +10,7 @@ import { type Actor, ADMIN_TOKEN_ACTOR, allows, type Role } from '../src/operato
 import { openSqliteStore } from '../src/store/sqlite/store.js';
 import type { Store } from '../src/store/store.js';
 import { ADMIN, KEY, sampleCall } from './helpers/server.js';
+import { deadDeliveryIncident } from './helpers/store-inputs.js';
 
 /**
  * docs/reference.md#operators: every admin route names the role it needs, and each role gets exactly what it allows.
@@ -94,15 +94,7 @@ async function world() {
     body: 'a,b',
   });
   const receiptId = (await admin.receipts.listReceipts({ outcome: 'rejected', limit: 1 })).receipts[0]!.id;
-  const { incident } = await store.openIncident({
-    id: newId(),
-    rule: 'dead_delivery',
-    key: 'crm',
-    at: new Date().toISOString(),
-    counts: { dead: 1 },
-    summary: 'dead_delivery crm',
-    channels: [],
-  });
+  const incident = await deadDeliveryIncident(store, 'crm');
   const tokenOf = async (email: string, role: Role) => {
     await admin.users.add(BY_ADMIN, { email, role }, 'http://localhost');
     return (await admin.users.addToken(BY_ADMIN, email, 'test')).token;

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sampleCall } from '../../test/helpers/server.js';
+import { deadDeliveryIncident } from '../../test/helpers/store-inputs.js';
 import { loadConfig } from '../config.js';
 import { CallhookError } from '../errors.js';
-import { newId } from '../ids.js';
 import { buildIntake, type Intake } from '../intake/intake.js';
 import { compileHooks } from '../intake/pipeline.js';
 import { createAuditLog } from '../operators/audit.js';
@@ -131,15 +131,7 @@ describe('auditedOperations', () => {
   });
 
   it("acknowledges an incident in the actor's name, whatever name the caller gives", async () => {
-    const { incident } = await store.openIncident({
-      id: newId(),
-      rule: 'dead_delivery',
-      key: 'crm',
-      at: new Date().toISOString(),
-      counts: { dead: 1 },
-      summary: 'dead_delivery crm',
-      channels: [],
-    });
+    const incident = await deadDeliveryIncident(store, 'crm');
     const acknowledged = await as(ANA).incidents.acknowledge(incident.id, 'someone-else');
     expect(acknowledged.acknowledged_by).toBe(ANA.name);
     expect(entries.map(({ action, target, outcome }) => ({ action, target, outcome }))).toEqual([

@@ -3,6 +3,7 @@ import { newId } from '../../src/ids.js';
 import { contentHash } from '../../src/normalize/dedup-key.js';
 import type { CallRecord, Scalar } from '../../src/record.js';
 import type { CallStatus, CommitInput } from '../../src/store/calls.js';
+import type { IncidentRecord, IncidentStore } from '../../src/store/incidents.js';
 import type { Store } from '../../src/store/store.js';
 
 /** What the store contract tests commit and report: calls, data and attempt results under unique names. */
@@ -59,3 +60,20 @@ export const attemptOk = {
   outcome: 'ok' as const,
   httpStatus: 200,
 };
+
+/** An open `dead_delivery` incident of the sink, told to no channel: what an operator acknowledges. */
+export async function deadDeliveryIncident(
+  store: Pick<IncidentStore, 'openIncident'>,
+  sink: string,
+): Promise<IncidentRecord> {
+  const { incident } = await store.openIncident({
+    id: newId(),
+    rule: 'dead_delivery',
+    key: sink,
+    at: new Date().toISOString(),
+    counts: { dead: 1 },
+    summary: `dead_delivery ${sink}`,
+    channels: [],
+  });
+  return incident;
+}
