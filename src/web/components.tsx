@@ -85,6 +85,38 @@ export function CardTable({
   );
 }
 
+/**
+ * One field of a list's filter form: a choice of one value or "any" (the empty value). `name` is both the select's
+ * id and its query parameter; `text` words a value for an operator.
+ */
+export function FilterSelect({
+  name,
+  label,
+  choices,
+  chosen,
+  text = (value) => value,
+}: {
+  name: string;
+  label: string;
+  choices: readonly string[];
+  chosen: string | undefined;
+  text?: (value: string) => string;
+}) {
+  return (
+    <div>
+      <label for={name}>{label}</label>
+      <select id={name} name={name}>
+        <option value="">any</option>
+        {choices.map((value) => (
+          <option value={value} selected={chosen === value}>
+            {text(value)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 /** A link to the next page of a list (cursor paging) and back to the first. */
 export function Pager({
   path,

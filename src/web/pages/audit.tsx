@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { AUDIT_ACTIONS } from '../../operators/audit.js';
 import type { AuditEntry, AuditQuery, OperatorStore } from '../../store/operators.js';
-import { CardTable, Note, Tag, Time } from '../components.js';
+import { CardTable, FilterSelect, Note, Tag, Time } from '../components.js';
 import type { WebContext, WebEnv } from '../context.js';
 import { nextDay } from '../time.js';
 
@@ -93,17 +93,7 @@ function Audit({
           <label for="actor">Who</label>
           <input id="actor" name="actor" value={given.actor} placeholder="an email" />
         </div>
-        <div>
-          <label for="action">Action</label>
-          <select id="action" name="action">
-            <option value="">any</option>
-            {AUDIT_ACTIONS.map((action) => (
-              <option value={action} selected={given.action === action}>
-                {action}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect name="action" label="Action" choices={AUDIT_ACTIONS} chosen={given.action} />
         <div>
           <label for="target">Target</label>
           <input id="target" name="target" value={given.target} placeholder="a call, a sink…" />

@@ -4,7 +4,7 @@ import { PLATFORM_NAMES } from '../../platforms/platform.js';
 import { isTestTraffic, RECORD_SOURCES } from '../../record.js';
 import type { StoredCall } from '../../store/admin-queries.js';
 import { NO_PLATFORM } from '../../store/admin-query.js';
-import { CardTable, Note, Pager, Tag, Time } from '../components.js';
+import { CardTable, FilterSelect, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext, WebEnv } from '../context.js';
 import { nextDay } from '../time.js';
 
@@ -105,51 +105,16 @@ function Calls({
           <label for="q">Search text</label>
           <input id="q" name="q" type="search" value={given.q ?? ''} placeholder="a name, a word of the summary" />
         </div>
-        <div>
-          <label for="hook">Hook</label>
-          <select id="hook" name="hook">
-            <option value="">any</option>
-            {hooks.map((name) => (
-              <option value={name} selected={given.hook === name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="status">Status</label>
-          <select id="status" name="status">
-            <option value="">any</option>
-            <option value="accepted" selected={given.status === 'accepted'}>
-              accepted
-            </option>
-            <option value="held" selected={given.status === 'held'}>
-              held
-            </option>
-          </select>
-        </div>
-        <div>
-          <label for="source">Source</label>
-          <select id="source" name="source">
-            <option value="">any</option>
-            {RECORD_SOURCES.map((source) => (
-              <option value={source} selected={given.source === source}>
-                {source}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="platform">Sent by</label>
-          <select id="platform" name="platform">
-            <option value="">any</option>
-            {PLATFORM_CHOICES.map((platform) => (
-              <option value={platform} selected={given.platform === platform}>
-                {platform === NO_PLATFORM ? 'the calling service' : platform}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect name="hook" label="Hook" choices={hooks} chosen={given.hook} />
+        <FilterSelect name="status" label="Status" choices={['accepted', 'held']} chosen={given.status} />
+        <FilterSelect name="source" label="Source" choices={RECORD_SOURCES} chosen={given.source} />
+        <FilterSelect
+          name="platform"
+          label="Sent by"
+          choices={PLATFORM_CHOICES}
+          chosen={given.platform}
+          text={(platform) => (platform === NO_PLATFORM ? 'the calling service' : platform)}
+        />
         <div>
           <label for="outcome">Outcome</label>
           <input id="outcome" name="outcome" value={given.outcome ?? ''} />

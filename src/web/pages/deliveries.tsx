@@ -3,7 +3,7 @@ import { CallhookError } from '../../errors.js';
 import type { DeliveryInfo } from '../../store/admin-queries.js';
 import type { DeliveryState as State } from '../../store/outbox.js';
 import { Can } from '../can.js';
-import { CardTable, Note, Pager, Tag, Time } from '../components.js';
+import { CardTable, FilterSelect, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext, WebEnv } from '../context.js';
 
 const STATES = ['pending', 'in_flight', 'done', 'dead'] as const;
@@ -118,28 +118,14 @@ function Deliveries(props: {
       <h1>Deliveries</h1>
       {done && <Note kind="ok">{done}</Note>}
       <form class="filters card" method="get" action="/ui/deliveries" aria-label="Filter deliveries">
-        <div>
-          <label for="state">State</label>
-          <select id="state" name="state">
-            <option value="">any</option>
-            {STATES.map((s) => (
-              <option value={s} selected={state === s}>
-                {s === 'in_flight' ? 'in flight' : s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="sink">Sink</label>
-          <select id="sink" name="sink">
-            <option value="">any</option>
-            {ctx.sinkNames.map((s) => (
-              <option value={s} selected={sink === s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect
+          name="state"
+          label="State"
+          choices={STATES}
+          chosen={state}
+          text={(s) => (s === 'in_flight' ? 'in flight' : s)}
+        />
+        <FilterSelect name="sink" label="Sink" choices={ctx.sinkNames} chosen={sink} />
         <div class="actions">
           <button type="submit">Filter</button>
         </div>

@@ -3,7 +3,7 @@ import type { IncidentOperations, IncidentView } from '../../admin/incidents.js'
 import { RULE_NAMES, type RuleName } from '../../alerts/config.js';
 import { countsText } from '../../alerts/message.js';
 import { Can } from '../can.js';
-import { CardTable, Note, Pager, Tag, Time } from '../components.js';
+import { CardTable, FilterSelect, Note, Pager, Tag, Time } from '../components.js';
 import type { WebContext, WebEnv } from '../context.js';
 import { incidentName } from '../incident-banner.js';
 import { age } from '../time.js';
@@ -113,28 +113,8 @@ function Incidents(props: {
         open incident says that someone is on it: it stays open, and shows who.
       </p>
       <form class="filters card" method="get" action="/ui/incidents" aria-label="Filter incidents">
-        <div>
-          <label for="state">State</label>
-          <select id="state" name="state">
-            <option value="">any</option>
-            {STATES.map((s) => (
-              <option value={s} selected={state === s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="rule">Rule</label>
-          <select id="rule" name="rule">
-            <option value="">any</option>
-            {RULE_NAMES.map((r) => (
-              <option value={r} selected={rule === r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect name="state" label="State" choices={STATES} chosen={state} />
+        <FilterSelect name="rule" label="Rule" choices={RULE_NAMES} chosen={rule} />
         <div class="actions">
           <button type="submit">Filter</button>
         </div>
