@@ -38,6 +38,8 @@ import { jsonlTarget, openTarget, SINK_TYPES, type SinkType, servicesFrom } from
 import { measureStages, type Stage } from './lib/stages.js';
 import {
   DUPLICATE_STORM,
+  FRESH,
+  FRESH_STORM,
   measureStorm,
   SENDER_DEADLINE_MS,
   STORM,
@@ -45,7 +47,7 @@ import {
   type StormRun,
   type StormShape,
   type StormStore,
-  WARMUP_PER_REPLICA,
+  WARMED,
 } from './lib/storm.js';
 import { format, formatMarkdown, formatText, median, type Table } from './lib/table.js';
 
@@ -461,14 +463,19 @@ const STORM_STORES: readonly StormStore[] = [
   { kind: 'sqlite', replicas: 1 },
   { kind: 'postgres', replicas: 3 },
 ];
-const STORM_SHAPES: readonly StormShape[] = [STORM, DUPLICATE_STORM];
+/**
+ * The targets hold for processes that have been serving (STORM, DUPLICATE_STORM); the same storm at processes just
+ * started is measured too, where the sender's 10 s must still hold.
+ */
+const STORM_SHAPES: readonly StormShape[] = [STORM, DUPLICATE_STORM, FRESH_STORM];
 /** Issue 35: PostgreSQL's p99 at most this many times one SQLite serve's, for the same storm in the same run. */
 const STORM_P99_RATIO = 1.5;
 
-const shapeName = ({ calls, copies }: StormShape) =>
-  copies === 1
+const shapeName = ({ calls, copies, warmup }: StormShape) =>
+  (copies === 1
     ? `${format.count(calls)} calls at once`
-    : `${format.count(calls)} calls × ${copies} copies (${format.count(calls * copies)} requests) at once`;
+    : `${format.count(calls)} calls × ${copies} copies (${format.count(calls * copies)} requests) at once`) +
+  (warmup === FRESH ? ', processes just started' : '');
 
 const stormPick = (run: StormRun, q: number) => {
   const sorted = [...run.latencies].sort((x, y) => x - y);
@@ -529,7 +536,8 @@ function stormRows(store: StormStore, shape: StormShape, runs: readonly StormRun
     figure: `${ok.map(format.count).join(', ')} × 200 of ${format.count(requests)}${statuses ? ` (${statuses})` : ''}, slowest ${stormMs(Math.max(...slowest))}`,
     met: ok.every((n) => n === requests) && slowest.every((ms) => ms < SENDER_DEADLINE_MS),
   });
-  if (referenceP99)
+  // A process just started spends about twice a warmed one's CPU a request: the ratio is shown, not held.
+  if (referenceP99 && shape.warmup !== FRESH)
     targets.push({
       name: `${where}: p99 ≤ ${STORM_P99_RATIO} × one SQLite serve's for the same storm (medians of the runs)`,
       figure: `${format.ratio(p99 / referenceP99)} (${stormMs(p99)} against ${stormMs(referenceP99)})`,
@@ -737,7 +745,7 @@ function howLines(): string[] {
     "- Backlog (one row per sink): calls owed to that one sink, written through the store with the server down; then `serve` with that sink alone, intake at 500 req/s whose calls go to the same sink, and the drain timed from the spawn of `serve` until the receiver has recorded every backlog delivery as done (a connection of the bench's own to its SQLite file asks the (state, sink, id) index four times a second; a delivery is done only once its sink confirmed it). With `serve` stopped, the target is then counted: backlog records told from intake's by their dedup key, and each must be there exactly once (RabbitMQ, which cannot drop repeats: at least once, every message_id distinct). Intake latency leaves out its first second (connection set-up).",
     '- Queue and database sinks: each row has a target of its own, made before and removed after (a new PostgreSQL database, where the sink creates its default table; a Redis stream `callhook-bench:<random>` and its marker keys; a NATS stream `CALLHOOK_BENCH_<random>` the sink creates, on a subject of its own; a durable RabbitMQ queue on the default exchange), on the services of this machine (`--postgres` URL or TEST_DATABASE_URL, TEST_REDIS_URL, TEST_NATS_URL, TEST_AMQP_URL, else their local defaults). Each sink at its default `concurrency`; the jsonl row is measured again in the same run as the reference.',
     `- /metrics scrape: a store of its own per size, its calls and deliveries (two sinks; 1 in 100 pending, 1 in 50 dead, the rest done) written with SQL straight into its tables, then \`createMetrics(store).render()\` in the bench process, the work behind the route without the HTTP round trip; the sizes take turns, one scrape each, 20 rounds not counted and 200 timed. "The full count a scrape made before" is the GROUP BY over every delivery that each scrape ran before migration 5, on the largest store.`,
-    `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${WARMUP_PER_REPLICA} requests to each, one at a time, not counted; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. The duplicate storm: ${format.count(DUPLICATE_STORM.calls)} calls, each sent ${DUPLICATE_STORM.copies} times in the same turn, its copies to different replicas. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys, how many distinct ones (both must be the number of calls) and the duplicates counted on them (every copy after the first). CPU a request, from /proc over the storm's first send to its last reply: each replica's process, the PostgreSQL backends connected to the storm's own database (\`pg_stat_activity\`: other work on that server left out), the bench's own process. \`npm run bench\` makes ${FULL.runs} runs, the stores and storms taking turns; \`--quick\` ${QUICK.runs}.`,
+    `- Storm: ${format.count(STORM_CALLS)} end-of-call JSON requests (the body above, each its own \`call_id\`) sent in one turn of the bench's loop, each on a connection of its own (node:http, no agent, as the sender opens one per call), round-robin over the replicas, against fresh \`serve\` processes (sink \`jsonl\`, their delivery workers running) after ${format.count(WARMED)} requests to each, 8 at a time, not counted, and their deliveries made (the outbox empty): a process that has served a while, as in production, where one just started spends about twice the CPU a request; the same 5,000-storm at processes just started (${FRESH} requests each, one at a time) is measured too, held to the sender's 10 s and one record per call but not to the ratio; PostgreSQL: three replicas on a new database made before and dropped after (\`--postgres\` URL or TEST_DATABASE_URL, else the local default), SQLite: one serve. The duplicate storm: ${format.count(DUPLICATE_STORM.calls)} calls, each sent ${DUPLICATE_STORM.copies} times in the same turn, its copies to different replicas. Each latency runs from its request's send to the end of its reply; a request with no reply within the sender's 10 s is a timeout and counts as infinitely slow in the percentiles. With the servers stopped, the store is counted: the rows under the storm's dedup keys, how many distinct ones (both must be the number of calls) and the duplicates counted on them (every copy after the first). CPU a request, from /proc over the storm's first send to its last reply: each replica's process, the PostgreSQL backends connected to the storm's own database (\`pg_stat_activity\`: other work on that server left out), the bench's own process. \`npm run bench\` makes ${FULL.runs} runs, the stores and storms taking turns; \`--quick\` ${QUICK.runs}.`,
     `- Stages: bench/lib/stages.ts, in the bench process, each stage of a durable JSON call run alone over ${format.count(STAGE_CALLS)} calls made from the same body, 5 timed rounds after one not counted, 50 calls awaited together as they arrive under load; the commit and delivery stages write a SQLite file of their own with the store's statements and schema, \`synchronous=OFF\` (their CPU: the fsync is one wait a batch, spent by the writer's thread), 50 calls a transaction. The HTTP side is the throughput section's CPU rows: callhook's route with nothing stored against the empty route.`,
     `- Alert rules on and off: the throughput section's \`callhook, JSON\` row (sink \`jsonl\`), three ways: no alert channel, so no rule is on; a \`log\` channel with every rule named (each at its defaults, \`no_calls\` with \`active_hours: 00:00-24:00\`) at the default \`every\` (5 s); the same at \`every: 100ms\`, the shortest. Their lines go where callhook's log goes (/dev/null), and only when an incident opens or resolves: the runs check that none opened during the measured window, and after it that a wrong key opens an \`auth_failures\` incident where rules are on and none where they are off. Rounds of the three in turn, each round starting one further along: \`npm run bench\` makes ${ALERT_FULL.rounds} rounds of ${ALERT_FULL.seconds} s after ${ALERT_FULL.warmupSeconds} s, \`--quick\` ${ALERT_QUICK.rounds} of ${ALERT_QUICK.seconds} s after ${ALERT_QUICK.warmupSeconds} s (a window of 5 s or more holds an evaluation at the default \`every\`; \`--quick\`'s may not, and its idle serves do). The off row gives the spread of its runs, each over their median; a variant is within noise when its median req/s is at or above the slowest off run's. Below them, what that noise hides: the CPU an idle \`serve\` of each variant spends a second, every thread (/proc/<pid>/task/*/schedstat, in ns), from a second after a fresh store took one call (so \`no_calls\` reads as under load) over ${ALERT_FULL.idleSeconds} s, the variants in turn for ${ALERT_FULL.idleRounds} rounds (\`--quick\`: ${ALERT_QUICK.idleRounds} of ${ALERT_QUICK.idleSeconds} s), its excess over off set against the off runs' median rate and server CPU a request; and a call's events (\`committed\` and \`arrived\` of \`createMonitor\` with the same rules) alone in the bench process, the median of 5 rounds of a million after one not counted.`,
     '- In-call: the store holds as many calls as the backlog row, ten from each caller; each request is a JSON POST `{"phone_number": "098…"}` to a `kind: in-call` hook, cycling through the callers; its ceiling is the empty Hono route measured in the same run.',
