@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createLogger, requestLogger } from './log.js';
+import { createLogger, requestLogger, turnDestination } from './log.js';
 
 const SECRET = 'key-0123456789abcdef';
 
@@ -60,5 +65,48 @@ describe('logger, secrets JSON writes differently', () => {
     const [line] = lines(['20261125'], (log) => log.info({ ms: 2026112512.5, path: '/webhooks/20261125' }, 'request'));
     expect(line!.endsWith('\n')).toBe(true);
     expect(JSON.parse(line!)).toMatchObject({ ms: 2026112512.5, path: '/webhooks/***' });
+  });
+});
+
+describe('the log written once a turn', () => {
+  const file = () => join(mkdtempSync(join(tmpdir(), 'callhook-log-')), 'out.log');
+  const read = (path: string) => readFileSync(path, 'utf8');
+
+  it("writes a turn's lines together, in order, after the turn", async () => {
+    const path = file();
+    const log = createLogger({ level: 'info', destination: turnDestination(path) });
+    log.info({ n: 1 }, 'first');
+    log.warn({ n: 2 }, 'second');
+    expect(read(path)).toBe('');
+    await nextTurn();
+    const lines = read(path)
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((l) => [l.n, l.msg])).toEqual([
+      [1, 'first'],
+      [2, 'second'],
+    ]);
+    log.info({ n: 3 }, 'third');
+    await nextTurn();
+    expect(read(path).trimEnd().split('\n')).toHaveLength(3);
+  });
+
+  it('writes what waits when the logger is flushed', () => {
+    const path = file();
+    const log = createLogger({ level: 'info', destination: turnDestination(path) });
+    log.info('stopping');
+    log.flush();
+    expect(JSON.parse(read(path))).toMatchObject({ msg: 'stopping' });
+  });
+
+  it('writes the lines still waiting when the process exits within the turn', () => {
+    const path = file();
+    const script = `import { createLogger, turnDestination } from ${JSON.stringify(new URL('./log.ts', import.meta.url).href)};
+      const log = createLogger({ level: 'info', destination: turnDestination(${JSON.stringify(path)}) });
+      log.error({ code: 3 }, 'cannot start');
+      process.exit(3);`;
+    expect(() => execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script])).toThrow();
+    expect(JSON.parse(read(path))).toMatchObject({ code: 3, msg: 'cannot start' });
   });
 });
