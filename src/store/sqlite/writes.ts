@@ -248,23 +248,22 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     return finishes.map(({ id, attempt, result, retryAt, pauseSinkUntil }) => {
       const state: DeliveryState = result.outcome === 'ok' ? 'done' : result.outcome === 'dead' ? 'dead' : 'pending';
       const error = result.error ?? null;
-      const finished = stmts.finish.get({ id, attempt, state, next_attempt_at: retryAt ?? now, error, now }) as
-        | { sink: string }
-        | undefined;
+      // Bound by position, as the call's insert (commitCall).
+      const finished = stmts.finish.get(state, retryAt ?? now, error, now, id, attempt) as { sink: string } | undefined;
       if (!finished) return false;
       const ok = result.outcome === 'ok';
       if (!ok || succeeded !== finished.sink) sinks.afterAttempt(finished.sink, ok, error, now, pauseSinkUntil);
       succeeded = ok ? finished.sink : undefined;
-      stmts.insertAttempt.run({
+      stmts.insertAttempt.run(
         id,
         attempt,
-        started_at: result.startedAt,
-        duration_ms: result.durationMs,
-        outcome: result.outcome,
-        http_status: result.httpStatus ?? null,
+        result.startedAt,
+        result.durationMs,
+        result.outcome,
+        result.httpStatus ?? null,
         error,
-        note: result.note ?? null,
-      });
+        result.note ?? null,
+      );
       return true;
     });
   }
@@ -277,8 +276,20 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
      * here).
      */
     commitCall(call) {
-      const { sinks, receipt, on_conflict, ingests: _ingests, ...row } = call;
-      if (stmts.insertCall.run(row).changes === 0) {
+      const { sinks, receipt, on_conflict } = call;
+      // Positional, in the statement's column order: a rest of the row bound by name cost about 2.5 µs more a call.
+      const inserted = stmts.insertCall.run(
+        call.id,
+        call.hook,
+        call.dedup_key,
+        call.content_hash,
+        call.status,
+        call.source,
+        call.received_at,
+        call.record,
+        call.raw,
+      );
+      if (inserted.changes === 0) {
         const first = stmts.findFirst.get(call.hook, call.dedup_key) as {
           id: string;
           content_hash: string | null;
@@ -334,7 +345,7 @@ function prepareStatements(db: Database.Database) {
   return {
     insertCall: db.prepare(`
       INSERT INTO calls (id, hook, dedup_key, content_hash, status, source, received_at, record, raw)
-      VALUES (@id, @hook, @dedup_key, @content_hash, @status, @source, @received_at, @record, @raw)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (hook, dedup_key) DO NOTHING`),
     findFirst: db.prepare(
       'SELECT id, content_hash, CASE WHEN content_hash IS NULL THEN record END AS record FROM calls WHERE hook = ? AND dedup_key = ?',
@@ -367,11 +378,11 @@ function prepareStatements(db: Database.Database) {
       UPDATE receipts SET call_id = @call_id, ingested_as = @call_id WHERE id = @id AND outcome = 'rejected' AND ingested_as IS NULL`),
     insertAttempt: db.prepare(`
       INSERT INTO attempts (delivery_id, attempt, started_at, duration_ms, outcome, http_status, error, note)
-      VALUES (@id, @attempt, @started_at, @duration_ms, @outcome, @http_status, @error, @note)`),
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     // Only the lease holder of this very attempt may move the delivery on (see finishAttempt).
     finish: db.prepare(`
-      UPDATE deliveries SET state = @state, next_attempt_at = @next_attempt_at, lease_until = NULL, last_error = @error, updated_at = @now
-      WHERE id = @id AND state = 'in_flight' AND attempts = @attempt RETURNING sink`),
+      UPDATE deliveries SET state = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?
+      WHERE id = ? AND state = 'in_flight' AND attempts = ? RETURNING sink`),
     release: db.prepare(`
       UPDATE deliveries SET state = 'pending', lease_until = NULL, attempts = attempts - 1
       WHERE state = 'in_flight' AND id IN (SELECT value FROM json_each(?))`),
