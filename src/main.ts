@@ -234,6 +234,8 @@ export async function serve({
   });
   server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
+  // The log is written once a turn (log.ts): what start-up logged comes before the banner, not after it.
+  log.flush();
   banner(print, config, port, keys.generated);
   log.info(
     { port, host: config.host, store: store.kind, hooks: [...hooks.keys()], sinks: [...sinks.keys()] },
