@@ -4,6 +4,7 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { onTestFinished } from 'vitest';
 import { type Running, serve } from '../../src/main.js';
 
 export const KEY = 'test-key-0123456789abcdef';
@@ -93,6 +94,15 @@ export function spawnStarting(
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // Spawned in a test, it ends with the test, however the test ended: a failed expectation must not leave a server
+  // running on after the suite, holding its port and data dir. One started in a hook is stopped by the hook's pair.
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+  } catch {
+    // not inside a test
+  }
   return { child, output: () => out, exited };
 }
 
