@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * The keys a bearer check accepts now. Kept keys (docs/reference.md#start-and-set-up: generated into the data dir or,
@@ -62,7 +62,10 @@ function accepts(state: RingState, token: string): boolean {
   return equal;
 }
 
-/** Digests of one length, so the constant-time compare never depends on the length of what was sent. */
+/**
+ * Digests of one length, so the constant-time compare never depends on the length of what was sent. One call, no Hash
+ * object: about 1.2 µs less a request than createHash (docs/performance.md).
+ */
 function sha256(data: string): Buffer {
-  return createHash('sha256').update(data).digest();
+  return hash('sha256', data, 'buffer');
 }

@@ -3,7 +3,7 @@
  * no retries (spec 6.3 rule 6), but users replay, proxies retry, and two replicas may see the same
  * call, so equal calls must give equal keys on every machine and every run.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Problem } from '../record.js';
 import { isMissing } from './coerce.js';
 
@@ -159,7 +159,7 @@ export function contentHash(
 ): string {
   const invalid = problems.filter((p) => p.value !== undefined).map((p) => [p.field, p.value]);
   const content = invalid.length > 0 ? { data, extra, invalid: Object.fromEntries(invalid) } : { data, extra };
-  return createHash('sha256').update(canonicalJson(content)).digest('hex');
+  return hash('sha256', canonicalJson(content), 'hex');
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
