@@ -70,7 +70,7 @@ export function turnDestination(dest: number | string): TurnDestination {
   const flush = () => {
     waiting.delete(flush);
     if (lines.length === 0) return;
-    const text = lines.length === 1 ? lines[0]! : lines.join('');
+    const text = lines.join('');
     lines = [];
     out.write(text);
   };
