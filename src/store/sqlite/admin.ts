@@ -17,8 +17,8 @@ import { NO_PLATFORM, NOT_TEST, pageLimit, retryState, timeBound, uniqueSinks } 
 import type { AdminReadsAndEdits } from '../store.js';
 import { inChunks } from './chunks.js';
 import type { SqliteReader } from './reader.js';
+import { parseStored } from './rows.js';
 import { registerTextFunctions } from './text.js';
-import { parseStored } from './writes.js';
 
 /** The SQLite store's reads and admin writes (docs/reference.md#operating): what /admin and the CLI ask of it. */
 

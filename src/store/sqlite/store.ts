@@ -14,18 +14,12 @@ import { sqlitePrivacy } from './privacy.js';
 import { sqlitePurge } from './purge.js';
 import { sqliteReader } from './reader.js';
 import { sqliteRetention } from './retention.js';
+import { callRow, claimedDelivery, type FinishedAttempt, receiptRow } from './rows.js';
 import { SQLITE_MIGRATIONS } from './schema.js';
 import { joinServes, type ServeLock } from './serve-lock.js';
 import { sqliteSinkStateReads } from './sink-state.js';
 import { type RemoteWrite, sqliteWriter } from './writer.js';
-import {
-  BUSY_TIMEOUT_MS,
-  callRow,
-  claimedDelivery,
-  configureConnection,
-  type FinishedAttempt,
-  receiptRow,
-} from './writes.js';
+import { BUSY_TIMEOUT_MS, configureConnection } from './writes.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for tests that need no durability. */

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { CommitInput, CommitResult } from '../calls.js';
 import { createWriteBatcher } from './batch.js';
-import { callRow, lazySync, runWrite, type SqliteWrites, sqliteWrites, type WriteOp } from './writes.js';
+import { callRow } from './rows.js';
+import { lazySync, runWrite, type SqliteWrites, sqliteWrites, type WriteOp } from './writes.js';
 
 /**
  * Where the SQLite store writes. better-sqlite3 is synchronous: on the event loop, every insert, every COMMIT and

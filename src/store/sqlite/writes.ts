@@ -1,68 +1,17 @@
 import type Database from 'better-sqlite3';
 import { recordContentHash } from '../../normalize/dedup-key.js';
-import { type CallRecord, storedRecord } from '../../record.js';
-import type { CommitInput, CommitResult, Receipt } from '../calls.js';
-import type { AttemptResult, ClaimedDelivery, DeliveryState } from '../outbox.js';
+import type { CommitResult } from '../calls.js';
+import type { AttemptResult, DeliveryState } from '../outbox.js';
 import { RECONCILE_RUN_KEY } from '../reconcile-run.js';
 import { heldUntil } from '../sink-state.js';
+import { type CallRow, type ClaimedRow, type FinishedAttempt, parseStored, type ReceiptRow } from './rows.js';
 import { sqliteSinkStateWrites } from './sink-state.js';
 
 /**
  * Every write of the request path and of the delivery worker, as plain functions of a connection. They run where
  * the SQLite store's writer runs (its own thread, or in place), inside its group commit, so they take and return
- * only what passes between threads: strings, numbers and bytes. The record and the raw request are turned into
- * JSON by the caller, which has to build them anyway.
+ * only what passes between threads: strings, numbers and bytes (rows.ts).
  */
-
-/** A call as the writer inserts it. */
-export interface CallRow {
-  id: string;
-  hook: string;
-  dedup_key: string | null;
-  content_hash: string;
-  on_conflict: CommitInput['onConflict'];
-  status: CommitInput['status'];
-  source: string;
-  received_at: string;
-  record: string;
-  raw: string;
-  sinks: readonly string[];
-  receipt: ReceiptRow;
-  /** CommitInput.ingests */
-  ingests: number | null;
-}
-
-/** A receipt as the writer inserts it; a commit sets its status, outcome and call id. */
-export interface ReceiptRow {
-  hook: string;
-  received_at: string;
-  method: string;
-  content_type: string | null;
-  size: number;
-  status: number;
-  outcome: Receipt['outcome'];
-  error: string | null;
-  raw_body: Uint8Array | null;
-  query: string | null;
-  source: string | null;
-}
-
-/** A claimed delivery with its record still JSON: it is parsed where it is delivered. */
-export interface ClaimedRow {
-  id: number;
-  sink: string;
-  attempts: number;
-  record: string;
-}
-
-/** finishAttempt's arguments, as one of a turn's finished attempts crosses to the writer. */
-export interface FinishedAttempt {
-  id: number;
-  attempt: number;
-  result: AttemptResult;
-  retryAt?: number;
-  pauseSinkUntil?: number;
-}
 
 export interface SqliteWrites {
   commitCall(call: CallRow): CommitResult;
@@ -105,60 +54,6 @@ export function configureConnection(db: Database.Database, busyTimeoutMs: number
   db.pragma('secure_delete = ON');
 }
 
-export function callRow({
-  record,
-  contentHash,
-  onConflict,
-  status,
-  raw,
-  sinks,
-  receipt,
-  ingests,
-}: CommitInput): CallRow {
-  return {
-    id: record.id,
-    hook: record.hook,
-    dedup_key: record.dedup_key,
-    content_hash: contentHash,
-    on_conflict: onConflict,
-    status,
-    source: record.source,
-    received_at: record.received_at,
-    record: JSON.stringify(record),
-    raw: JSON.stringify(raw),
-    sinks,
-    // A receipt says where its request came from as the call does: a repeat's, the repeat's own source.
-    receipt: receiptRow(receipt, 200, status, record.source),
-    ingests: ingests ?? null,
-  };
-}
-
-/**
- * The receipt's row, with its status, outcome and source given apart: a call's receipt takes them from the commit.
- * Written out field by field, never as `{ ...receipt, status }`: on Node 20 a spread followed by properties the spread
- * did not have costs about 0.5 µs a property, several µs a call on the request path (docs/performance.md).
- */
-export function receiptRow(
-  r: Omit<Receipt, 'status' | 'outcome'>,
-  status: number,
-  outcome: Receipt['outcome'],
-  source = r.source,
-): ReceiptRow {
-  return {
-    hook: r.hook,
-    received_at: r.receivedAt,
-    method: r.method,
-    content_type: r.contentType,
-    size: r.size,
-    status,
-    outcome,
-    error: r.error ?? null,
-    raw_body: r.rawBody ?? null,
-    query: r.query ?? null,
-    source: source ?? null,
-  };
-}
-
 export type WriteOp = keyof SqliteWrites;
 
 /**
@@ -179,22 +74,6 @@ export function runWrite(writes: SqliteWrites, op: WriteOp, args: readonly unkno
   return (writes[op] as (...args: readonly unknown[]) => unknown)(...args);
 }
 
-export const claimedDelivery = (row: ClaimedRow): ClaimedDelivery => ({
-  id: row.id,
-  sink: row.sink,
-  attempt: row.attempts,
-  record: storedRecord(JSON.parse(row.record) as CallRecord),
-});
-
-/** Stored JSON that may not be what callhook writes (a row edited by hand): never a reason to refuse a call. */
-export function parseStored(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 export function sqliteWrites(db: Database.Database): SqliteWrites {
   const stmts = prepareStatements(db);
   const sinks = sqliteSinkStateWrites(db);
@@ -203,7 +82,7 @@ export function sqliteWrites(db: Database.Database): SqliteWrites {
     const body = receipt.raw_body;
     // Bytes that crossed from another thread arrive as a plain Uint8Array; the driver binds a Buffer as a BLOB.
     const rawBody = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : null;
-    // Positional, in the statement's column order: see receiptRow on spreads.
+    // Positional, in the statement's column order: see receiptRow (rows.ts) on spreads.
     stmts.insertReceipt.run(
       receipt.hook,
       receipt.received_at,
